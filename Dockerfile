@@ -1,0 +1,22 @@
+# One image for the web process (daphne) and the workers (celery); see compose.yaml.
+FROM rust:1-slim-bookworm AS native
+RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-venv python3-dev \
+    && rm -rf /var/lib/apt/lists/*
+RUN python3 -m venv /opt/build && /opt/build/bin/pip install maturin==1.16.0
+COPY native /src/native
+RUN /opt/build/bin/maturin build --release -m /src/native/Cargo.toml -o /wheels
+
+FROM python:3.11-slim-bookworm
+RUN apt-get update && apt-get install -y --no-install-recommends git ripgrep patch \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --create-home --uid 1000 sf
+WORKDIR /app
+COPY requirements.lock .
+RUN pip install --no-cache-dir -r requirements.lock
+COPY --from=native /wheels /wheels
+RUN pip install --no-cache-dir /wheels/*.whl
+COPY . .
+USER sf
+ENV PYTHONUNBUFFERED=1 SF_DATA_DIR=/home/sf/.sf
+EXPOSE 8000
+CMD ["daphne", "-b", "0.0.0.0", "-p", "8000", "sf_web.asgi:application"]

@@ -1,0 +1,1 @@
+"""Sessions, the five-axis operating model, the agent runtime and the permission gate."""

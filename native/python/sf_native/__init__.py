@@ -1,0 +1,40 @@
+"""SF's native hot paths, implemented in Rust (``native/src``) and exposed here.
+
+The compiled module ``sf_native._core`` is private; import from ``sf_native``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sf_native import _core
+from sf_native._core import NativeError
+
+__version__: str = _core.__version__
+
+__all__ = ["NativeError", "__version__", "canonical_hash", "canonical_json"]
+
+
+def canonical_json(obj: Any) -> str:
+    """Canonical JSON text of a JSON-like value (RFC 8785 style).
+
+    Object keys are sorted by UTF-16 code units, there is no insignificant
+    whitespace, strings are UTF-8 with only ``"``, ``\\`` and control characters
+    escaped, floats take their shortest round-trip ECMAScript form (``1.0`` is
+    ``1``) and integers are exact. ``dict`` keys must be ``str``; ``list`` and
+    ``tuple`` are arrays.
+
+    Raises ``TypeError`` for a value JSON cannot hold (a set, bytes, an object, a
+    non-str key) and ``ValueError`` for NaN, infinities, lone surrogates or nesting
+    deeper than 512 levels (which is also how a circular reference ends).
+    """
+    return _core.canonical_json(obj)
+
+
+def canonical_hash(obj: Any) -> str:
+    """Lower-case hex SHA-256 of :func:`canonical_json` of ``obj``.
+
+    Equal values hash the same whatever their key order; errors as for
+    :func:`canonical_json`.
+    """
+    return _core.canonical_hash(obj)

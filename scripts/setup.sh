@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Idempotent set-up of everything SF needs on a fresh Debian machine with Python 3.11
+# and a Rust toolchain: system packages, PostgreSQL and Redis (started if they do not
+# answer), the virtualenv from requirements.lock, and the native module.
+#
+#   scripts/setup.sh                  what running SF needs
+#   scripts/setup.sh --with-test-tools  plus Chromium, ripgrep and patch for the tests
+#
+# It writes .sf/env with the DATABASE_URL and REDIS_URL it settled on; run.sh and
+# test.sh source it. Variables already set in the environment win.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+WITH_TEST_TOOLS=0
+for arg in "$@"; do
+  case "$arg" in
+    --with-test-tools) WITH_TEST_TOOLS=1 ;;
+    *) echo "setup.sh: unknown option $arg (accepted: --with-test-tools)" >&2; exit 2 ;;
+  esac
+done
+
+log() { echo "[setup] $*" >&2; }
+answers() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+PG_HOST=127.0.0.1 PG_PORT=5432 REDIS_HOST=127.0.0.1 REDIS_PORT=6379
+
+# --- system packages ------------------------------------------------------------------
+packages=()
+command -v git >/dev/null || packages+=(git)
+command -v curl >/dev/null || packages+=(curl)
+if ! answers $PG_HOST $PG_PORT; then
+  command -v pg_ctlcluster >/dev/null || packages+=(postgresql)
+fi
+command -v psql >/dev/null || packages+=(postgresql-client)
+if ! answers $REDIS_HOST $REDIS_PORT; then
+  command -v redis-server >/dev/null || packages+=(redis-server)
+fi
+if [ "$WITH_TEST_TOOLS" = 1 ]; then
+  command -v rg >/dev/null || packages+=(ripgrep)
+  command -v patch >/dev/null || packages+=(patch)
+  [ -x /usr/bin/chromium ] || packages+=(chromium)
+fi
+if [ ${#packages[@]} -gt 0 ]; then
+  log "installing system packages: ${packages[*]}"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    "${packages[@]}" >/dev/null
+fi
+
+# --- PostgreSQL -----------------------------------------------------------------------
+if ! answers $PG_HOST $PG_PORT; then
+  version=$(ls /etc/postgresql | sort -V | tail -n 1)
+  log "starting PostgreSQL $version"
+  as_root pg_ctlcluster --skip-systemctl-redirect "$version" main start
+  for _ in $(seq 1 30); do answers $PG_HOST $PG_PORT && break; sleep 1; done
+fi
+if [ -z "${DATABASE_URL:-}" ]; then
+  if psql "postgres://postgres@$PG_HOST:$PG_PORT/postgres" -Atqc 'select 1' >/dev/null 2>&1; then
+    DATABASE_URL="postgres://postgres@$PG_HOST:$PG_PORT/sf"
+  else
+    # A stock Debian cluster wants a password over TCP: give SF a role of its own.
+    log "creating PostgreSQL role sf"
+    as_root runuser -u postgres -- psql -qc \
+      "DO \$\$BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname='sf') THEN CREATE ROLE sf LOGIN CREATEDB PASSWORD 'sf'; END IF; END\$\$;"
+    DATABASE_URL="postgres://sf:sf@$PG_HOST:$PG_PORT/sf"
+  fi
+fi
+
+# --- Redis ----------------------------------------------------------------------------
+if ! answers $REDIS_HOST $REDIS_PORT; then
+  log "starting Redis"
+  redis-server --daemonize yes --bind 127.0.0.1 --port $REDIS_PORT --save "" --appendonly no >/dev/null
+  for _ in $(seq 1 30); do answers $REDIS_HOST $REDIS_PORT && break; sleep 0.2; done
+fi
+REDIS_URL=${REDIS_URL:-redis://$REDIS_HOST:$REDIS_PORT/0}
+
+# --- Python ---------------------------------------------------------------------------
+PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3)}
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
+  echo "setup.sh: SF needs Python 3.11; $PYTHON is $("$PYTHON" --version 2>&1)" >&2
+  exit 1
+fi
+[ -x .venv/bin/python ] || { log "creating .venv"; "$PYTHON" -m venv .venv; }
+lock_hash=$(sha256sum requirements.lock | cut -d' ' -f1)
+if [ "$(cat .venv/.sf-lock 2>/dev/null)" != "$lock_hash" ]; then
+  log "installing Python packages from requirements.lock"
+  .venv/bin/python -m pip install -q --upgrade pip >/dev/null
+  .venv/bin/python -m pip install -q -r requirements.lock
+  echo "$lock_hash" > .venv/.sf-lock
+fi
+
+# --- the native module ----------------------------------------------------------------
+if ! command -v cargo >/dev/null && [ -f "$HOME/.cargo/env" ]; then . "$HOME/.cargo/env"; fi
+command -v cargo >/dev/null || { echo "setup.sh: the Rust toolchain (cargo) is missing" >&2; exit 1; }
+native_hash=$(find native/Cargo.toml native/Cargo.lock native/pyproject.toml native/src native/python \
+  -type f -not -name '*.so' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
+if [ "$(cat .venv/.sf-native 2>/dev/null)" != "$native_hash" ] || ! .venv/bin/python -c 'import sf_native' 2>/dev/null; then
+  log "building the native module (maturin, release)"
+  VIRTUAL_ENV="$ROOT/.venv" PATH="$ROOT/.venv/bin:$PATH" \
+    .venv/bin/maturin develop --release -q -m native/Cargo.toml >/dev/null
+  echo "$native_hash" > .venv/.sf-native
+fi
+
+# --- the database ---------------------------------------------------------------------
+DATABASE_URL="$DATABASE_URL" .venv/bin/python scripts/ensure_database.py
+
+mkdir -p .sf
+cat > .sf/env <<EOF
+DATABASE_URL=${DATABASE_URL}
+REDIS_URL=${REDIS_URL}
+EOF
+log "ready (DATABASE_URL and REDIS_URL in .sf/env)"

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Install everything (scripts/setup.sh --with-test-tools), then run the whole test
+# suite: linters and type checks, the Rust crate's checks and tests, and pytest against
+# real PostgreSQL, Redis, Celery workers and headless Chromium. Extra arguments go to pytest.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+scripts/setup.sh --with-test-tools
+set -a; . .sf/env; set +a
+export PATH="$ROOT/.venv/bin:$PATH"
+if ! command -v cargo >/dev/null && [ -f "$HOME/.cargo/env" ]; then . "$HOME/.cargo/env"; fi
+
+step() { echo; echo "== $*" >&2; }
+step "ruff check";         ruff check .
+step "ruff format --check"; ruff format --check .
+step "mypy";               mypy
+step "cargo fmt --check";  (cd native && cargo fmt --check)
+step "cargo clippy";       (cd native && cargo clippy --release --all-targets -q -- -D warnings)
+step "cargo test";         (cd native && cargo test --release -q)
+step "pytest";             python -m pytest "$@"

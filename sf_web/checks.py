@@ -1,0 +1,107 @@
+"""System checks for what an operator can get wrong. Ids are stable: sf.E001, sf.W001, …
+
+| id      | what                                                       |
+| ------- | ---------------------------------------------------------- |
+| sf.E001 | the native module ``sf_native`` cannot be imported         |
+| sf.E002 | team mode, but the Redis broker does not answer            |
+| sf.E003 | production profile with DEBUG on                           |
+| sf.E004 | production profile with the development secret key        |
+| sf.W001 | production profile on the embedded SQLite database         |
+| sf.W002 | production profile without Redis: units run in the web process |
+| sf.W003 | PostgreSQL configured but no Redis: no workers, no live updates across processes |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.apps import AppConfig
+from django.conf import settings
+from django.core.checks import CheckMessage, Error, Tags, Warning, register
+
+from sf_web.status import broker_probe, native_probe
+
+SETUP_HINT = "Run ./scripts/setup.sh (it builds native/ with maturin into the virtualenv)."
+
+
+@register(Tags.compatibility)
+def check_native_module(app_configs: Sequence[AppConfig] | None, **_: Any) -> list[CheckMessage]:
+    probe = native_probe()
+    if probe.ok:
+        return []
+    return [
+        Error(
+            f"The native module sf_native is missing: {probe.detail}", hint=SETUP_HINT, id="sf.E001"
+        )
+    ]
+
+
+@register("sf_broker")
+def check_broker(app_configs: Sequence[AppConfig] | None, **_: Any) -> list[CheckMessage]:
+    if settings.REDIS_URL is None:
+        return []
+    probe = broker_probe()
+    if probe.ok:
+        return []
+    return [
+        Error(
+            f"REDIS_URL is set but Redis does not answer: {probe.detail}",
+            hint="Start Redis (scripts/setup.sh does) or fix REDIS_URL.",
+            id="sf.E002",
+        )
+    ]
+
+
+@register(Tags.security, deploy=True)
+def check_production_profile(
+    app_configs: Sequence[AppConfig] | None, **_: Any
+) -> list[CheckMessage]:
+    if not settings.PRODUCTION:
+        return []
+    messages: list[CheckMessage] = []
+    if settings.DEBUG:
+        messages.append(
+            Error("SF_DEBUG is on in the production profile.", hint="Unset SF_DEBUG.", id="sf.E003")
+        )
+    if settings.SECRET_KEY.startswith("sf-development-only"):
+        messages.append(
+            Error(
+                "The development secret key is in use in production.",
+                hint="Set SF_SECRET_KEY to 50 or more random characters.",
+                id="sf.E004",
+            )
+        )
+    if not settings.SF_TEAM_MODE:
+        messages.append(
+            Warning(
+                "The production profile runs on the embedded SQLite database.",
+                hint="Set DATABASE_URL to a PostgreSQL database.",
+                id="sf.W001",
+            )
+        )
+    if settings.REDIS_URL is None:
+        messages.append(
+            Warning(
+                "The production profile has no REDIS_URL: units run inside the web process.",
+                hint="Set REDIS_URL and run Celery workers.",
+                id="sf.W002",
+            )
+        )
+    return messages
+
+
+@register("sf_broker")
+def check_team_mode_pairing(
+    app_configs: Sequence[AppConfig] | None, **_: Any
+) -> list[CheckMessage]:
+    if settings.SF_TEAM_MODE and settings.REDIS_URL is None:
+        return [
+            Warning(
+                "DATABASE_URL is set without REDIS_URL: no Celery workers and no live "
+                "updates between processes.",
+                hint="Set REDIS_URL too (team mode needs both).",
+                id="sf.W003",
+            )
+        ]
+    return []

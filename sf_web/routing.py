@@ -1,0 +1,11 @@
+"""Every websocket route of SF, gathered from the apps."""
+
+from __future__ import annotations
+
+from django.urls import URLPattern, path
+
+from sf_web.consumers import SystemStatusConsumer
+
+websocket_urlpatterns: list[URLPattern] = [
+    path("ws/status/", SystemStatusConsumer.as_asgi(), name="ws-status"),
+]

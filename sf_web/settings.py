@@ -1,0 +1,224 @@
+"""SF settings: everything comes from the environment (see README, "Environment").
+
+With nothing set SF runs embedded for a one-person trial: SQLite under ``.sf/``, an
+in-memory channel layer and Celery tasks executed inline. ``DATABASE_URL``
+(PostgreSQL) and ``REDIS_URL`` switch to team mode: PostgreSQL, the Redis channel
+layer and Celery workers. ``SF_PROFILE=production`` hardens everything that
+``manage.py check --deploy`` looks at.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+from sf_web.env import Env
+
+# litellm fetches a price map from the internet at import unless told not to.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+env = Env()
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+SF_PROFILE = env.choice("SF_PROFILE", "development", ("development", "production"))
+PRODUCTION = SF_PROFILE == "production"
+SF_DATA_DIR = Path(env.string("SF_DATA_DIR", str(BASE_DIR / ".sf"))).resolve()
+
+# --- core -----------------------------------------------------------------------------
+
+DEBUG = env.flag("SF_DEBUG", default=not PRODUCTION)
+_secret = env.secret("SF_SECRET_KEY", min_length=50)
+if _secret is None and PRODUCTION:
+    raise ImproperlyConfigured(
+        "SF_SECRET_KEY: required when SF_PROFILE=production (50 or more random characters)"
+    )
+# Development only: a fixed, clearly marked key so sessions survive restarts.
+SECRET_KEY = _secret or "sf-development-only-insecure-key-" + "x" * 32
+ALLOWED_HOSTS = env.csv("SF_ALLOWED_HOSTS", [] if PRODUCTION else ["127.0.0.1", "localhost"])
+if PRODUCTION and not ALLOWED_HOSTS:
+    raise ImproperlyConfigured("SF_ALLOWED_HOSTS: required when SF_PROFILE=production")
+CSRF_TRUSTED_ORIGINS = env.csv("SF_CSRF_TRUSTED_ORIGINS")
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "django_htmx",
+    "template_partials",
+    "sf_web",
+    "agents_app",
+    "tasks_app",
+    "skills_app",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "sf_web.urls"
+ASGI_APPLICATION = "sf_web.asgi.application"
+WSGI_APPLICATION = None
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+            "builtins": ["template_partials.templatetags.partials"],
+        },
+    },
+]
+
+# --- database -------------------------------------------------------------------------
+
+_database_url = env.database_url("DATABASE_URL")
+if _database_url is not None:
+    DATABASES = {
+        "default": {
+            **_database_url.as_django(),
+            # Workers hold a connection for a whole unit; keep it across requests too.
+            "CONN_MAX_AGE": env.integer("SF_DB_CONN_MAX_AGE", 60, minimum=0),
+            "CONN_HEALTH_CHECKS": True,
+        }
+    }
+else:
+    SF_DATA_DIR.mkdir(parents=True, exist_ok=True)
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": SF_DATA_DIR / "sf.sqlite3",
+            # Inline units and the web server share the file: wait rather than fail.
+            "OPTIONS": {"timeout": 20},
+        }
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+SF_TEAM_MODE = _database_url is not None
+
+# --- redis: channels and celery -------------------------------------------------------
+
+REDIS_URL = env.redis_url("REDIS_URL")
+if REDIS_URL is not None:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {
+                "hosts": [REDIS_URL],
+                "prefix": env.string("SF_CHANNELS_PREFIX", "sf"),
+                "capacity": 1000,
+                "expiry": 30,
+            },
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# The decisions about acks, redelivery and time limits live in sf_web/celery.py.
+CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_TASK_ALWAYS_EAGER = REDIS_URL is None
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TASK_DEFAULT_QUEUE = env.string("SF_CELERY_QUEUE", "sf")
+
+# --- auth, sessions, security ---------------------------------------------------------
+
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "dashboard"
+LOGOUT_REDIRECT_URL = "login"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+SESSION_COOKIE_SECURE = env.flag("SF_SECURE_COOKIES", default=PRODUCTION)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SESSION_COOKIE_HTTPONLY = True
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+SECURE_SSL_REDIRECT = env.flag("SF_SECURE_SSL_REDIRECT", default=PRODUCTION)
+SECURE_HSTS_SECONDS = env.integer("SF_HSTS_SECONDS", 31536000 if PRODUCTION else 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_SECONDS > 0
+SECURE_HSTS_PRELOAD = env.flag("SF_HSTS_PRELOAD", default=SECURE_HSTS_SECONDS > 0)
+if env.flag("SF_BEHIND_PROXY", default=False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# --- static files ---------------------------------------------------------------------
+
+STATIC_URL = "static/"
+STATIC_ROOT = SF_DATA_DIR / "static"
+# Serve straight from the apps' static folders: no collectstatic step to forget.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
+
+# --- i18n -----------------------------------------------------------------------------
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+# --- SF engine ------------------------------------------------------------------------
+
+SF_MODEL_FAST = env.string("SF_MODEL_FAST")
+SF_MODEL_SMART = env.string("SF_MODEL_SMART")
+SF_MODEL_DEEP = env.string("SF_MODEL_DEEP")
+SF_MODEL_FALLBACK = env.string("SF_MODEL_FALLBACK")
+
+SF_WORKER_HEARTBEAT = env.duration(
+    "SF_WORKER_HEARTBEAT", timedelta(seconds=10), minimum=timedelta(seconds=1)
+)
+# A worker whose last heartbeat is older than this is shown (and treated) as gone.
+SF_WORKER_STALE_AFTER = env.duration(
+    "SF_WORKER_STALE_AFTER", SF_WORKER_HEARTBEAT * 3, minimum=SF_WORKER_HEARTBEAT
+)
+SF_STATUS_REFRESH = env.duration(
+    "SF_STATUS_REFRESH", timedelta(seconds=5), minimum=timedelta(milliseconds=200)
+)
+# The longest a unit may run before it is stopped (the hard timeout).
+SF_UNIT_HARD_TIMEOUT = env.duration(
+    "SF_UNIT_HARD_TIMEOUT",
+    timedelta(hours=1),
+    minimum=timedelta(seconds=10),
+    maximum=timedelta(hours=12),
+)
+
+# --- logging --------------------------------------------------------------------------
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["stderr"], "level": "WARNING"},
+    "loggers": {
+        "sf": {
+            "handlers": ["stderr"],
+            "level": env.choice(
+                "SF_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+            ),
+            "propagate": False,
+        }
+    },
+}

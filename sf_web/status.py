@@ -1,0 +1,159 @@
+"""Selectors for the live system status: database, broker, workers, native module."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.db import DatabaseError, connection
+from django.utils import timezone
+
+from tasks_app.models import Worker
+
+BROKER_TIMEOUT_SECONDS = 0.5
+
+
+@dataclass(frozen=True)
+class Probe:
+    ok: bool
+    summary: str
+    detail: str = ""
+    latency_ms: float | None = None
+
+
+@dataclass(frozen=True)
+class WorkerStatus:
+    hostname: str
+    pid: int
+    concurrency: int
+    queues: str
+    online: bool
+    started_at: datetime
+    last_heartbeat_at: datetime
+    heartbeat_age_s: float
+
+
+@dataclass(frozen=True)
+class SystemStatus:
+    mode: str
+    database: Probe
+    broker: Probe
+    native: Probe
+    workers: list[WorkerStatus] = field(default_factory=list)
+    checked_at: datetime = field(default_factory=timezone.now)
+
+    @property
+    def workers_online(self) -> int:
+        return sum(1 for worker in self.workers if worker.online)
+
+    def as_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["workers_online"] = self.workers_online
+        return _isoformat(data)
+
+
+def system_status() -> SystemStatus:
+    database = database_probe()
+    workers: list[WorkerStatus] = []
+    if database.ok:
+        try:
+            workers = worker_statuses()
+        except DatabaseError as exc:
+            database = Probe(
+                ok=False,
+                summary=f"{connection.display_name} not migrated",
+                detail=f"run `python manage.py migrate` ({exc})",
+            )
+    return SystemStatus(
+        mode="team" if settings.SF_TEAM_MODE else "embedded",
+        database=database,
+        broker=broker_probe(),
+        native=native_probe(),
+        workers=workers,
+    )
+
+
+def database_probe() -> Probe:
+    started = time.perf_counter()
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    except Exception as exc:
+        return Probe(ok=False, summary=f"{connection.vendor} unreachable", detail=str(exc))
+    return Probe(
+        ok=True,
+        summary=connection.display_name,
+        detail=str(connection.settings_dict["NAME"]),
+        latency_ms=_elapsed_ms(started),
+    )
+
+
+def broker_probe() -> Probe:
+    if settings.REDIS_URL is None:
+        return Probe(ok=True, summary="inline", detail="no REDIS_URL: units run in-process")
+    import redis
+
+    started = time.perf_counter()
+    client = redis.Redis.from_url(
+        settings.REDIS_URL,
+        socket_timeout=BROKER_TIMEOUT_SECONDS,
+        socket_connect_timeout=BROKER_TIMEOUT_SECONDS,
+    )
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        return Probe(ok=False, summary="redis unreachable", detail=str(exc))
+    finally:
+        client.close()
+    parts = urlsplit(settings.REDIS_URL)
+    return Probe(
+        ok=True,
+        summary="redis",
+        detail=f"{parts.hostname}:{parts.port or 6379}{parts.path or '/0'}",
+        latency_ms=_elapsed_ms(started),
+    )
+
+
+def native_probe() -> Probe:
+    try:
+        import sf_native
+    except ImportError as exc:
+        return Probe(ok=False, summary="missing", detail=str(exc))
+    return Probe(ok=True, summary=f"sf_native {sf_native.__version__}")
+
+
+def worker_statuses() -> list[WorkerStatus]:
+    now = timezone.now()
+    stale_after = settings.SF_WORKER_STALE_AFTER
+    return [
+        WorkerStatus(
+            hostname=worker.hostname,
+            pid=worker.pid,
+            concurrency=worker.concurrency,
+            queues=worker.queues,
+            online=worker.is_online(stale_after=stale_after, now=now),
+            started_at=worker.started_at,
+            last_heartbeat_at=worker.last_heartbeat_at,
+            heartbeat_age_s=round((now - worker.last_heartbeat_at).total_seconds(), 1),
+        )
+        for worker in Worker.objects.order_by("stopped_at", "-last_heartbeat_at")[:20]
+    ]
+
+
+def _elapsed_ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 2)
+
+
+def _isoformat(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {key: _isoformat(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_isoformat(item) for item in value]
+    return value

@@ -1,0 +1,1 @@
+"""Project and user skills: loading, frontmatter schemas and evals."""

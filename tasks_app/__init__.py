@@ -1,0 +1,1 @@
+"""Plans, tasks, their lifecycle and scheduler, workers and unit execution."""

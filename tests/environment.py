@@ -1,0 +1,18 @@
+"""Loaded with ``-p tests.environment`` before pytest-django reads the settings.
+
+The suite runs in team mode against real services: PostgreSQL through
+``DATABASE_URL`` and Redis through ``REDIS_URL`` (its own database number, so a
+running SF on the same Redis is left alone). Anything already set wins.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/sf")
+os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/9")
+os.environ.setdefault("SF_CHANNELS_PREFIX", "sf-test")
+os.environ.setdefault("SF_CELERY_QUEUE", "sf-test")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# Threads of database_sync_to_async must not keep connections that block teardown.
+os.environ.setdefault("SF_DB_CONN_MAX_AGE", "0")
