@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+from typing import Any
+
 import pytest
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import User
@@ -46,3 +50,37 @@ def websocket(
     if cookie is not None:
         headers.append((b"cookie", cookie))
     return WebsocketCommunicator(application, path, headers=headers)
+
+
+def make_git_repo(path: Path, *, branch: str = "main") -> Path:
+    """A real git repository with one commit on ``branch``."""
+    path.mkdir(parents=True, exist_ok=True)
+    for args in (
+        ["init", "-q", "-b", branch],
+        ["config", "user.email", "sf-tests@example.com"],
+        ["config", "user.name", "SF tests"],
+    ):
+        subprocess.run(["git", *args], cwd=path, check=True)
+    (path / "README.md").write_text("# sample\n")
+    subprocess.run(["git", "add", "README.md"], cwd=path, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "initial"], cwd=path, check=True)
+    return path
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path) -> Path:
+    return make_git_repo(tmp_path / "repo")
+
+
+@pytest.fixture
+def project(git_repo: Path) -> Any:
+    from agents_app.services import project_create
+
+    return project_create(name="sample", repo_path=str(git_repo))
+
+
+@pytest.fixture
+def agent_session(project: Any, user: User) -> Any:
+    from agents_app.services import session_create
+
+    return session_create(project=project, created_by=user, title="try it")

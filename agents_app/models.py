@@ -1,0 +1,245 @@
+"""Projects, agent sessions with their five axes, and the mode transition log."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from agents_app.axes import Axes, ModelMode, PermissionProfile, RunControl, Surface, WorkMode
+from agents_app.schemas import ProjectPolicy, policy_parse
+
+
+def _in(field: str, choices: type[models.TextChoices]) -> Q:
+    return Q(**{f"{field}__in": choices.values})
+
+
+class Project(models.Model):
+    """A git repository SF works on, as seen from the workers' filesystem."""
+
+    name = models.CharField(max_length=200, unique=True)
+    repo_path = models.CharField(max_length=1000)
+    base_branch = models.CharField(max_length=200, default="main")
+    policy = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def parsed_policy(self) -> ProjectPolicy:
+        return policy_parse(self.policy)
+
+
+class SessionStatus(models.TextChoices):
+    ACTIVE = "active"
+    STOPPED = "stopped"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+class Activity(models.TextChoices):
+    """What the engine is doing right now; decides when steering may apply."""
+
+    IDLE = "idle"
+    UNIT = "unit"  # a unit is running, between tool calls
+    TOOL = "tool"  # a tool call is in flight
+
+
+class AgentSession(models.Model):
+    """One agent session on a project: five durable axes, budget and limits."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="sessions")
+    title = models.CharField(max_length=300, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    work_mode = models.CharField(max_length=16, choices=WorkMode.choices, default=WorkMode.CHAT)
+    run_control = models.CharField(
+        max_length=16, choices=RunControl.choices, default=RunControl.MANUAL
+    )
+    permission_profile = models.CharField(
+        max_length=16, choices=PermissionProfile.choices, default=PermissionProfile.NORMAL
+    )
+    model_mode = models.CharField(max_length=16, choices=ModelMode.choices, default=ModelMode.SMART)
+    surface = models.CharField(max_length=16, choices=Surface.choices, default=Surface.WEB)
+    paused = models.BooleanField(default=False)
+    pause_reason = models.CharField(max_length=500, blank=True)
+    status = models.CharField(
+        max_length=16, choices=SessionStatus.choices, default=SessionStatus.ACTIVE
+    )
+    activity = models.CharField(max_length=8, choices=Activity.choices, default=Activity.IDLE)
+    mode_updated_at = models.DateTimeField(default=timezone.now)
+    max_autonomous_continues = models.PositiveIntegerField(default=50)
+    autonomous_continues = models.PositiveIntegerField(default=0)
+    cost_budget = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
+    cost_spent = models.DecimalField(max_digits=12, decimal_places=4, default=Decimal("0"))
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=_in("work_mode", WorkMode), name="session_work_mode_valid"
+            ),
+            models.CheckConstraint(
+                condition=_in("run_control", RunControl), name="session_run_control_valid"
+            ),
+            models.CheckConstraint(
+                condition=_in("permission_profile", PermissionProfile),
+                name="session_permission_profile_valid",
+            ),
+            models.CheckConstraint(
+                condition=_in("model_mode", ModelMode), name="session_model_mode_valid"
+            ),
+            models.CheckConstraint(condition=_in("surface", Surface), name="session_surface_valid"),
+            models.CheckConstraint(
+                condition=_in("status", SessionStatus), name="session_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=_in("activity", Activity), name="session_activity_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(cost_spent__gte=0)
+                & (Q(cost_budget__isnull=True) | Q(cost_budget__gte=0)),
+                name="session_cost_non_negative",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title or f"session {self.pk}"
+
+    @property
+    def axes(self) -> Axes:
+        return Axes(
+            work_mode=self.work_mode,
+            run_control=self.run_control,
+            permission_profile=self.permission_profile,
+            model_mode=self.model_mode,
+            surface=self.surface,
+        )
+
+
+class TransitionScope(models.TextChoices):
+    NOW = "now"
+    AFTER_CURRENT_TOOL = "after-current-tool"
+    AFTER_CURRENT_UNIT = "after-current-unit"
+    NEXT_MILESTONE = "next-milestone"
+
+
+class TransitionStatus(models.TextChoices):
+    PENDING = "pending"
+    APPLIED = "applied"
+    CANCELLED = "cancelled"
+
+
+class ActorKind(models.TextChoices):
+    USER = "user"
+    SYSTEM = "system"
+
+
+class ModeTransition(models.Model):
+    """One change of a session's axes (or its paused flag), applied or pending.
+
+    ``from_*`` and ``to_*`` hold all five axes. A pending transition records the axes
+    at request time; when it is applied both sides are rewritten to the axes it
+    really moved between.
+    """
+
+    session = models.ForeignKey(AgentSession, on_delete=models.CASCADE, related_name="transitions")
+    from_work_mode = models.CharField(max_length=16, choices=WorkMode.choices)
+    from_run_control = models.CharField(max_length=16, choices=RunControl.choices)
+    from_permission_profile = models.CharField(max_length=16, choices=PermissionProfile.choices)
+    from_model_mode = models.CharField(max_length=16, choices=ModelMode.choices)
+    from_surface = models.CharField(max_length=16, choices=Surface.choices)
+    to_work_mode = models.CharField(max_length=16, choices=WorkMode.choices)
+    to_run_control = models.CharField(max_length=16, choices=RunControl.choices)
+    to_permission_profile = models.CharField(max_length=16, choices=PermissionProfile.choices)
+    to_model_mode = models.CharField(max_length=16, choices=ModelMode.choices)
+    to_surface = models.CharField(max_length=16, choices=Surface.choices)
+    from_paused = models.BooleanField(default=False)
+    to_paused = models.BooleanField(default=False)
+    reason = models.CharField(max_length=500)
+    scope = models.CharField(
+        max_length=24, choices=TransitionScope.choices, default=TransitionScope.NOW
+    )
+    actor_kind = models.CharField(max_length=8, choices=ActorKind.choices)
+    actor_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    actor_label = models.CharField(max_length=150, blank=True)
+    requires_approval = models.BooleanField(default=False)
+    requested_at = models.DateTimeField(default=timezone.now)
+    applied_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(
+        max_length=12, choices=TransitionStatus.choices, default=TransitionStatus.PENDING
+    )
+
+    class Meta:
+        ordering = ["requested_at", "pk"]
+        indexes = [models.Index(fields=["session", "status"], name="transition_session_status")]
+        constraints = [
+            *[
+                models.CheckConstraint(
+                    condition=_in(f"{side}_{axis}", choices),
+                    name=f"transition_{side}_{axis}_valid",
+                )
+                for side in ("from", "to")
+                for axis, choices in (
+                    ("work_mode", WorkMode),
+                    ("run_control", RunControl),
+                    ("permission_profile", PermissionProfile),
+                    ("model_mode", ModelMode),
+                    ("surface", Surface),
+                )
+            ],
+            models.CheckConstraint(
+                condition=_in("scope", TransitionScope), name="transition_scope_valid"
+            ),
+            models.CheckConstraint(
+                condition=_in("status", TransitionStatus), name="transition_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=_in("actor_kind", ActorKind), name="transition_actor_kind_valid"
+            ),
+            models.CheckConstraint(
+                condition=~Q(status=TransitionStatus.APPLIED) | Q(applied_at__isnull=False),
+                name="transition_applied_has_time",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}: {self.summary}"
+
+    @property
+    def from_axes(self) -> Axes:
+        return Axes(**{axis: getattr(self, f"from_{axis}") for axis in Axes.__annotations__})
+
+    @property
+    def to_axes(self) -> Axes:
+        return Axes(**{axis: getattr(self, f"to_{axis}") for axis in Axes.__annotations__})
+
+    @property
+    def changed_axes(self) -> dict[str, str]:
+        before, after = self.from_axes.as_dict(), self.to_axes.as_dict()
+        return {axis: value for axis, value in after.items() if before[axis] != value}
+
+    @property
+    def summary(self) -> str:
+        parts = [
+            f"{axis} {self.from_axes.as_dict()[axis]} → {v}"
+            for axis, v in self.changed_axes.items()
+        ]
+        if self.from_paused != self.to_paused:
+            parts.append("paused" if self.to_paused else "resumed")
+        return ", ".join(parts) or "no change"
+
+    @property
+    def actor_display(self) -> str:
+        return self.actor_label or self.actor_kind

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from django.urls import URLPattern, path
 
+from agents_app.consumers import SessionConsumer
 from sf_web.consumers import SystemStatusConsumer
 
 websocket_urlpatterns: list[URLPattern] = [
     path("ws/status/", SystemStatusConsumer.as_asgi(), name="ws-status"),
+    path("ws/sessions/<int:session_id>/", SessionConsumer.as_asgi(), name="ws-session"),
 ]

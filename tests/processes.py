@@ -24,7 +24,7 @@ from django.db import connection
 ROOT = Path(settings.BASE_DIR)
 
 
-def test_database_url(application_name: str) -> str:
+def child_database_url(application_name: str) -> str:
     db = connection.settings_dict
     auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
     host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
@@ -84,7 +84,7 @@ class SfProcess:
     def environment(self) -> dict[str, str]:
         return {
             **os.environ,
-            "DATABASE_URL": test_database_url(self.name),
+            "DATABASE_URL": child_database_url(self.name),
             "PYTHONUNBUFFERED": "1",
             **self.extra_env,
         }

@@ -66,7 +66,7 @@ def test_lists_reject_empty_items() -> None:
         env(L="a,,b").csv("L")
 
 
-def test_database_url_is_parsed_into_django_settings() -> None:
+def child_database_url_is_parsed_into_django_settings() -> None:
     url = env(
         DATABASE_URL="postgres://sf:p%40ss@db.example:6543/sfdb?sslmode=require"
     ).database_url("DATABASE_URL")

@@ -4,7 +4,8 @@ Playwright's sync API runs an event loop in the test's thread while it is open, 
 Django refuses ORM calls next to a running loop. So each test gets its browser from
 a function-scoped fixture that starts *after* the database fixtures (the user, the
 SF web process) and stops *before* their teardown; inside the test, database access
-goes through the web process or plain psycopg.
+goes through the web process or plain psycopg. Tests list database fixtures
+(``agent_session``, ``user``) before ``browser`` so that they are created first.
 """
 
 from __future__ import annotations

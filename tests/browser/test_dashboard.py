@@ -9,7 +9,7 @@ from playwright.sync_api import Browser, expect
 from tests.browser.conftest import logged_in_page
 from tests.processes import WebProcess, WorkerProcess
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
 def test_worker_start_and_stop_show_up_without_reload(

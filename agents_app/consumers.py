@@ -1,0 +1,39 @@
+"""Live session page: badge, axis controls, pending steering and timeline over Channels."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.shortcuts import get_object_or_404
+from django.template.loader import render_to_string
+
+from agents_app.models import AgentSession
+from agents_app.services import session_group
+from sf_web.consumers import LivePartialConsumer
+
+SESSION_PARTIALS = ("badge", "axis-controls", "pending", "timeline")
+
+
+class SessionConsumer(LivePartialConsumer):
+    def resolve_groups(self) -> list[str]:
+        self.session_id = int(self.scope["url_route"]["kwargs"]["session_id"])
+        get_object_or_404(AgentSession, pk=self.session_id)
+        return [session_group(self.session_id)]
+
+    def render(self) -> str:
+        return render_session_partials(self.session_id)
+
+    async def session_changed(self, event: dict[str, Any]) -> None:
+        await self.push()
+
+
+def render_session_partials(session_id: int) -> str:
+    """The session page's live parts, each with its id for htmx to swap."""
+    from agents_app.views import session_context
+
+    session = AgentSession.objects.select_related("project").get(pk=session_id)
+    context = session_context(session)
+    return "".join(
+        render_to_string(f"agents_app/session_detail.html#{name}", context)
+        for name in SESSION_PARTIALS
+    )

@@ -1,0 +1,74 @@
+"""pydantic schemas of the agents app: the project policy document."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from sf_web.errors import PolicyInvalid
+
+
+class RepairPolicy(StrEnum):
+    """What happens when SF would move an autonomous session to repair."""
+
+    AUTO = "auto"  # transition at once (still logged)
+    ASK = "ask"  # a pending transition a person must approve
+    LOG_ONLY = "log-only"  # only record that it would have happened
+
+
+class PolicyRule(BaseModel):
+    """An allow or deny rule: a tool (or ``*``) and a glob on the command or path."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tool: str = Field(default="*", min_length=1, max_length=64)
+    pattern: str = Field(min_length=1, max_length=500)
+    reason: str | None = Field(default=None, max_length=500)
+
+
+class Budgets(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    session_cost_usd: Decimal | None = Field(default=None, ge=0)
+    task_cost_usd: Decimal | None = Field(default=None, ge=0)
+    max_autonomous_continues: int = Field(default=50, ge=0, le=10_000)
+
+
+class ProjectPolicy(BaseModel):
+    """The policy JSON stored on a project."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    allow: list[PolicyRule] = Field(default_factory=list)
+    deny: list[PolicyRule] = Field(default_factory=list)
+    repair_policy: RepairPolicy = RepairPolicy.ASK
+    budgets: Budgets = Field(default_factory=Budgets)
+    default_verify: list[str] = Field(default_factory=list)
+
+    @field_validator("default_verify")
+    @classmethod
+    def _commands_not_blank(cls, commands: list[str]) -> list[str]:
+        if any(not command.strip() for command in commands):
+            raise ValueError("verify commands must not be blank")
+        return commands
+
+
+def policy_parse(data: object) -> ProjectPolicy:
+    """Validate a policy document; errors name every bad field in one line."""
+    try:
+        if isinstance(data, str | bytes):
+            return ProjectPolicy.model_validate_json(data)
+        return ProjectPolicy.model_validate(data or {})
+    except ValidationError as exc:
+        raise PolicyInvalid("invalid project policy: " + validation_summary(exc)) from None
+
+
+def validation_summary(exc: ValidationError) -> str:
+    """``field.path: message; other.field: message`` for a one-line error."""
+    parts = []
+    for error in exc.errors():
+        location = ".".join(str(part) for part in error["loc"]) or "(document)"
+        parts.append(f"{location}: {error['msg']}")
+    return "; ".join(parts)

@@ -1,0 +1,413 @@
+"""Services for projects, sessions and their mode transitions (DESIGN §2).
+
+Every change of an axis (and of the paused flag) writes one ``ModeTransition`` in the
+same transaction as the change. Scoped changes are stored pending and applied only
+by ``session_apply_due``, which the engine calls at its dispatch points — never
+while a tool call is in flight.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from enum import StrEnum
+from typing import Any
+
+from django.contrib.auth.models import AnonymousUser, User
+from django.db import transaction
+from django.utils import timezone
+
+from agents_app.axes import (
+    AXIS_CHOICES,
+    Axes,
+    PermissionProfile,
+    RunControl,
+    WorkMode,
+    profile_rank,
+)
+from agents_app.models import (
+    Activity,
+    ActorKind,
+    AgentSession,
+    ModeTransition,
+    Project,
+    TransitionScope,
+    TransitionStatus,
+)
+from agents_app.schemas import RepairPolicy, policy_parse
+from sf_web.errors import CommandRejected, InvalidTransition, SfError
+from sf_web.git import repository_check
+from sf_web.live import broadcast, group_name
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who asked for a change: a person, or SF itself (with a label)."""
+
+    kind: str
+    user: User | None = None
+    label: str = ""
+
+    @classmethod
+    def of(cls, user: User | AnonymousUser) -> Actor:
+        if not isinstance(user, User) or not user.is_authenticated:
+            raise CommandRejected("an anonymous user cannot change a session")
+        return cls(kind=ActorKind.USER, user=user, label=user.get_username())
+
+    @classmethod
+    def system(cls, label: str = "sf") -> Actor:
+        return cls(kind=ActorKind.SYSTEM, label=label)
+
+
+class DispatchPoint(StrEnum):
+    """Points in the engine's loop where pending steering may apply."""
+
+    BEFORE_UNIT = "before-unit"
+    BEFORE_TOOL = "before-tool"
+    AFTER_TOOL = "after-tool"
+    AFTER_UNIT = "after-unit"
+    MILESTONE = "milestone"
+
+
+# Which scopes are due at which point. No point is inside a tool call, so even `now`
+# never mutates a call in flight; `after-current-unit` must wait for a unit boundary.
+_DUE: dict[DispatchPoint, frozenset[str]] = {
+    DispatchPoint.BEFORE_TOOL: frozenset({"now", "after-current-tool"}),
+    DispatchPoint.AFTER_TOOL: frozenset({"now", "after-current-tool"}),
+    DispatchPoint.BEFORE_UNIT: frozenset({"now", "after-current-tool", "after-current-unit"}),
+    DispatchPoint.AFTER_UNIT: frozenset({"now", "after-current-tool", "after-current-unit"}),
+    DispatchPoint.MILESTONE: frozenset(TransitionScope.values),
+}
+
+
+def session_group(session_id: int) -> str:
+    return group_name("session", session_id)
+
+
+# --- projects and sessions ------------------------------------------------------------
+
+
+def project_create(
+    *, name: str, repo_path: str, base_branch: str = "main", policy: Any = None
+) -> Project:
+    """Create a project on an existing git repository and branch; the policy document is
+    validated against ``ProjectPolicy``."""
+    name = name.strip()
+    if not name:
+        raise SfError("a project needs a name")
+    parsed = policy_parse(policy)
+    repository_check(repo_path, base_branch)
+    if Project.objects.filter(name=name).exists():
+        raise SfError(f"a project named {name!r} already exists")
+    return Project.objects.create(
+        name=name,
+        repo_path=repo_path,
+        base_branch=base_branch,
+        policy=parsed.model_dump(mode="json"),
+    )
+
+
+def session_create(
+    *,
+    project: Project,
+    created_by: User | None = None,
+    title: str = "",
+    axes: Mapping[str, str] | None = None,
+    cost_budget: Decimal | None = None,
+) -> AgentSession:
+    """Start a session; unspecified axes take the model defaults, budgets the project's."""
+    budgets = project.parsed_policy.budgets
+    values = _validated_changes(axes or {})
+    return AgentSession.objects.create(
+        project=project,
+        created_by=created_by,
+        title=title,
+        cost_budget=cost_budget if cost_budget is not None else budgets.session_cost_usd,
+        max_autonomous_continues=budgets.max_autonomous_continues,
+        **values,
+    )
+
+
+# --- mode changes ---------------------------------------------------------------------
+
+
+def session_change_mode(
+    *,
+    session: AgentSession,
+    changes: Mapping[str, str],
+    reason: str,
+    actor: Actor,
+    scope: str | None = None,
+    resume: bool = False,
+) -> ModeTransition | None:
+    """Change some axes. Returns the transition, or None if nothing would change.
+
+    With ``scope`` (steering) the change is stored pending. Without it, it applies at
+    once when the engine is idle, and otherwise waits as a ``now`` change for the
+    next dispatch point. ``resume`` also lifts a pause (explicit run-control commands).
+    """
+    values = _validated_changes(changes)
+    with transaction.atomic():
+        locked = _lock(session)
+        if scope is not None:
+            _check_scope(scope)
+            return _record_pending(locked, values, reason, actor, scope)
+        if locked.activity != Activity.IDLE:
+            return _record_pending(locked, values, reason, actor, TransitionScope.NOW)
+        target = locked.axes.replace(**values)
+        paused = False if resume else locked.paused
+        if target == locked.axes and paused == locked.paused:
+            return None
+        return _apply(locked, target, paused, reason=reason, actor=actor, scope=TransitionScope.NOW)
+
+
+def session_set_paused(
+    *, session: AgentSession, paused: bool, reason: str, actor: Actor
+) -> ModeTransition | None:
+    """Pause (keeping all state) or resume. The engine checks the flag at dispatch points."""
+    with transaction.atomic():
+        locked = _lock(session)
+        if locked.paused == paused:
+            return None
+        locked.pause_reason = reason if paused else ""
+        return _apply(
+            locked, locked.axes, paused, reason=reason, actor=actor, scope=TransitionScope.NOW
+        )
+
+
+def session_stop(*, session: AgentSession, reason: str, actor: Actor) -> ModeTransition:
+    """Stop an autonomous run and clear its state: manual control, no pause, no pending
+    steering, continuation count back to zero."""
+    with transaction.atomic():
+        locked = _lock(session)
+        _cancel_pending(locked)
+        locked.autonomous_continues = 0
+        locked.pause_reason = ""
+        target = locked.axes.replace(run_control=RunControl.MANUAL)
+        return _apply(locked, target, False, reason=reason, actor=actor, scope=TransitionScope.NOW)
+
+
+def session_apply_due(
+    *, session: AgentSession, point: DispatchPoint, actor: Actor | None = None
+) -> list[ModeTransition]:
+    """Apply, in request order, the pending transitions whose scope is due at ``point``.
+
+    Called by the engine only: before a unit or tool call is dispatched, after one
+    finishes, and at milestones. Transitions awaiting approval stay pending.
+    """
+    actor = actor or Actor.system("engine")
+    applied: list[ModeTransition] = []
+    with transaction.atomic():
+        locked = _lock(session)
+        due = locked.transitions.filter(
+            status=TransitionStatus.PENDING, requires_approval=False, scope__in=_DUE[point]
+        ).select_for_update()
+        for pending in due.order_by("requested_at", "pk"):
+            applied.append(_apply_pending(locked, pending))
+    return applied
+
+
+def transition_approve(*, transition: ModeTransition, actor: Actor) -> ModeTransition:
+    """A person accepts a transition that asked for approval (e.g. repair under `ask`)."""
+    with transaction.atomic():
+        locked = ModeTransition.objects.select_for_update().get(pk=transition.pk)
+        if locked.status != TransitionStatus.PENDING or not locked.requires_approval:
+            raise InvalidTransition("only a pending transition awaiting approval can be approved")
+        locked.requires_approval = False
+        locked.reason = f"{locked.reason} (approved by {actor.label or actor.kind})"
+        locked.save(update_fields=["requires_approval", "reason"])
+        broadcast(session_group(locked.session_id), "session.changed")
+    return locked
+
+
+def transition_cancel(*, transition: ModeTransition, actor: Actor) -> ModeTransition:
+    with transaction.atomic():
+        updated = ModeTransition.objects.filter(
+            pk=transition.pk, status=TransitionStatus.PENDING
+        ).update(status=TransitionStatus.CANCELLED)
+        if updated != 1:
+            raise InvalidTransition("only a pending transition can be cancelled")
+        broadcast(session_group(transition.session_id), "session.changed")
+    transition.refresh_from_db()
+    return transition
+
+
+# --- the automatic transition to repair -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class RepairOutcome:
+    action: str  # applied | awaiting-approval | logged | not-autonomous | already-repairing
+    transition: ModeTransition | None
+
+
+def session_request_repair(*, session: AgentSession, cause: str) -> RepairOutcome:
+    """SF wants to move to repair (health gate failed, repeated verification failure,
+    corrupt state). Never automatic under manual or assisted run control; otherwise
+    the project's repair policy decides: auto, ask, or log-only."""
+    actor = Actor.system("repair")
+    with transaction.atomic():
+        locked = _lock(session)
+        if locked.run_control != RunControl.AUTONOMOUS:
+            return RepairOutcome("not-autonomous", None)
+        if locked.work_mode == WorkMode.REPAIR:
+            return RepairOutcome("already-repairing", None)
+        target = repair_target(locked.axes)
+        policy = locked.project.parsed_policy.repair_policy
+        reason = f"repair: {cause}"
+        if policy == RepairPolicy.AUTO:
+            transition = _apply(
+                locked, target, locked.paused, reason=reason, actor=actor, scope=TransitionScope.NOW
+            )
+            return RepairOutcome("applied", transition)
+        transition = _write(
+            locked,
+            target,
+            locked.paused,
+            reason=reason if policy == RepairPolicy.ASK else f"log-only policy: {reason}",
+            actor=actor,
+            scope=TransitionScope.AFTER_CURRENT_UNIT,
+            status=TransitionStatus.PENDING
+            if policy == RepairPolicy.ASK
+            else TransitionStatus.CANCELLED,
+            requires_approval=policy == RepairPolicy.ASK,
+        )
+        broadcast(session_group(locked.pk), "session.changed")
+        return RepairOutcome(
+            "awaiting-approval" if policy == RepairPolicy.ASK else "logged", transition
+        )
+
+
+def repair_target(axes: Axes) -> Axes:
+    """`build | autonomous | trusted | smart` → `repair | autonomous | normal | smart`.
+
+    The profile drops to normal but never rises: repair does not grant trust.
+    """
+    profile = axes.permission_profile
+    if profile_rank(profile) > profile_rank(PermissionProfile.NORMAL):
+        profile = PermissionProfile.NORMAL
+    return axes.replace(work_mode=WorkMode.REPAIR, permission_profile=profile, model_mode="smart")
+
+
+# --- internals ------------------------------------------------------------------------
+
+
+def _lock(session: AgentSession) -> AgentSession:
+    return AgentSession.objects.select_for_update().select_related("project").get(pk=session.pk)
+
+
+def _validated_changes(changes: Mapping[str, str]) -> dict[str, str]:
+    values: dict[str, str] = {}
+    for axis, value in changes.items():
+        choices = AXIS_CHOICES.get(axis)
+        if choices is None:
+            raise CommandRejected(f"unknown axis {axis!r}; accepted: {', '.join(AXIS_CHOICES)}")
+        if value not in choices.values:
+            raise CommandRejected(
+                f"unknown {axis} {value!r}; accepted: {', '.join(choices.values)}"
+            )
+        values[axis] = str(value)
+    return values
+
+
+def _check_scope(scope: str) -> None:
+    if scope not in TransitionScope.values:
+        raise CommandRejected(
+            f"unknown scope {scope!r}; accepted: {', '.join(TransitionScope.values)}"
+        )
+
+
+def _record_pending(
+    session: AgentSession, values: dict[str, str], reason: str, actor: Actor, scope: str
+) -> ModeTransition:
+    transition = _write(
+        session,
+        session.axes.replace(**values),
+        session.paused,
+        reason=reason,
+        actor=actor,
+        scope=scope,
+        status=TransitionStatus.PENDING,
+    )
+    broadcast(session_group(session.pk), "session.changed")
+    return transition
+
+
+def _apply_pending(session: AgentSession, pending: ModeTransition) -> ModeTransition:
+    """Re-base a pending change on the axes as they are now, then apply it."""
+    target = session.axes.replace(**pending.changed_axes)
+    to_paused = pending.to_paused if pending.from_paused != pending.to_paused else session.paused
+    now = timezone.now()
+    _set_sides(pending, session.axes, session.paused, target, to_paused)
+    pending.status = TransitionStatus.APPLIED
+    pending.applied_at = now
+    pending.save()
+    _store_axes(session, target, to_paused, now)
+    return pending
+
+
+def _apply(
+    session: AgentSession, target: Axes, paused: bool, *, reason: str, actor: Actor, scope: str
+) -> ModeTransition:
+    now = timezone.now()
+    transition = _write(
+        session, target, paused, reason=reason, actor=actor, scope=scope,
+        status=TransitionStatus.APPLIED, applied_at=now,
+    )  # fmt: skip
+    _store_axes(session, target, paused, now)
+    return transition
+
+
+def _store_axes(session: AgentSession, target: Axes, paused: bool, now: Any) -> None:
+    for axis, value in target.as_dict().items():
+        setattr(session, axis, value)
+    session.paused = paused
+    session.mode_updated_at = now
+    session.save()
+    broadcast(session_group(session.pk), "session.changed")
+
+
+def _write(
+    session: AgentSession,
+    target: Axes,
+    paused: bool,
+    *,
+    reason: str,
+    actor: Actor,
+    scope: str,
+    status: str,
+    applied_at: Any = None,
+    requires_approval: bool = False,
+) -> ModeTransition:
+    transition = ModeTransition(
+        session=session,
+        reason=reason[:500],
+        scope=scope,
+        actor_kind=actor.kind,
+        actor_user=actor.user,
+        actor_label=actor.label,
+        status=status,
+        applied_at=applied_at,
+        requires_approval=requires_approval,
+    )
+    _set_sides(transition, session.axes, session.paused, target, paused)
+    transition.save()
+    return transition
+
+
+def _set_sides(
+    transition: ModeTransition, before: Axes, was_paused: bool, after: Axes, paused: bool
+) -> None:
+    for axis, value in before.as_dict().items():
+        setattr(transition, f"from_{axis}", value)
+    for axis, value in after.as_dict().items():
+        setattr(transition, f"to_{axis}", value)
+    transition.from_paused = was_paused
+    transition.to_paused = paused
+
+
+def _cancel_pending(session: AgentSession) -> int:
+    return session.transitions.filter(status=TransitionStatus.PENDING).update(
+        status=TransitionStatus.CANCELLED
+    )

@@ -1,0 +1,18 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from agents_app import views
+
+urlpatterns = [
+    path("projects/", views.project_list, name="project-list"),
+    path("projects/<int:project_id>/", views.project_detail, name="project-detail"),
+    path("sessions/<int:session_id>/", views.session_detail, name="session-detail"),
+    path("sessions/<int:session_id>/command", views.session_command, name="session-command"),
+    path("sessions/<int:session_id>/axis", views.session_axis, name="session-axis"),
+    path(
+        "transitions/<int:transition_id>/<str:action>",
+        views.transition_action,
+        name="transition-action",
+    ),
+]

@@ -1,0 +1,134 @@
+"""Badge latency: a mode change committed → the websocket message in a connected browser.
+
+A real daphne process serves SF; a websocket client (aiohttp) is connected to the
+session page's socket with a logged-in session cookie; this process changes the
+session's model mode through the service, timing from the commit (the first
+on-commit callback) to the arrival of the pushed badge, through the Redis channel
+layer. Needs team mode (DATABASE_URL and REDIS_URL; taken from .sf/env if unset).
+It creates a throw-away project, session and user and deletes them afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from _common import ROOT, percentile, report
+
+for line in (
+    (ROOT / ".sf" / "env").read_text().splitlines() if (ROOT / ".sf" / "env").exists() else []
+):
+    name, _, value = line.partition("=")
+    os.environ.setdefault(name, value)
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "sf_web.settings")
+
+import aiohttp  # noqa: E402
+import django  # noqa: E402
+
+django.setup()
+
+from django.contrib.auth.models import User  # noqa: E402
+from django.db import transaction  # noqa: E402
+from django.test import Client  # noqa: E402
+
+from agents_app.services import Actor, project_create, session_change_mode, session_create  # noqa: E402
+from tests.processes import free_port  # noqa: E402
+
+
+def make_repo(path: Path) -> Path:
+    for args in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "init"]):
+        subprocess.run(
+            ["git", "-c", "user.name=bench", "-c", "user.email=b@example.com", *args],
+            cwd=path, check=True,
+        )  # fmt: skip
+    return path
+
+
+def start_daphne(port: int) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port)]
+    server = subprocess.Popen(
+        [*command, "sf_web.asgi:application"],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            with __import__("socket").create_connection(("127.0.0.1", port), timeout=0.2):
+                return server
+        except OSError:
+            time.sleep(0.1)
+    server.kill()
+    raise SystemExit("daphne did not start")
+
+
+def change_and_mark(session_id: int, value: str, marks: dict[str, float]) -> None:
+    """Change the model mode; record the instant the transaction committed."""
+    from agents_app.models import AgentSession
+
+    with transaction.atomic():
+        transaction.on_commit(lambda: marks.__setitem__(value, time.perf_counter()))
+        session = AgentSession.objects.get(pk=session_id)
+        session_change_mode(
+            session=session,
+            changes={"model_mode": value},
+            reason="benchmark",
+            actor=Actor.system("bench"),
+        )
+
+
+async def measure(url: str, cookie: str, session_id: int, changes: int) -> list[float]:
+    latencies: list[float] = []
+    headers = {"Origin": "http://127.0.0.1", "Cookie": cookie}
+    async with aiohttp.ClientSession() as client, client.ws_connect(url, headers=headers) as ws:
+        await ws.receive_str(timeout=10)  # the initial render
+        for index in range(changes):
+            value = "deep" if index % 2 == 0 else "fast"
+            marks: dict[str, float] = {}
+            await asyncio.to_thread(change_and_mark, session_id, value, marks)
+            while True:
+                html = await ws.receive_str(timeout=10)
+                if f'data-model-mode="{value}"' in html:
+                    received = time.perf_counter()
+                    break
+            latencies.append((received - marks[value]) * 1000)
+    return latencies
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--changes", type=int, default=200)
+    args = parser.parse_args()
+    tag = uuid.uuid4().hex[:8]
+    with tempfile.TemporaryDirectory() as tmp:
+        project = project_create(name=f"bench-{tag}", repo_path=str(make_repo(Path(tmp))))
+        session = session_create(project=project)
+        user = User.objects.create_user(f"bench-{tag}", password=uuid.uuid4().hex)
+        client = Client()
+        client.force_login(user)
+        cookie = f"sessionid={client.cookies['sessionid'].value}"
+        port = free_port()
+        server = start_daphne(port)
+        try:
+            url = f"ws://127.0.0.1:{port}/ws/sessions/{session.pk}/"
+            latencies = asyncio.run(measure(url, cookie, session.pk, args.changes))
+        finally:
+            server.terminate()
+            server.wait(timeout=20)
+            project.delete()
+            user.delete()
+    median, p95 = statistics.median(latencies), percentile(latencies, 0.95)
+    worst = max(latencies)
+    print(f"{len(latencies)} changes: median {median:.1f} ms, p95 {p95:.1f} ms, max {worst:.1f} ms")
+    report({"badge_median_ms": round(median, 2), "badge_p95_ms": round(p95, 2)})
+
+
+if __name__ == "__main__":
+    main()
