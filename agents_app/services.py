@@ -320,10 +320,13 @@ def _check_scope(scope: str) -> None:
 
 def _record_pending(
     session: AgentSession, values: dict[str, str], reason: str, actor: Actor, scope: str
-) -> ModeTransition:
+) -> ModeTransition | None:
+    target = session.axes.replace(**values)
+    if target == session.axes:
+        return None  # nothing to steer towards: the axes already have these values
     transition = _write(
         session,
-        session.axes.replace(**values),
+        target,
         session.paused,
         reason=reason,
         actor=actor,

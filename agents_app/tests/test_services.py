@@ -253,6 +253,11 @@ def test_pending_changes_apply_in_order_on_top_of_what_happened_meanwhile(
     assert first.to_axes.work_mode == "review"  # type: ignore[union-attr]
 
 
+def test_steering_towards_the_current_values_is_not_stored(agent_session: AgentSession) -> None:
+    assert change(agent_session, scope="after-current-unit", model_mode="smart") is None
+    assert ModeTransition.objects.count() == 0
+
+
 def test_an_unknown_scope_is_rejected(agent_session: AgentSession) -> None:
     with pytest.raises(CommandRejected, match="unknown scope 'for-next-unit'"):
         change(agent_session, scope="for-next-unit", model_mode="deep")
