@@ -16,16 +16,25 @@ from sf_web.asgi import application
 ORIGIN = (b"origin", b"http://127.0.0.1")
 
 
-@pytest.fixture
-def user(django_user_model: type[User]) -> User:
-    return django_user_model.objects.create_user(username="ada", password="correct horse 42")
+PASSWORD = "correct horse 42"
+
+
+@pytest.fixture(scope="session")
+def password_hash() -> str:
+    """Hashing a password costs ~0.3 s by design; hash the test password once."""
+    from django.contrib.auth.hashers import make_password
+
+    return make_password(PASSWORD)
 
 
 @pytest.fixture
-def staff_user(django_user_model: type[User]) -> User:
-    return django_user_model.objects.create_user(
-        username="grace", password="correct horse 42", is_staff=True
-    )
+def user(django_user_model: type[User], password_hash: str) -> User:
+    return django_user_model.objects.create(username="ada", password=password_hash)
+
+
+@pytest.fixture
+def staff_user(django_user_model: type[User], password_hash: str) -> User:
+    return django_user_model.objects.create(username="grace", password=password_hash, is_staff=True)
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import parse_qs
 
 from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
@@ -15,25 +16,33 @@ SESSION_PARTIALS = ("badge", "axis-controls", "pending", "timeline")
 
 
 class SessionConsumer(LivePartialConsumer):
+    """The session page's live parts; other pages ask for some (``?parts=badge``)."""
+
     def resolve_groups(self) -> list[str]:
         self.session_id = int(self.scope["url_route"]["kwargs"]["session_id"])
         get_object_or_404(AgentSession, pk=self.session_id)
+        query = parse_qs(self.scope.get("query_string", b"").decode())
+        wanted = query.get("parts", [",".join(SESSION_PARTIALS)])[0].split(",")
+        self.parts = tuple(part for part in SESSION_PARTIALS if part in wanted)
         return [session_group(self.session_id)]
 
     def render(self) -> str:
-        return render_session_partials(self.session_id)
+        return render_session_partials(self.session_id, self.parts)
 
     async def session_changed(self, event: dict[str, Any]) -> None:
         await self.push()
 
 
-def render_session_partials(session_id: int) -> str:
+def render_session_partials(session_id: int, parts: tuple[str, ...] = SESSION_PARTIALS) -> str:
     """The session page's live parts, each with its id for htmx to swap."""
     from agents_app.views import session_context
 
     session = AgentSession.objects.select_related("project").get(pk=session_id)
     context = session_context(session)
-    return "".join(
-        render_to_string(f"agents_app/session_detail.html#{name}", context)
-        for name in SESSION_PARTIALS
-    )
+    return "".join(render_to_string(_template(name), context) for name in parts)
+
+
+def _template(part: str) -> str:
+    if part == "badge":
+        return "agents_app/_badge.html"
+    return f"agents_app/session_detail.html#{part}"

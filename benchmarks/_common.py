@@ -52,3 +52,29 @@ def report(figures: dict[str, Any]) -> None:
     """Print the figures; the last line is always the JSON object."""
     print(f"machine: {machine()}")
     print(json.dumps(figures, sort_keys=True))
+
+
+def django_team_mode() -> None:
+    """Set up Django against the team-mode services scripts/setup.sh settled on."""
+    env_file = ROOT / ".sf" / "env"
+    if env_file.exists():
+        for line in env_file.read_text().splitlines():
+            name, _, value = line.partition("=")
+            os.environ.setdefault(name, value)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "sf_web.settings")
+    import django
+
+    django.setup()
+
+
+def throwaway_repo(path: Path) -> Path:
+    """An empty git repository on main, for a throw-away benchmark project."""
+    import subprocess
+
+    for args in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "init"]):
+        subprocess.run(
+            ["git", "-c", "user.name=bench", "-c", "user.email=b@example.com", *args],
+            cwd=path,
+            check=True,
+        )
+    return path

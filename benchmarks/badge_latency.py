@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
 import subprocess
 import sys
@@ -21,35 +20,17 @@ import time
 import uuid
 from pathlib import Path
 
-from _common import ROOT, percentile, report
+from _common import ROOT, django_team_mode, percentile, report, throwaway_repo
 
-for line in (
-    (ROOT / ".sf" / "env").read_text().splitlines() if (ROOT / ".sf" / "env").exists() else []
-):
-    name, _, value = line.partition("=")
-    os.environ.setdefault(name, value)
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "sf_web.settings")
+django_team_mode()
 
 import aiohttp  # noqa: E402
-import django  # noqa: E402
-
-django.setup()
-
 from django.contrib.auth.models import User  # noqa: E402
 from django.db import transaction  # noqa: E402
 from django.test import Client  # noqa: E402
 
 from agents_app.services import Actor, project_create, session_change_mode, session_create  # noqa: E402
 from tests.processes import free_port  # noqa: E402
-
-
-def make_repo(path: Path) -> Path:
-    for args in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "init"]):
-        subprocess.run(
-            ["git", "-c", "user.name=bench", "-c", "user.email=b@example.com", *args],
-            cwd=path, check=True,
-        )  # fmt: skip
-    return path
 
 
 def start_daphne(port: int) -> subprocess.Popen[bytes]:
@@ -108,7 +89,7 @@ def main() -> None:
     args = parser.parse_args()
     tag = uuid.uuid4().hex[:8]
     with tempfile.TemporaryDirectory() as tmp:
-        project = project_create(name=f"bench-{tag}", repo_path=str(make_repo(Path(tmp))))
+        project = project_create(name=f"bench-{tag}", repo_path=str(throwaway_repo(Path(tmp))))
         session = session_create(project=project)
         user = User.objects.create_user(f"bench-{tag}", password=uuid.uuid4().hex)
         client = Client()

@@ -13,4 +13,5 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("", include("agents_app.urls")),
+    path("", include("tasks_app.urls")),
 ]

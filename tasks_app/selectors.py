@@ -1,13 +1,286 @@
-"""Read-side queries of the tasks app."""
+"""Read-side queries of the tasks app: the task board, plan views, the /tasks line.
+
+The board is built from a fixed number of queries whatever the task count: tasks
+with their plan, schedule, runtime and last unit in one query, then dependencies,
+workers and pending approvals; blockers are computed in Python from the graph.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+from django.db.models import OuterRef, QuerySet, Subquery
+from django.utils import timezone
+
+from tasks_app.models import (
+    Plan,
+    PlanStatus,
+    ScheduleStatus,
+    Task,
+    TaskDependency,
+    TaskSchedule,
+    TaskStatus,
+    Unit,
+    UnitStatus,
+    Worker,
+)
+from tasks_app.scheduler import Edge, blockers_of, claims_overlap, compute_waves, edges_by
 
 if TYPE_CHECKING:
     from agents_app.models import AgentSession
 
+ACTIVE_STATUSES = frozenset({"in_progress", "verifying", "retrying"})
+
+
+@dataclass
+class BoardRow:
+    task: Task
+    blockers: list[str]
+    next_action: str
+    worker: str
+    heartbeat_age_s: float | None
+    stale: bool
+    overlaps: list[str] = field(default_factory=list)
+
+    @property
+    def retries(self) -> str:
+        return f"{self.task.retry_count}/{self.task.max_retries}"
+
+    @property
+    def schedule_status(self) -> str:
+        schedule = getattr(self.task, "schedule", None)
+        return schedule.status if schedule is not None else "-"
+
+
+@dataclass
+class Board:
+    rows: list[BoardRow]
+    counts: dict[str, int]
+    total_cost: Decimal
+    total_budget: Decimal | None
+    workers_online: int
+    pending_approvals: int
+    scheduled: int
+    stuck: int
+    warnings: list[str]
+    statuses: list[str]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "tasks": [row_json(row) for row in self.rows],
+            "totals": {
+                "counts": self.counts,
+                "cost_spent": str(self.total_cost),
+                "cost_budget": None if self.total_budget is None else str(self.total_budget),
+                "workers_online": self.workers_online,
+                "pending_approvals": self.pending_approvals,
+                "scheduled_dispatches": self.scheduled,
+                "stuck_units": self.stuck,
+            },
+            "warnings": self.warnings,
+        }
+
+
+def board_tasks(
+    *, session_id: int | None = None, statuses: list[str] | None = None
+) -> QuerySet[Task]:
+    last_unit = Unit.objects.filter(task=OuterRef("pk")).order_by("-attempt")
+    tasks = (
+        Task.objects.filter(plan__status=PlanStatus.ACCEPTED)
+        .select_related("plan", "schedule", "runtime")
+        .annotate(
+            last_unit_status=Subquery(last_unit.values("status")[:1]),
+            last_unit_attempt=Subquery(last_unit.values("attempt")[:1]),
+        )
+        .order_by("plan_id", "position")
+    )
+    if session_id is not None:
+        tasks = tasks.filter(plan__session_id=session_id)
+    if statuses:
+        tasks = tasks.filter(status__in=statuses)
+    return tasks
+
+
+def task_board(*, session_id: int | None = None, statuses: list[str] | None = None) -> Board:
+    tasks = list(board_tasks(session_id=session_id))  # all, for blockers; filtered below
+    statuses_by_id = {task.pk: task.status for task in tasks}
+    keys_by_id = {task.pk: task.key for task in tasks}
+    dependencies = TaskDependency.objects.filter(task__in=list(statuses_by_id)).values_list(
+        "task_id", "depends_on_id", "condition"
+    )
+    # The board spans plans, so the graph is keyed by primary key, not task key.
+    edges = edges_by(Edge(str(task), str(on), condition) for task, on, condition in dependencies)
+    named_statuses = {str(pk): status for pk, status in statuses_by_id.items()}
+    now = timezone.now()
+    stale_after = settings.SF_WORKER_STALE_AFTER.total_seconds()
+    overlaps = _overlaps(tasks)
+    rows = []
+    for task in tasks:
+        if statuses and task.status not in statuses:
+            continue
+        found = blockers_of(str(task.pk), edges, named_statuses)
+        blockers = [b.describe(keys_by_id[int(b.on)]) for b in found]
+        rows.append(_row(task, blockers, now, stale_after, overlaps.get(task.key, [])))
+    return Board(
+        rows=rows,
+        counts=dict(Counter(task.status for task in tasks)),
+        total_cost=sum((task.cost_spent for task in tasks), Decimal("0")),
+        total_budget=_total_budget(tasks),
+        workers_online=_workers_online(now),
+        pending_approvals=_pending_approvals(session_id),
+        scheduled=sum(
+            1 for task in tasks if _schedule(task) in (ScheduleStatus.DUE, ScheduleStatus.CLAIMED)
+        ),
+        stuck=sum(1 for row in rows if row.stale),
+        warnings=[
+            f"{a} and {b} both claim {', '.join(paths)}"
+            for a, b, paths in claims_overlap(_open_claims(tasks))
+        ],
+        statuses=statuses or [],
+    )
+
+
+def _row(
+    task: Task, blockers: list[str], now: datetime, stale_after: float, overlaps: list[str]
+) -> BoardRow:
+    runtime = getattr(task, "runtime", None)
+    heartbeat = runtime.last_heartbeat_at if runtime is not None else None
+    age = (now - heartbeat).total_seconds() if heartbeat else None
+    running = (
+        task.status in ACTIVE_STATUSES
+        and getattr(task, "last_unit_status", None) == UnitStatus.RUNNING
+    )
+    return BoardRow(
+        task=task,
+        blockers=blockers,
+        next_action=next_action(task, blockers),
+        worker=runtime.worker if runtime is not None else "",
+        heartbeat_age_s=round(age, 1) if age is not None else None,
+        stale=running and (age is None or age > stale_after),
+        overlaps=overlaps,
+    )
+
+
+def next_action(task: Task, blockers: list[str]) -> str:
+    schedule = _schedule(task)
+    claimed_by = task.schedule.claimed_by if schedule else ""
+    attempt = getattr(task, "last_unit_attempt", None)
+    match task.status:
+        case TaskStatus.TODO if blockers:
+            return "waiting for " + "; ".join(blockers)
+        case TaskStatus.TODO if schedule == ScheduleStatus.CLAIMED:
+            return f"claimed by {claimed_by}"
+        case TaskStatus.TODO if schedule == ScheduleStatus.DUE:
+            return "ready: waiting for a worker"
+        case TaskStatus.TODO:
+            return "ready once dispatched"
+        case TaskStatus.IN_PROGRESS:
+            return f"unit {attempt or 1} running"
+        case TaskStatus.VERIFYING:
+            return "running verify commands"
+        case TaskStatus.RETRYING:
+            return f"retry {task.retry_count} of {task.max_retries}"
+        case TaskStatus.REVIEW:
+            return "awaiting review"
+        case TaskStatus.BLOCKED | TaskStatus.FAILED | TaskStatus.PAUSED:
+            return (
+                f"{task.status}: {task.status_reason}" if task.status_reason else str(task.status)
+            )
+    return "-"
+
+
+def row_json(row: BoardRow) -> dict[str, Any]:
+    task = row.task
+    return {
+        "id": task.pk,
+        "key": task.key,
+        "title": task.title,
+        "plan": task.plan_id,
+        "session": task.plan.session_id,
+        "status": task.status,
+        "schedule": row.schedule_status,
+        "worker": row.worker or None,
+        "heartbeat_age_s": row.heartbeat_age_s,
+        "stale": row.stale,
+        "blockers": row.blockers,
+        "retries": {"count": task.retry_count, "max": task.max_retries},
+        "cost": {
+            "spent": str(task.cost_spent),
+            "budget": None if task.cost_budget is None else str(task.cost_budget),
+        },
+        "checkpoint": task.checkpoint_ref or None,
+        "next_action": row.next_action,
+        "overlaps": row.overlaps,
+    }
+
+
+def plan_waves(plan: Plan) -> list[list[Task]]:
+    tasks = list(plan.tasks.order_by("position"))
+    by_key = {task.key: task for task in tasks}
+    rows = TaskDependency.objects.filter(task__plan=plan).values_list(
+        "task__key", "depends_on__key", "condition"
+    )
+    waves = compute_waves([task.key for task in tasks], [Edge(t, o, c) for t, o, c in rows])
+    return [[by_key[key] for key in wave] for wave in waves]
+
 
 def task_summary_line(session: AgentSession) -> str:
-    """One line for /tasks; the task board (issue 3) replaces this with real counts."""
-    return "no plan yet"
+    """One line for the /tasks command."""
+    board = task_board(session_id=session.pk)
+    if not board.rows:
+        open_plans = Plan.objects.filter(session=session, status=PlanStatus.PROPOSED).count()
+        return "no accepted plan" + (
+            f" ({open_plans} proposed, awaiting acceptance)" if open_plans else ""
+        )
+    counts = ", ".join(f"{count} {status}" for status, count in sorted(board.counts.items()))
+    ready = sum(1 for row in board.rows if row.next_action.startswith("ready"))
+    return f"{len(board.rows)} tasks: {counts} · {ready} ready · ${board.total_cost} spent"
+
+
+def _schedule(task: Task) -> str | None:
+    try:
+        schedule: TaskSchedule = task.schedule
+    except TaskSchedule.DoesNotExist:
+        return None
+    return schedule.status
+
+
+def _open_claims(tasks: list[Task]) -> dict[str, list[str]]:
+    return {
+        task.key: list(task.intent_claim)
+        for task in tasks
+        if task.intent_claim
+        and task.status not in (TaskStatus.DONE, TaskStatus.CANCELLED, TaskStatus.FAILED)
+    }
+
+
+def _overlaps(tasks: list[Task]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for first, second, paths in claims_overlap(_open_claims(tasks)):
+        found.setdefault(first, []).append(f"{second}: {', '.join(paths)}")
+        found.setdefault(second, []).append(f"{first}: {', '.join(paths)}")
+    return found
+
+
+def _total_budget(tasks: list[Task]) -> Decimal | None:
+    budgets = [task.cost_budget for task in tasks if task.cost_budget is not None]
+    return sum(budgets, Decimal("0")) if budgets else None
+
+
+def _workers_online(now: datetime) -> int:
+    cutoff = now - settings.SF_WORKER_STALE_AFTER
+    return Worker.objects.filter(stopped_at__isnull=True, last_heartbeat_at__gte=cutoff).count()
+
+
+def _pending_approvals(session_id: int | None) -> int:
+    from agents_app.models import ModeTransition, TransitionStatus
+
+    pending = ModeTransition.objects.filter(status=TransitionStatus.PENDING, requires_approval=True)
+    if session_id is not None:
+        pending = pending.filter(session_id=session_id)
+    return pending.count()

@@ -1,4 +1,4 @@
-"""Tasks app models."""
+"""Workers as they report themselves (ephemeral runtime state)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,1 @@
+"""The agent runtime: model routing through litellm, tools, the loop, traces, replay."""

@@ -1,0 +1,92 @@
+"""Admin: plans, tasks (with their read-only transition log), units and workers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest
+
+from tasks_app.models import Plan, Task, TaskTransition, Unit, Worker
+
+
+class ReadOnlyInline(admin.TabularInline):
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class TaskInline(ReadOnlyInline):
+    model = Task
+    fields = ("position", "key", "title", "status", "risk_level", "mutation_scope", "retry_count")
+    readonly_fields = fields
+
+
+class TransitionInline(ReadOnlyInline):
+    model = TaskTransition
+    fields = ("created_at", "from_status", "to_status", "actor_label", "reason")
+    readonly_fields = fields
+
+
+class UnitInline(ReadOnlyInline):
+    model = Unit
+    fields = (
+        "attempt",
+        "status",
+        "model",
+        "tokens_in",
+        "tokens_out",
+        "cost",
+        "verification_passed",
+    )
+    readonly_fields = fields
+
+
+@admin.register(Plan)
+class PlanAdmin(admin.ModelAdmin):
+    list_display = ("pk", "session", "status", "source", "summary", "accepted_at", "created_at")
+    list_filter = ("status", "source")
+    search_fields = ("summary", "intent")
+    readonly_fields = (
+        "status",
+        "accepted_at",
+        "accepted_by",
+        "accepted_run_control",
+        "accepted_permission_profile",
+    )
+    inlines = (TaskInline,)
+
+
+@admin.register(Task)
+class TaskAdmin(admin.ModelAdmin):
+    list_display = ("key", "title", "plan", "status", "risk_level", "retry_count", "cost_spent")
+    list_filter = ("status", "risk_level", "mutation_scope", "task_kind")
+    search_fields = ("key", "title")
+    # The lifecycle moves only through tasks_app.lifecycle, so every move is logged.
+    readonly_fields = (
+        "status",
+        "retry_count",
+        "cost_spent",
+        "started_at",
+        "completed_at",
+        "checkpoint_ref",
+    )
+    inlines = (TransitionInline, UnitInline)
+
+
+@admin.register(Worker)
+class WorkerAdmin(admin.ModelAdmin):
+    list_display = (
+        "hostname",
+        "pid",
+        "concurrency",
+        "queues",
+        "started_at",
+        "last_heartbeat_at",
+        "stopped_at",
+    )

@@ -1,0 +1,177 @@
+"""``manage.py sf plan …`` and ``manage.py sf tasks``."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from agents_app.axes import PermissionProfile
+from agents_app.cli import cli_actor, find_session
+from sf_web.cli import EXIT_OK, EXIT_USAGE, Subcommand, add_output_format
+from sf_web.errors import SfError
+from tasks_app.models import Plan, PlanSource, TaskStatus
+
+
+def plan_json(plan: Plan) -> dict[str, Any]:
+    from tasks_app.selectors import plan_waves
+
+    return {
+        "id": plan.pk,
+        "session": plan.session_id,
+        "status": plan.status,
+        "status_reason": plan.status_reason,
+        "intent": plan.intent,
+        "summary": plan.summary,
+        "accepted_at": plan.accepted_at.isoformat() if plan.accepted_at else None,
+        "waves": [[task.key for task in wave] for wave in plan_waves(plan)],
+        "tasks": [
+            {
+                "key": task.key,
+                "title": task.title,
+                "status": task.status,
+                "acceptance_criteria": dict(task.criteria),
+                "verify": task.verify,
+                "depends_on": [
+                    {"task": dep.depends_on.key, "condition": dep.condition}
+                    for dep in task.dependencies.all()
+                ],
+                "risk_level": task.risk_level,
+                "mutation_scope": task.mutation_scope,
+                "task_kind": task.task_kind,
+                "max_retries": task.max_retries,
+                "intent_claim": task.intent_claim,
+            }
+            for task in plan.tasks.prefetch_related("dependencies__depends_on")
+        ],
+    }
+
+
+def find_plan(plan_id: int) -> Plan:
+    try:
+        return Plan.objects.select_related("session").get(pk=plan_id)
+    except Plan.DoesNotExist:
+        raise SfError(f"no plan with id {plan_id}") from None
+
+
+class PlanCommand(Subcommand):
+    name = "plan"
+    help = "Import, show, accept or reject plans."
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        actions = parser.add_subparsers(dest="action", required=True)
+        load = actions.add_parser("import", help="import a plan file (YAML, JSON, Markdown)")
+        load.add_argument("path")
+        load.add_argument("--session", type=int, required=True)
+        show = actions.add_parser("show", help="print a plan with its tasks and waves")
+        show.add_argument("plan_id", type=int)
+        accept = actions.add_parser("accept", help="accept a proposed plan")
+        accept.add_argument("plan_id", type=int)
+        accept.add_argument("--autonomous", action="store_true", help="Run autonomously")
+        accept.add_argument("--permission-profile", choices=PermissionProfile.values)
+        accept.add_argument("--user", help="accept as this user (default: cli)")
+        reject = actions.add_parser("reject", help="reject an open plan")
+        reject.add_argument("plan_id", type=int)
+        reject.add_argument("--reason", default="rejected from the command line")
+        for action in (load, show, accept, reject):
+            add_output_format(action)
+
+    def run(self, options: dict[str, Any]) -> int:
+        try:
+            plan = getattr(self, f"_{options['action']}")(options)
+        except SfError as exc:
+            return self._fail(str(exc), options)
+        if options["output_format"] == "json":
+            self.out_json(plan_json(plan))
+        else:
+            self._print(plan)
+        return EXIT_OK
+
+    def _import(self, options: dict[str, Any]) -> Plan:
+        from tasks_app.plan_files import plan_file_read
+        from tasks_app.services import plan_create
+
+        session = find_session(options["session"])
+        spec = plan_file_read(options["path"])
+        return plan_create(session=session, spec=spec, source=PlanSource.FILE)
+
+    def _show(self, options: dict[str, Any]) -> Plan:
+        return find_plan(options["plan_id"])
+
+    def _accept(self, options: dict[str, Any]) -> Plan:
+        from tasks_app.services import plan_accept
+
+        return plan_accept(
+            plan=find_plan(options["plan_id"]),
+            actor=cli_actor(options["user"]),
+            autonomous=options["autonomous"],
+            permission_profile=options["permission_profile"],
+        )
+
+    def _reject(self, options: dict[str, Any]) -> Plan:
+        from tasks_app.services import plan_reject
+
+        return plan_reject(plan=find_plan(options["plan_id"]), reason=options["reason"])
+
+    def _fail(self, message: str, options: dict[str, Any]) -> int:
+        if options["output_format"] == "json":
+            self.out_json({"ok": False, "errors": message.splitlines()})
+        else:
+            self.err("error: " + message.replace("\n", "\n  "))
+        return EXIT_USAGE
+
+    def _print(self, plan: Plan) -> None:
+        from tasks_app.selectors import plan_waves
+
+        self.out(f"plan {plan.pk} ({plan.status}) for session {plan.session_id}: {plan.summary}")
+        for number, wave in enumerate(plan_waves(plan), 1):
+            self.out(f"  wave {number}: {', '.join(task.key for task in wave)}")
+        for task in plan.tasks.all():
+            detail = f"risk {task.risk_level}, {task.mutation_scope}"
+            self.out(f"  [{task.status}] {task.key}: {task.title} ({detail})")
+            for criterion, text in task.criteria:
+                self.out(f"      {criterion} {text}")
+            for command in task.verify:
+                self.out(f"      verify: {command}")
+
+
+class TasksCommand(Subcommand):
+    name = "tasks"
+    help = "The task board: lifecycle, runtime, blockers, retries, budget, next action."
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--session", type=int, required=True)
+        parser.add_argument("--status", action="append", choices=TaskStatus.values, default=[])
+        add_output_format(parser)
+
+    def run(self, options: dict[str, Any]) -> int:
+        from tasks_app.selectors import task_board
+
+        try:
+            session = find_session(options["session"])
+        except SfError as exc:
+            self.err(f"error: {exc}")
+            return EXIT_USAGE
+        board = task_board(session_id=session.pk, statuses=options["status"])
+        if options["output_format"] == "json":
+            self.out_json({"session": session.pk, **board.as_json()})
+            return EXIT_OK
+        for row in board.rows:
+            task = row.task
+            budget = f"${task.cost_spent}" + (
+                f"/${task.cost_budget}" if task.cost_budget is not None else ""
+            )
+            self.out(
+                f"{task.key:<20} {task.status:<12} {row.schedule_status:<10} "
+                f"retries {row.retries:<5} {budget:<16} {row.next_action}"
+            )
+        counts = ", ".join(f"{n} {s}" for s, n in sorted(board.counts.items())) or "no tasks"
+        self.out(
+            f"-- {len(board.rows)} shown ({counts}); workers {board.workers_online}; "
+            f"cost ${board.total_cost}"
+        )
+        for warning in board.warnings:
+            self.out(f"!! overlapping intent claims: {warning}")
+        return EXIT_OK
+
+
+SUBCOMMANDS: list[type[Subcommand]] = [PlanCommand, TasksCommand]

@@ -1,0 +1,46 @@
+"""The live task board: a transition anywhere moves the card in every open browser."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qs
+
+from django.shortcuts import get_object_or_404
+from django.template.loader import render_to_string
+
+from agents_app.models import AgentSession
+from sf_web.consumers import LivePartialConsumer
+from sf_web.live import group_name
+
+
+class TaskBoardConsumer(LivePartialConsumer):
+    def resolve_groups(self) -> list[str]:
+        from tasks_app.views import board_filters
+
+        query = parse_qs(self.scope.get("query_string", b"").decode())
+        self.session_id, self.statuses = board_filters(
+            (query.get("session") or [None])[0], query.get("status", [])
+        )
+        if self.session_id is None:
+            return [group_name("tasks", "all")]
+        get_object_or_404(AgentSession, pk=self.session_id)
+        # The session group too: the board's badge follows the session's axes.
+        from agents_app.services import session_group
+
+        return [group_name("tasks", self.session_id), session_group(self.session_id)]
+
+    def render(self) -> str:
+        from tasks_app.views import board_context
+
+        session = AgentSession.objects.get(pk=self.session_id) if self.session_id else None
+        context = board_context(session, self.statuses)
+        html = render_to_string("tasks_app/board.html#board", context)
+        if session is not None:
+            html += render_to_string("agents_app/_badge.html", context)
+        return html
+
+    async def tasks_changed(self, event: dict[str, Any]) -> None:
+        await self.push()
+
+    async def session_changed(self, event: dict[str, Any]) -> None:
+        await self.push()

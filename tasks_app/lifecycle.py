@@ -1,0 +1,84 @@
+"""The task lifecycle: one table of allowed moves and one service that applies a move.
+
+    todo → in_progress → verifying → review → done
+    in_progress | verifying → retrying → in_progress
+    in_progress | verifying | retrying → failed        (retries spent, or gave up)
+    review → todo                                      (changes requested)
+    todo | in_progress | verifying | retrying | review → blocked   (a person, a dependency,
+                                                                    a merge conflict)
+    blocked → todo | in_progress | review              (unblocked: back where it was)
+    todo | in_progress | retrying | blocked → paused;  paused → todo
+    failed → todo                                      (a person asks for another try)
+    every non-final status → cancelled
+
+Completion always passes through ``review``: ``done`` is reachable from nowhere else.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from sf_web.errors import InvalidTransition
+from sf_web.live import broadcast, group_name
+from tasks_app.models import Task, TaskStatus, TaskTransition
+
+S = TaskStatus
+FINAL = frozenset({S.DONE, S.CANCELLED})
+
+ALLOWED: dict[str, frozenset[str]] = {
+    S.TODO: frozenset({S.IN_PROGRESS, S.BLOCKED, S.PAUSED, S.CANCELLED}),
+    S.IN_PROGRESS: frozenset({S.VERIFYING, S.RETRYING, S.FAILED, S.BLOCKED, S.PAUSED, S.CANCELLED}),
+    S.VERIFYING: frozenset({S.REVIEW, S.RETRYING, S.FAILED, S.BLOCKED, S.CANCELLED}),
+    S.RETRYING: frozenset({S.IN_PROGRESS, S.FAILED, S.BLOCKED, S.PAUSED, S.CANCELLED}),
+    S.REVIEW: frozenset({S.DONE, S.TODO, S.BLOCKED, S.CANCELLED}),
+    S.BLOCKED: frozenset({S.TODO, S.IN_PROGRESS, S.REVIEW, S.PAUSED, S.CANCELLED}),
+    S.PAUSED: frozenset({S.TODO, S.CANCELLED}),
+    S.FAILED: frozenset({S.TODO, S.CANCELLED}),
+    S.DONE: frozenset(),
+    S.CANCELLED: frozenset(),
+}
+
+
+def allowed(from_status: str, to_status: str) -> bool:
+    return to_status in ALLOWED.get(from_status, frozenset())
+
+
+def task_groups(task: Task) -> list[str]:
+    """Where a task's changes are broadcast: its session's board and the global board."""
+    return [group_name("tasks", "all"), group_name("tasks", task.plan.session_id)]
+
+
+def task_transition(*, task: Task, to: str, reason: str, actor: str = "sf") -> Task:
+    """Move ``task`` to ``to`` and log it, or raise ``InvalidTransition`` and change nothing.
+
+    The move is a conditional update on the status the caller saw, so two workers
+    racing to move the same task cannot both succeed.
+    """
+    current = task.status
+    if not allowed(current, to):
+        options = ", ".join(sorted(ALLOWED.get(current, ()))) or "none (final)"
+        raise InvalidTransition(
+            f"task {task.key}: cannot go from {current} to {to}; allowed from {current}: {options}"
+        )
+    now = timezone.now()
+    fields: dict[str, object] = {"status": to, "status_reason": reason}
+    if to == S.IN_PROGRESS and task.started_at is None:
+        fields["started_at"] = now
+    if to in (S.DONE, S.FAILED, S.CANCELLED):
+        fields["completed_at"] = now
+    with transaction.atomic():
+        updated = Task.objects.filter(pk=task.pk, status=current).update(**fields)
+        if updated != 1:
+            raise InvalidTransition(
+                f"task {task.key}: status changed concurrently (expected {current})"
+            )
+        TaskTransition.objects.create(
+            task=task, from_status=current, to_status=to, reason=reason, actor_label=actor,
+            created_at=now,
+        )  # fmt: skip
+        for group in task_groups(task):
+            broadcast(group, "tasks.changed", task_id=task.pk)
+    for name, value in fields.items():
+        setattr(task, name, value)
+    return task

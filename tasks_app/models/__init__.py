@@ -1,0 +1,39 @@
+"""Models of the tasks app: plans and tasks, their scheduler and runtime state, units,
+and the worker registry."""
+
+from tasks_app.models.plan import (
+    DependencyCondition,
+    MutationScope,
+    Plan,
+    PlanSource,
+    PlanStatus,
+    RiskLevel,
+    Task,
+    TaskDependency,
+    TaskKind,
+    TaskStatus,
+    TaskTransition,
+)
+from tasks_app.models.runtime import ScheduleStatus, TaskRuntime, TaskSchedule, Unit, UnitStatus
+from tasks_app.models.worker import Worker, WorkerProbe
+
+__all__ = [
+    "DependencyCondition",
+    "MutationScope",
+    "Plan",
+    "PlanSource",
+    "PlanStatus",
+    "RiskLevel",
+    "ScheduleStatus",
+    "Task",
+    "TaskDependency",
+    "TaskKind",
+    "TaskRuntime",
+    "TaskSchedule",
+    "TaskStatus",
+    "TaskTransition",
+    "Unit",
+    "UnitStatus",
+    "Worker",
+    "WorkerProbe",
+]

@@ -1,0 +1,228 @@
+"""Services for plans and tasks: creating a plan from a spec, accepting it, scheduling
+ready tasks and claiming them race-free between workers."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from agents_app.axes import PermissionProfile, RunControl
+from agents_app.models import AgentSession
+from agents_app.services import Actor, session_change_mode
+from sf_web.errors import InvalidTransition, PlanInvalid
+from sf_web.live import broadcast
+from tasks_app.lifecycle import task_groups, task_transition
+from tasks_app.models import (
+    Plan,
+    PlanStatus,
+    ScheduleStatus,
+    Task,
+    TaskDependency,
+    TaskSchedule,
+    TaskStatus,
+)
+from tasks_app.scheduler import Edge, blockers_of, edges_by
+from tasks_app.schemas import PlanSpec, TaskSpec
+
+OPEN_PLAN_STATUSES = (PlanStatus.DRAFT, PlanStatus.PROPOSED)
+
+
+def plan_create(*, session: AgentSession, spec: PlanSpec, source: str) -> Plan:
+    """Store a validated plan as *proposed*; an earlier open plan is superseded.
+
+    Tasks without verify commands take the project's ``default_verify``; a task left
+    with none makes the whole plan invalid (nothing is written).
+    """
+    default_verify = session.project.parsed_policy.default_verify
+    missing = [
+        f"tasks[{i}] ({t.key}).verify"
+        for i, t in enumerate(spec.tasks)
+        if not (t.verify or default_verify)
+    ]
+    if missing:
+        raise PlanInvalid(
+            "\n".join(
+                f"{where}: no verify commands, and the project has no default_verify"
+                for where in missing
+            )
+        )
+    with transaction.atomic():
+        Plan.objects.filter(session=session, status__in=OPEN_PLAN_STATUSES).update(
+            status=PlanStatus.SUPERSEDED, status_reason="superseded by a newer plan"
+        )
+        plan = Plan.objects.create(
+            session=session, intent=spec.intent, summary=spec.summary, source=source,
+            status=PlanStatus.PROPOSED,
+        )  # fmt: skip
+        tasks = Task.objects.bulk_create(
+            [
+                _task_from_spec(plan, position, spec_task, default_verify)
+                for position, spec_task in enumerate(spec.tasks)
+            ]
+        )
+        by_key = {task.key: task for task in tasks}
+        TaskDependency.objects.bulk_create(
+            TaskDependency(task=by_key[e.task], depends_on=by_key[e.on], condition=e.condition)
+            for e in spec.edges()
+        )
+        _broadcast_plan(plan)
+    return plan
+
+
+def plan_reject(*, plan: Plan, reason: str) -> Plan:
+    with transaction.atomic():
+        updated = Plan.objects.filter(pk=plan.pk, status__in=OPEN_PLAN_STATUSES).update(
+            status=PlanStatus.REJECTED, status_reason=reason
+        )
+        if updated != 1:
+            raise InvalidTransition(
+                f"plan {plan.pk} is {plan.status}; only an open plan can be rejected"
+            )
+        _broadcast_plan(plan)
+    plan.refresh_from_db()
+    return plan
+
+
+def plan_accept(
+    *,
+    plan: Plan,
+    actor: Actor,
+    autonomous: bool = False,
+    permission_profile: str | None = None,
+) -> Plan:
+    """Accept a proposed plan: the explicit act between planning and building.
+
+    ``autonomous`` is **Run autonomously**: the session moves to
+    ``build | autonomous | <profile> | smart`` (one logged transition) and dispatch
+    starts. Plain accept moves to build and keeps the run control.
+    """
+    if permission_profile is not None and permission_profile not in PermissionProfile.values:
+        raise PlanInvalid(
+            f"unknown permission profile {permission_profile!r}; accepted: "
+            + ", ".join(PermissionProfile.values)
+        )
+    with transaction.atomic():
+        session = AgentSession.objects.select_for_update().get(pk=plan.session_id)
+        changes = {"work_mode": "build"}
+        if autonomous:
+            changes |= {
+                "run_control": RunControl.AUTONOMOUS,
+                "permission_profile": permission_profile or session.permission_profile,
+                "model_mode": "smart",
+            }
+        elif permission_profile:
+            changes["permission_profile"] = permission_profile
+        now = timezone.now()
+        updated = Plan.objects.filter(pk=plan.pk, status=PlanStatus.PROPOSED).update(
+            status=PlanStatus.ACCEPTED,
+            accepted_at=now,
+            accepted_by=actor.user if isinstance(actor.user, User) else None,
+            accepted_run_control=changes.get("run_control", session.run_control),
+            accepted_permission_profile=changes.get(
+                "permission_profile", session.permission_profile
+            ),
+        )
+        if updated != 1:
+            raise InvalidTransition(
+                f"plan {plan.pk} is {plan.status}; only a proposed plan can be accepted"
+            )
+        verb = "run autonomously" if autonomous else "accepted"
+        session_change_mode(
+            session=session, changes=changes, reason=f"plan {plan.pk} {verb}", actor=actor,
+            resume=autonomous,
+        )  # fmt: skip
+        TaskSchedule.objects.bulk_create(TaskSchedule(task=task) for task in plan.tasks.all())
+        plan.refresh_from_db()
+        schedule_ready(plan=plan)
+        _broadcast_plan(plan)
+    return plan
+
+
+def schedule_ready(*, plan: Plan) -> list[Task]:
+    """Mark every ready task's schedule *due*; block tasks whose dependency ended the
+    wrong way (a person decides what happens to them). Returns the newly due tasks."""
+    tasks = list(plan.tasks.select_related("schedule"))
+    statuses = {task.key: task.status for task in tasks}
+    by_task = edges_by(plan_edges(plan))
+    due: list[Task] = []
+    for task in tasks:
+        if task.status != TaskStatus.TODO:
+            continue
+        blockers = blockers_of(task.key, by_task, statuses)
+        if any(not blocker.satisfiable for blocker in blockers):
+            reasons = "; ".join(b.describe() for b in blockers if not b.satisfiable)  # by key
+            task_transition(task=task, to=TaskStatus.BLOCKED, reason=f"dependency: {reasons}")
+        elif not blockers and _mark_due(task):
+            due.append(task)
+    return due
+
+
+def task_claim(*, worker: str, plan: Plan | None = None) -> Task | None:
+    """Claim one due task for ``worker``, or None. Race-free between processes:
+    ``skip_locked`` lets concurrent claimers pass each other's rows, and the
+    conditional update proves this claimer won."""
+    with transaction.atomic():
+        candidates = TaskSchedule.objects.select_for_update(skip_locked=True).filter(
+            status=ScheduleStatus.DUE, task__status=TaskStatus.TODO
+        )
+        if plan is not None:
+            candidates = candidates.filter(task__plan=plan)
+        schedule = candidates.order_by("due_at", "task_id").first()
+        if schedule is None:
+            return None
+        claimed = TaskSchedule.objects.filter(pk=schedule.pk, status=ScheduleStatus.DUE).update(
+            status=ScheduleStatus.CLAIMED, claimed_by=worker, claimed_at=timezone.now()
+        )
+        if claimed != 1:
+            return None
+        task = Task.objects.select_related("plan").get(pk=schedule.task_id)
+        for group in task_groups(task):
+            broadcast(group, "tasks.changed", task_id=task.pk)
+    return task
+
+
+def plan_edges(plan: Plan) -> list[Edge]:
+    rows = TaskDependency.objects.filter(task__plan=plan).values_list(
+        "task__key", "depends_on__key", "condition"
+    )
+    return [Edge(task, on, condition) for task, on, condition in rows]
+
+
+def _mark_due(task: Task) -> bool:
+    now = timezone.now()
+    updated = TaskSchedule.objects.filter(
+        Q(status=ScheduleStatus.QUEUED) | Q(status=ScheduleStatus.EXPIRED), task=task
+    ).update(status=ScheduleStatus.DUE, due_at=now)
+    if updated:
+        for group in task_groups(task):
+            broadcast(group, "tasks.changed", task_id=task.pk)
+    return updated == 1
+
+
+def _task_from_spec(plan: Plan, position: int, spec: TaskSpec, default_verify: list[str]) -> Task:
+    return Task(
+        plan=plan,
+        position=position,
+        key=spec.key,
+        title=spec.title,
+        description=spec.description,
+        acceptance_criteria=spec.acceptance_criteria,
+        verify=spec.verify or list(default_verify),
+        risk_level=spec.risk_level,
+        mutation_scope=spec.mutation_scope,
+        task_kind=spec.task_kind,
+        max_retries=spec.max_retries,
+        cost_budget=spec.cost_budget,
+        intent_claim=spec.intent_claim,
+    )
+
+
+def _broadcast_plan(plan: Plan) -> None:
+    from agents_app.services import session_group
+    from sf_web.live import group_name
+
+    broadcast(session_group(plan.session_id), "session.changed")
+    broadcast(group_name("tasks", "all"), "tasks.changed")
+    broadcast(group_name("tasks", plan.session_id), "tasks.changed")

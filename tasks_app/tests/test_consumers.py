@@ -1,0 +1,57 @@
+"""The live board through the Redis channel layer."""
+
+from __future__ import annotations
+
+import pytest
+from channels.db import database_sync_to_async
+
+from agents_app.models import AgentSession
+from agents_app.services import Actor
+from conftest import websocket
+from tasks_app.lifecycle import task_transition
+from tasks_app.models import Plan
+from tasks_app.services import plan_accept
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
+
+
+def start(plan: Plan) -> None:
+    plan_accept(plan=plan, actor=Actor.system("t"), autonomous=True)
+    task_transition(task=plan.tasks.get(key="a"), to="in_progress", reason="unit 1", actor="worker")
+
+
+async def receive_until(communicator, needle: str) -> str:  # type: ignore[no-untyped-def]
+    for _ in range(10):
+        html = await communicator.receive_from(timeout=5)
+        if needle in html:
+            return html
+    raise AssertionError(f"never received {needle!r}")
+
+
+@pytest.mark.parametrize("query", ["", "?session={session}"])
+async def test_a_transition_moves_the_card_live(
+    session_cookie: bytes, diamond_plan: Plan, plan_session: AgentSession, query: str
+) -> None:
+    path = "/ws/tasks/" + query.format(session=plan_session.pk)
+    communicator = websocket(path, cookie=session_cookie)
+    connected, _ = await communicator.connect()
+    try:
+        assert connected
+        first = await communicator.receive_from(timeout=5)
+        assert 'id="task-board"' in first
+        await database_sync_to_async(start)(diamond_plan)
+        html = await receive_until(communicator, 'data-task="a" data-status="in_progress"')
+        assert 'id="task-board"' in html
+        if query:
+            assert 'data-run-control="autonomous"' in await receive_until(
+                communicator, 'id="mode-badge"'
+            )
+    finally:
+        await communicator.disconnect()
+
+
+async def test_anonymous_users_are_refused() -> None:
+    communicator = websocket("/ws/tasks/")
+    connected, _ = await communicator.connect()
+    assert not connected
+    await communicator.disconnect()

@@ -1,0 +1,91 @@
+"""Plan review, plan acceptance and the live task board."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from agents_app.axes import PermissionProfile
+from agents_app.badge import badge_for
+from agents_app.models import AgentSession
+from agents_app.services import Actor
+from sf_web.errors import SfError
+from sf_web.http import AuthedRequest
+from tasks_app.models import Plan, TaskStatus
+from tasks_app.selectors import plan_waves, task_board
+from tasks_app.services import plan_accept
+
+
+@require_GET
+@login_required
+def plan_detail(request: AuthedRequest, plan_id: int) -> HttpResponse:
+    plan = get_object_or_404(Plan.objects.select_related("session__project"), pk=plan_id)
+    return render(request, "tasks_app/plan_detail.html", _plan_context(plan))
+
+
+@require_POST
+@login_required
+def plan_accept_view(request: AuthedRequest, plan_id: int) -> HttpResponse:
+    """**Accept** or **Run autonomously** (with the chosen permission profile)."""
+    plan = get_object_or_404(Plan, pk=plan_id)
+    autonomous = request.POST.get("action") == "autonomous"
+    profile = request.POST.get("permission_profile") or None
+    try:
+        plan_accept(
+            plan=plan,
+            actor=Actor.of(request.user),
+            autonomous=autonomous,
+            permission_profile=profile,
+        )
+    except SfError as exc:
+        context = {**_plan_context(plan), "error": str(exc)}
+        if request.htmx:
+            return render(request, "tasks_app/plan_detail.html#accept-form", context)
+        return render(request, "tasks_app/plan_detail.html", context, status=400)
+    board = f"{reverse('task-board')}?session={plan.session_id}"
+    return HttpResponseClientRedirect(board) if request.htmx else redirect(board)
+
+
+@require_GET
+@login_required
+def task_board_view(request: AuthedRequest) -> HttpResponse:
+    session_id, statuses = board_filters(request.GET.get("session"), request.GET.getlist("status"))
+    session = get_object_or_404(AgentSession, pk=session_id) if session_id else None
+    context = board_context(session, statuses)
+    if request.htmx:
+        return render(request, "tasks_app/board.html#board", context)
+    return render(request, "tasks_app/board.html", context)
+
+
+def board_filters(session: str | None, statuses: list[str]) -> tuple[int | None, list[str]]:
+    """Query-string filters, with unknown values dropped rather than erroring."""
+    session_id = int(session) if session and session.isdigit() else None
+    return session_id, [status for status in statuses if status in TaskStatus.values]
+
+
+def board_context(session: AgentSession | None, statuses: list[str]) -> dict[str, object]:
+    query = "&".join([f"session={session.pk}"] if session else [])
+    query += "".join(f"&status={status}" for status in statuses)
+    return {
+        "board": task_board(session_id=session.pk if session else None, statuses=statuses),
+        "session": session,
+        "badge": badge_for(session) if session else None,
+        "all_statuses": TaskStatus.values,
+        "selected_statuses": statuses,
+        "ws_query": query.lstrip("&"),
+    }
+
+
+def _plan_context(plan: Plan) -> dict[str, object]:
+    return {
+        "plan": plan,
+        "session": plan.session,
+        "badge": badge_for(plan.session),
+        "tasks": plan.tasks.prefetch_related("dependencies__depends_on").order_by("position"),
+        "waves": plan_waves(plan),
+        "profiles": PermissionProfile.values,
+    }
