@@ -1,0 +1,33 @@
+"""Models of the agents app: projects and sessions with their axes and transitions,
+risk decisions with approvals, and the trace."""
+
+from agents_app.models.audit import ApprovalRule, Decision, ReviewScope, ReviewStatus, RiskDecision
+from agents_app.models.sessions import (
+    Activity,
+    ActorKind,
+    AgentSession,
+    ModeTransition,
+    Project,
+    SessionStatus,
+    TransitionScope,
+    TransitionStatus,
+)
+from agents_app.models.trace import TraceEvent, TraceKind
+
+__all__ = [
+    "Activity",
+    "ActorKind",
+    "AgentSession",
+    "ApprovalRule",
+    "Decision",
+    "ModeTransition",
+    "Project",
+    "ReviewScope",
+    "ReviewStatus",
+    "RiskDecision",
+    "SessionStatus",
+    "TraceEvent",
+    "TraceKind",
+    "TransitionScope",
+    "TransitionStatus",
+]
