@@ -97,8 +97,28 @@ pub fn check_depth(depth: usize) -> NativeResult<()> {
 }
 
 /// JCS key order: compare UTF-16 code units, not code points or bytes.
+///
+/// UTF-8 byte order equals code-point order, which equals UTF-16 order except
+/// when the first differing characters are one in U+E000..U+FFFF and one above
+/// U+FFFF (a surrogate pair sorts below U+E000). So compare bytes, and only look
+/// at the first differing characters in UTF-16.
 pub fn compare_keys(a: &str, b: &str) -> std::cmp::Ordering {
-    a.encode_utf16().cmp(b.encode_utf16())
+    let Some(at) = a.bytes().zip(b.bytes()).position(|(x, y)| x != y) else {
+        return a.len().cmp(&b.len());
+    };
+    // The bytes before `at` are equal, so both strings have a char boundary here.
+    let start = (0..=at).rev().find(|&i| a.is_char_boundary(i)).unwrap_or(0);
+    match (a[start..].chars().next(), b[start..].chars().next()) {
+        (Some(x), Some(y)) => utf16_key(x).cmp(&utf16_key(y)),
+        _ => a.len().cmp(&b.len()),
+    }
+}
+
+/// The UTF-16 code units of `ch`, as a comparable pair.
+fn utf16_key(ch: char) -> (u16, u16) {
+    let mut units = [0u16; 2];
+    let encoded = ch.encode_utf16(&mut units);
+    (encoded[0], encoded.get(1).copied().unwrap_or(0))
 }
 
 pub fn write_int(out: &mut String, digits: &str) -> NativeResult<()> {
@@ -262,6 +282,34 @@ mod tests {
             canonical_json(&value).unwrap(),
             "{\"a\":null,\"b\":null,\"😀\":null,\"\u{fb01}\":null}"
         );
+    }
+
+    #[test]
+    fn fast_key_order_agrees_with_utf16_order() {
+        let keys = [
+            "",
+            "a",
+            "ab",
+            "b",
+            "é",
+            "\u{e000}",
+            "\u{fb01}",
+            "\u{ffff}",
+            "😀",
+            "😀a",
+            "a😀",
+            "\u{10000}",
+            "z\u{e000}",
+            "z😀",
+            "é😀",
+            "é\u{fb01}",
+        ];
+        for a in keys {
+            for b in keys {
+                let reference = a.encode_utf16().cmp(b.encode_utf16());
+                assert_eq!(compare_keys(a, b), reference, "{a:?} vs {b:?}");
+            }
+        }
     }
 
     #[test]

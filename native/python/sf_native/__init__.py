@@ -1,6 +1,10 @@
 """SF's native hot paths, implemented in Rust (``native/src``) and exposed here.
 
 The compiled module ``sf_native._core`` is private; import from ``sf_native``.
+Long calls release the GIL, and Ctrl-C interrupts the walking ones. Errors are
+Python's own where one fits (``FileNotFoundError``, ``NotADirectoryError``,
+``ValueError`` for a bad pattern, ``TypeError``) and :class:`NativeError`
+otherwise.
 """
 
 from __future__ import annotations
@@ -8,11 +12,47 @@ from __future__ import annotations
 from typing import Any
 
 from sf_native import _core
-from sf_native._core import NativeError
+from sf_native._core import EditAmbiguous, EditNoMatch, GrepMatch, NativeError
+from sf_native._files import FileMatch, find_files, glob, grep, walk
+from sf_native._text import (
+    DEFAULT_EDIT_THRESHOLD,
+    SECRET_KINDS,
+    DiffStats,
+    EditResult,
+    Finding,
+    Redaction,
+    apply_edit,
+    diff_stats,
+    redact,
+    unified_diff,
+)
 
 __version__: str = _core.__version__
 
-__all__ = ["NativeError", "__version__", "canonical_hash", "canonical_json"]
+__all__ = [
+    "DEFAULT_EDIT_THRESHOLD",
+    "SECRET_KINDS",
+    "DiffStats",
+    "EditAmbiguous",
+    "EditNoMatch",
+    "EditResult",
+    "FileMatch",
+    "Finding",
+    "GrepMatch",
+    "NativeError",
+    "Redaction",
+    "__version__",
+    "apply_edit",
+    "canonical_hash",
+    "canonical_json",
+    "diff_stats",
+    "find_files",
+    "glob",
+    "grep",
+    "redact",
+    "unified_diff",
+    "walk",
+]
 
 
 def canonical_json(obj: Any) -> str:

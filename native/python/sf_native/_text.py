@@ -1,0 +1,128 @@
+"""Text tools: ``unified_diff``, ``diff_stats``, ``apply_edit`` and ``redact``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, NamedTuple, cast
+
+from sf_native import _core
+
+Algorithm = Literal["myers", "patience"]
+EditHow = Literal["exact", "whitespace", "fuzzy"]
+
+#: The similarity :func:`apply_edit` needs for a fuzzy match by default.
+DEFAULT_EDIT_THRESHOLD: float = _core.DEFAULT_EDIT_THRESHOLD
+
+#: Every built-in secret kind :func:`redact` reports, in priority order.
+SECRET_KINDS: tuple[str, ...] = _core.SECRET_KINDS
+
+
+def unified_diff(
+    old: str,
+    new: str,
+    *,
+    from_file: str = "a",
+    to_file: str = "b",
+    from_date: str | None = None,
+    to_date: str | None = None,
+    context: int = 3,
+    algorithm: Algorithm = "myers",
+) -> str:
+    """The diff from ``old`` to ``new`` in ``diff -u`` format ("" when they are equal).
+
+    Headers are ``--- from_file`` / ``+++ to_file`` (each followed by a tab and the
+    date when one is given), hunks ``@@ -start,len +start,len @@`` with ``context``
+    unchanged lines around each change, and a last line without a newline is
+    followed by ``\\ No newline at end of file``. ``patch`` applies the result.
+    ``algorithm`` is ``"myers"`` (smallest diff) or ``"patience"``.
+    """
+    return _core.unified_diff(old, new, from_file, to_file, from_date, to_date, context, algorithm)
+
+
+class DiffStats(NamedTuple):
+    """Lines added and removed, and the hunks of the unified diff."""
+
+    insertions: int
+    deletions: int
+    hunks: int
+
+
+def diff_stats(
+    old: str, new: str, *, context: int = 3, algorithm: Algorithm = "myers"
+) -> DiffStats:
+    """Counts for the diff :func:`unified_diff` would print with the same arguments."""
+    return DiffStats(*_core.diff_stats(old, new, context, algorithm))
+
+
+class EditResult(NamedTuple):
+    """What :func:`apply_edit` did."""
+
+    text: str
+    #: ``"exact"``, ``"whitespace"`` (equal once whitespace runs are collapsed) or
+    #: ``"fuzzy"`` (the most similar block of lines).
+    how: EditHow
+    #: 1-based, inclusive: the lines of the original text that were replaced.
+    start_line: int
+    end_line: int
+    #: 1.0 for exact and whitespace matches.
+    similarity: float
+
+
+def apply_edit(
+    text: str, search: str, replace: str, *, threshold: float = DEFAULT_EDIT_THRESHOLD
+) -> EditResult:
+    """Replace the one place in ``text`` that matches ``search`` with ``replace``.
+
+    Tries, in order: an exact substring match; a match of whole lines once runs of
+    whitespace are collapsed (leading and trailing blank lines of ``search`` are
+    ignored); the most similar block of as many lines as ``search`` has, if its
+    similarity (1 - edit distance / length, over the aligned lines) is at least
+    ``threshold``. Line-based matches take the file's indentation and line endings
+    for ``replace``.
+
+    Raises :class:`EditAmbiguous` when the search matches more than one place (or
+    two fuzzy candidates score within 0.02 of each other) and :class:`EditNoMatch`
+    when nothing is similar enough; both messages give line ranges (the best
+    candidate's, for no match), and both are ``ValueError`` and ``NativeError``.
+    An empty search or a threshold outside (0, 1] is a plain ``ValueError``.
+    """
+    new_text, how, start_line, end_line, similarity = _core.apply_edit(
+        text, search, replace, threshold
+    )
+    return EditResult(new_text, cast(EditHow, how), start_line, end_line, similarity)
+
+
+class Finding(NamedTuple):
+    """A redacted secret: its kind and character offsets in the original text."""
+
+    kind: str
+    start: int
+    end: int
+
+
+class Redaction(NamedTuple):
+    text: str
+    findings: list[Finding]
+
+
+def redact(text: str, extra_rules: Sequence[tuple[str, str]] | None = None) -> Redaction:
+    """Replace secrets in ``text`` with ``[REDACTED:<kind>]``.
+
+    Built-in kinds are in :data:`SECRET_KINDS`: private-key blocks, AWS key ids
+    and secrets, GitHub, Slack, OpenAI, Anthropic and Stripe tokens, Slack
+    webhooks, JWTs, ``Authorization:`` header tokens, passwords in URLs (user and
+    host are kept) and generic assignments to secret-sounding names (``API_KEY=``,
+    ``"token": ...``, ``password: ...``) whose value has enough entropy.
+    Placeholders (``changeme``, ``${VAR}``, ``<token>``, ``your-key-here``, ``xxxx``)
+    and code (``token = get_token()``, ``key = settings.API_KEY``) are left alone.
+
+    ``extra_rules`` are ``(kind, regex)`` pairs in Rust ``regex`` syntax; the
+    secret is the first capture group, or the whole match without groups. They
+    win ties against the built-in rules. A bad kind name or regex raises
+    ``ValueError``.
+
+    Redacting already-redacted text changes nothing. The result holds the new
+    text and the findings in order.
+    """
+    new_text, findings = _core.redact(text, list(extra_rules or ()))
+    return Redaction(new_text, [Finding(kind, start, end) for kind, start, end in findings])

@@ -1,0 +1,120 @@
+//! `unified_diff`, `diff_stats`, `apply_edit` and `redact`: text in, text out.
+//! Each releases the GIL while it works on large input.
+
+use crate::diff::{self, DiffOptions, Side};
+use crate::edit;
+use pyo3::prelude::*;
+
+/// Inputs smaller than this are handled without releasing the GIL, which would
+/// cost more than the work.
+const DETACH_THRESHOLD: usize = 32 * 1024;
+
+fn maybe_detach<T: Send>(py: Python<'_>, size: usize, work: impl FnOnce() -> T + Send) -> T {
+    if size > DETACH_THRESHOLD {
+        py.detach(work)
+    } else {
+        work()
+    }
+}
+
+fn diff_options(context: usize, algorithm: &str) -> PyResult<DiffOptions> {
+    Ok(DiffOptions {
+        context,
+        algorithm: diff::parse_algorithm(algorithm)?,
+    })
+}
+
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn unified_diff(
+    py: Python<'_>,
+    old: &str,
+    new: &str,
+    from_file: &str,
+    to_file: &str,
+    from_date: Option<&str>,
+    to_date: Option<&str>,
+    context: usize,
+    algorithm: &str,
+) -> PyResult<String> {
+    let options = diff_options(context, algorithm)?;
+    let old_side = Side {
+        name: from_file,
+        date: from_date,
+        text: old,
+    };
+    let new_side = Side {
+        name: to_file,
+        date: to_date,
+        text: new,
+    };
+    Ok(maybe_detach(py, old.len() + new.len(), || {
+        diff::unified_diff(&old_side, &new_side, &options)
+    }))
+}
+
+#[pyfunction]
+fn diff_stats(
+    py: Python<'_>,
+    old: &str,
+    new: &str,
+    context: usize,
+    algorithm: &str,
+) -> PyResult<(usize, usize, usize)> {
+    let options = diff_options(context, algorithm)?;
+    let stats = maybe_detach(py, old.len() + new.len(), || {
+        diff::diff_stats(old, new, &options)
+    });
+    Ok((stats.insertions, stats.deletions, stats.hunks))
+}
+
+#[pyfunction]
+fn apply_edit(
+    py: Python<'_>,
+    text: &str,
+    search: &str,
+    replace: &str,
+    threshold: f64,
+) -> PyResult<(String, &'static str, usize, usize, f64)> {
+    let outcome = maybe_detach(py, text.len(), || {
+        edit::apply_edit(text, search, replace, threshold)
+    })?;
+    Ok((
+        outcome.text,
+        outcome.kind.name(),
+        outcome.start_line,
+        outcome.end_line,
+        outcome.similarity,
+    ))
+}
+
+type Finding = (String, usize, usize);
+
+#[pyfunction]
+fn redact(
+    py: Python<'_>,
+    text: &str,
+    extra_rules: Vec<(String, String)>,
+) -> PyResult<(String, Vec<Finding>)> {
+    let rules = crate::redact::rules_with(&extra_rules)?;
+    let outcome = maybe_detach(py, text.len(), || crate::redact::redact(text, &rules));
+    let findings = outcome
+        .findings
+        .into_iter()
+        .map(|finding| (finding.kind.to_string(), finding.start, finding.end))
+        .collect();
+    Ok((outcome.text, findings))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(unified_diff, m)?)?;
+    m.add_function(wrap_pyfunction!(diff_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(apply_edit, m)?)?;
+    m.add_function(wrap_pyfunction!(redact, m)?)?;
+    m.add("DEFAULT_EDIT_THRESHOLD", edit::DEFAULT_THRESHOLD)?;
+    m.add(
+        "SECRET_KINDS",
+        pyo3::types::PyTuple::new(m.py(), crate::redact::SECRET_KINDS)?,
+    )?;
+    Ok(())
+}

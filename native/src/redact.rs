@@ -1,0 +1,303 @@
+//! Secret redaction: built-in rules compiled once, a keyword prefilter, and an
+//! entropy check for generic `key = value` assignments (see `rules.rs`).
+//!
+//! One Aho-Corasick pass finds the rules' keywords; a single-line rule then runs
+//! only on the lines that contain one of its keywords (every match contains one),
+//! and a multi-line rule on the whole text if any keyword occurs. Candidates that
+//! touch an existing `[REDACTED:…]` marker are dropped (so redaction is
+//! idempotent); overlaps go to the earliest start, then the longest span, then
+//! the rule listed first.
+
+mod entropy;
+mod rules;
+
+use crate::errors::{NativeFailure, NativeResult};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use regex::Regex;
+use rules::{passes, Check, Found, Spec};
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
+
+pub use entropy::shannon_entropy;
+pub use rules::SECRET_KINDS;
+
+/// Extra-rule sets kept compiled (the cache is cleared when it grows past this).
+const CACHE_LIMIT: usize = 64;
+
+struct Rule {
+    kind: String,
+    regex: Regex,
+    check: Check,
+    /// Single-line rules search only the lines with a keyword hit.
+    multiline: bool,
+    /// Without keywords (an extra rule), the rule searches the whole text.
+    has_keywords: bool,
+}
+
+/// A compiled rule set: extra rules first, then the built-in ones.
+pub struct Rules {
+    list: Vec<Rule>,
+    prefilter: AhoCorasick,
+    /// For each prefilter pattern, the rules it enables.
+    keyword_rules: Vec<Vec<usize>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub kind: String,
+    /// Character offsets into the original text.
+    pub start: usize,
+    pub end: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redacted {
+    pub text: String,
+    pub findings: Vec<Finding>,
+}
+
+static MARKER: LazyLock<Result<Regex, regex::Error>> =
+    LazyLock::new(|| Regex::new(r"\[REDACTED:[A-Za-z0-9_.-]+\]"));
+
+type Cache = Mutex<HashMap<Vec<(String, String)>, Arc<Rules>>>;
+static CACHE: LazyLock<Cache> = LazyLock::new(|| Mutex::new(HashMap::new()));
+
+fn internal(err: impl std::fmt::Display) -> NativeFailure {
+    NativeFailure::Other(format!("redaction rules failed to build: {err}"))
+}
+
+fn valid_kind(kind: &str) -> bool {
+    !kind.is_empty()
+        && kind
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+}
+
+fn compile(extra: &[(String, String)]) -> NativeResult<Rules> {
+    let mut list = Vec::new();
+    for (kind, pattern) in extra {
+        if !valid_kind(kind) {
+            return Err(NativeFailure::InvalidValue(format!(
+                "bad secret kind {kind:?}: use letters, digits, '_', '.', '-'"
+            )));
+        }
+        let regex = Regex::new(pattern).map_err(|err| {
+            NativeFailure::InvalidValue(format!("bad pattern for {kind:?}: {err}"))
+        })?;
+        list.push(Rule {
+            kind: kind.clone(),
+            regex,
+            check: Check::Always,
+            multiline: true,
+            has_keywords: false,
+        });
+    }
+    let mut keywords: Vec<&'static str> = Vec::new();
+    let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
+    for Spec {
+        kind,
+        pattern,
+        check,
+        keywords: words,
+        multiline,
+    } in rules::builtin_specs()
+    {
+        let index = list.len();
+        for word in words {
+            keywords.push(word);
+            keyword_rules.push(vec![index]);
+        }
+        list.push(Rule {
+            kind: kind.to_owned(),
+            regex: Regex::new(&pattern).map_err(internal)?,
+            check,
+            multiline,
+            has_keywords: true,
+        });
+    }
+    let prefilter = AhoCorasickBuilder::new()
+        .ascii_case_insensitive(true)
+        .match_kind(MatchKind::Standard)
+        .build(&keywords)
+        .map_err(internal)?;
+    Ok(Rules {
+        list,
+        prefilter,
+        keyword_rules,
+    })
+}
+
+/// The built-in rules plus `extra` (kind, regex) pairs, compiled or from the cache.
+pub fn rules_with(extra: &[(String, String)]) -> NativeResult<Arc<Rules>> {
+    if let Ok(cache) = CACHE.lock() {
+        if let Some(rules) = cache.get(extra) {
+            return Ok(Arc::clone(rules));
+        }
+    }
+    let rules = Arc::new(compile(extra)?);
+    if let Ok(mut cache) = CACHE.lock() {
+        if cache.len() >= CACHE_LIMIT {
+            cache.clear();
+        }
+        cache.insert(extra.to_vec(), Arc::clone(&rules));
+    }
+    Ok(rules)
+}
+
+/// A match that passed its rule's check: byte offsets of the secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Candidate {
+    start: usize,
+    end: std::cmp::Reverse<usize>,
+    rule: usize,
+}
+
+pub fn redact(text: &str, rules: &Rules) -> Redacted {
+    let markers: Vec<(usize, usize)> = match MARKER.as_ref() {
+        Ok(marker) => marker
+            .find_iter(text)
+            .map(|m| (m.start(), m.end()))
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    let mut candidates = Vec::new();
+    for (index, regions) in regions(text, rules).into_iter().enumerate() {
+        for (from, to) in regions {
+            search(
+                text,
+                from,
+                to,
+                index,
+                &rules.list[index],
+                &markers,
+                &mut candidates,
+            );
+        }
+    }
+    candidates.sort_unstable();
+    let mut kept: Vec<Candidate> = Vec::new();
+    for candidate in candidates {
+        if kept.last().is_none_or(|last| candidate.start >= last.end.0) {
+            kept.push(candidate);
+        }
+    }
+    build(text, rules, &kept)
+}
+
+/// For each rule, the byte ranges of `text` it must search.
+fn regions(text: &str, rules: &Rules) -> Vec<Vec<(usize, usize)>> {
+    let mut out: Vec<Vec<(usize, usize)>> = rules
+        .list
+        .iter()
+        .map(|rule| {
+            if rule.has_keywords {
+                Vec::new()
+            } else {
+                vec![(0, text.len())]
+            }
+        })
+        .collect();
+    let bytes = text.as_bytes();
+    for hit in rules.prefilter.find_overlapping_iter(text) {
+        for &index in &rules.keyword_rules[hit.pattern().as_usize()] {
+            let region = if rules.list[index].multiline {
+                (0, text.len())
+            } else {
+                let start = memchr::memrchr(b'\n', &bytes[..hit.start()]).map_or(0, |i| i + 1);
+                let end = memchr::memchr(b'\n', &bytes[hit.end()..])
+                    .map_or(text.len(), |i| hit.end() + i);
+                (start, end)
+            };
+            let list = &mut out[index];
+            // Hits arrive in text order, so a repeated region is the last one.
+            if list.last() != Some(&region) {
+                list.push(region);
+            }
+        }
+    }
+    out
+}
+
+fn touches(markers: &[(usize, usize)], start: usize, end: usize) -> bool {
+    // Markers are sorted and disjoint: find the first that ends after `start`.
+    let first = markers.partition_point(|&(_, m_end)| m_end <= start);
+    markers
+        .get(first)
+        .is_some_and(|&(m_start, _)| m_start < end)
+}
+
+fn search(
+    text: &str,
+    from: usize,
+    to: usize,
+    index: usize,
+    rule: &Rule,
+    markers: &[(usize, usize)],
+    out: &mut Vec<Candidate>,
+) {
+    let region = &text[from..to];
+    let generic = rule.check == Check::Generic;
+    for caps in rule.regex.captures_iter(region) {
+        let Some(whole) = caps.get(0) else { continue };
+        let groups = if generic { 2..5 } else { 1..caps.len() };
+        let (group, secret) = groups
+            .clone()
+            .find_map(|g| caps.get(g).map(|m| (g, m)))
+            .unwrap_or((0, whole));
+        let (start, end) = (from + secret.start(), from + secret.end());
+        if start == end || touches(markers, from + whole.start(), from + whole.end()) {
+            continue;
+        }
+        let found = Found {
+            text,
+            match_end: from + whole.end(),
+            key: caps.get(1).map_or("", |m| m.as_str()),
+            value: secret.as_str(),
+            value_end: end,
+            group,
+        };
+        if passes(rule.check, &found) {
+            out.push(Candidate {
+                start,
+                end: std::cmp::Reverse(end),
+                rule: index,
+            });
+        }
+    }
+}
+
+fn build(text: &str, rules: &Rules, kept: &[Candidate]) -> Redacted {
+    let mut out = String::with_capacity(text.len());
+    let mut findings = Vec::with_capacity(kept.len());
+    let mut position = 0;
+    // Byte offsets become character offsets, counted incrementally.
+    let (mut chars, mut counted) = (0usize, 0usize);
+    let mut to_chars = |byte: usize| {
+        chars += text[counted..byte].chars().count();
+        counted = byte;
+        chars
+    };
+    for candidate in kept {
+        let (start, end) = (candidate.start, candidate.end.0);
+        let kind = &rules.list[candidate.rule].kind;
+        out.push_str(&text[position..start]);
+        out.push_str("[REDACTED:");
+        out.push_str(kind);
+        out.push(']');
+        position = end;
+        let (start, end) = (to_chars(start), to_chars(end));
+        findings.push(Finding {
+            kind: kind.clone(),
+            start,
+            end,
+        });
+    }
+    out.push_str(&text[position..]);
+    Redacted {
+        text: out,
+        findings,
+    }
+}
+
+#[cfg(test)]
+mod tests;
