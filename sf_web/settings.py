@@ -210,7 +210,11 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    # Secrets never reach a log: every handler redacts the records it writes.
+    "filters": {"redact": {"()": "agents_app.runtime.redaction.RedactingFilter"}},
+    "handlers": {
+        "stderr": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["redact"]}
+    },
     "root": {"handlers": ["stderr"], "level": "WARNING"},
     "loggers": {
         "sf": {

@@ -8,109 +8,329 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agents_app', '0001_initial'),
-        ('tasks_app', '0002_plan_task_taskdependency_taskruntime_taskschedule_and_more'),
+        ("agents_app", "0001_initial"),
+        ("tasks_app", "0002_plan_task_taskdependency_taskruntime_taskschedule_and_more"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='RiskDecision',
+            name="RiskDecision",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('tool', models.CharField(max_length=64)),
-                ('input_normalized', models.JSONField()),
-                ('input_hash', models.CharField(db_index=True, max_length=64)),
-                ('risk_class', models.CharField(max_length=32)),
-                ('decision', models.CharField(choices=[('allow', 'Allow'), ('ask', 'Ask'), ('deny', 'Deny')], max_length=8)),
-                ('rule', models.CharField(max_length=200)),
-                ('reason', models.TextField(blank=True)),
-                ('work_mode', models.CharField(choices=[('chat', 'Chat'), ('plan', 'Plan'), ('build', 'Build'), ('review', 'Review'), ('repair', 'Repair'), ('research', 'Research')], max_length=16)),
-                ('run_control', models.CharField(choices=[('manual', 'Manual'), ('assisted', 'Assisted'), ('autonomous', 'Autonomous')], max_length=16)),
-                ('permission_profile', models.CharField(choices=[('restricted', 'Restricted'), ('normal', 'Normal'), ('trusted', 'Trusted'), ('unrestricted', 'Unrestricted')], max_length=16)),
-                ('model_mode', models.CharField(choices=[('fast', 'Fast'), ('smart', 'Smart'), ('deep', 'Deep')], max_length=16)),
-                ('surface', models.CharField(choices=[('tui', 'Tui'), ('web', 'Web'), ('headless', 'Headless'), ('rpc', 'Rpc')], max_length=16)),
-                ('created_at', models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
-                ('review_status', models.CharField(choices=[('not_needed', 'Not Needed'), ('pending', 'Pending'), ('approved', 'Approved'), ('rejected', 'Rejected')], default='not_needed', max_length=12)),
-                ('review_scope', models.CharField(blank=True, choices=[('once', 'Once'), ('session', 'Session'), ('project', 'Project')], max_length=8)),
-                ('reviewed_at', models.DateTimeField(blank=True, null=True)),
-                ('review_note', models.TextField(blank=True)),
-                ('reviewed_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('session', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='decisions', to='agents_app.agentsession')),
-                ('unit', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='decisions', to='tasks_app.unit')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("tool", models.CharField(max_length=64)),
+                ("input_normalized", models.JSONField()),
+                ("input_hash", models.CharField(db_index=True, max_length=64)),
+                ("risk_class", models.CharField(max_length=32)),
+                (
+                    "decision",
+                    models.CharField(
+                        choices=[("allow", "Allow"), ("ask", "Ask"), ("deny", "Deny")], max_length=8
+                    ),
+                ),
+                ("rule", models.CharField(max_length=200)),
+                ("reason", models.TextField(blank=True)),
+                (
+                    "work_mode",
+                    models.CharField(
+                        choices=[
+                            ("chat", "Chat"),
+                            ("plan", "Plan"),
+                            ("build", "Build"),
+                            ("review", "Review"),
+                            ("repair", "Repair"),
+                            ("research", "Research"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "run_control",
+                    models.CharField(
+                        choices=[
+                            ("manual", "Manual"),
+                            ("assisted", "Assisted"),
+                            ("autonomous", "Autonomous"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "permission_profile",
+                    models.CharField(
+                        choices=[
+                            ("restricted", "Restricted"),
+                            ("normal", "Normal"),
+                            ("trusted", "Trusted"),
+                            ("unrestricted", "Unrestricted"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "model_mode",
+                    models.CharField(
+                        choices=[("fast", "Fast"), ("smart", "Smart"), ("deep", "Deep")],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "surface",
+                    models.CharField(
+                        choices=[
+                            ("tui", "Tui"),
+                            ("web", "Web"),
+                            ("headless", "Headless"),
+                            ("rpc", "Rpc"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "created_at",
+                    models.DateTimeField(db_index=True, default=django.utils.timezone.now),
+                ),
+                (
+                    "review_status",
+                    models.CharField(
+                        choices=[
+                            ("not_needed", "Not Needed"),
+                            ("pending", "Pending"),
+                            ("approved", "Approved"),
+                            ("rejected", "Rejected"),
+                        ],
+                        default="not_needed",
+                        max_length=12,
+                    ),
+                ),
+                (
+                    "review_scope",
+                    models.CharField(
+                        blank=True,
+                        choices=[("once", "Once"), ("session", "Session"), ("project", "Project")],
+                        max_length=8,
+                    ),
+                ),
+                ("reviewed_at", models.DateTimeField(blank=True, null=True)),
+                ("review_note", models.TextField(blank=True)),
+                (
+                    "reviewed_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "session",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="decisions",
+                        to="agents_app.agentsession",
+                    ),
+                ),
+                (
+                    "unit",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="decisions",
+                        to="tasks_app.unit",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-pk'],
-                'permissions': [('review_riskdecision', 'Can approve or reject risk decisions')],
+                "ordering": ["-created_at", "-pk"],
+                "permissions": [("review_riskdecision", "Can approve or reject risk decisions")],
             },
         ),
         migrations.CreateModel(
-            name='ApprovalRule',
+            name="ApprovalRule",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('scope', models.CharField(choices=[('once', 'Once'), ('session', 'Session'), ('project', 'Project')], max_length=8)),
-                ('tool', models.CharField(max_length=64)),
-                ('pattern', models.CharField(max_length=500)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('granted_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='approval_rules', to='agents_app.project')),
-                ('session', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='approval_rules', to='agents_app.agentsession')),
-                ('granted_from', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='granted_rules', to='agents_app.riskdecision')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "scope",
+                    models.CharField(
+                        choices=[("once", "Once"), ("session", "Session"), ("project", "Project")],
+                        max_length=8,
+                    ),
+                ),
+                ("tool", models.CharField(max_length=64)),
+                ("pattern", models.CharField(max_length=500)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "granted_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="approval_rules",
+                        to="agents_app.project",
+                    ),
+                ),
+                (
+                    "session",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="approval_rules",
+                        to="agents_app.agentsession",
+                    ),
+                ),
+                (
+                    "granted_from",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="granted_rules",
+                        to="agents_app.riskdecision",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='TraceEvent',
+            name="TraceEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('seq', models.PositiveIntegerField()),
-                ('kind', models.CharField(choices=[('model_step', 'Model Step'), ('tool_call', 'Tool Call'), ('decision', 'Decision'), ('note', 'Note'), ('error', 'Error')], max_length=12)),
-                ('name', models.CharField(blank=True, max_length=200)),
-                ('payload', models.JSONField(default=dict)),
-                ('input_hash', models.CharField(blank=True, max_length=64)),
-                ('tokens_in', models.PositiveIntegerField(default=0)),
-                ('tokens_out', models.PositiveIntegerField(default=0)),
-                ('cost', models.DecimalField(decimal_places=6, default=Decimal('0'), max_digits=12)),
-                ('started_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('session', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='trace', to='agents_app.agentsession')),
-                ('unit', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='trace', to='tasks_app.unit')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("seq", models.PositiveIntegerField()),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("model_step", "Model Step"),
+                            ("tool_call", "Tool Call"),
+                            ("decision", "Decision"),
+                            ("note", "Note"),
+                            ("error", "Error"),
+                        ],
+                        max_length=12,
+                    ),
+                ),
+                ("name", models.CharField(blank=True, max_length=200)),
+                ("payload", models.JSONField(default=dict)),
+                ("input_hash", models.CharField(blank=True, max_length=64)),
+                ("tokens_in", models.PositiveIntegerField(default=0)),
+                ("tokens_out", models.PositiveIntegerField(default=0)),
+                (
+                    "cost",
+                    models.DecimalField(decimal_places=6, default=Decimal("0"), max_digits=12),
+                ),
+                ("started_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "session",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="trace",
+                        to="agents_app.agentsession",
+                    ),
+                ),
+                (
+                    "unit",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="trace",
+                        to="tasks_app.unit",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['session_id', 'unit_id', 'seq'],
+                "ordering": ["session_id", "unit_id", "seq"],
             },
         ),
         migrations.AddIndex(
-            model_name='riskdecision',
-            index=models.Index(fields=['review_status', 'created_at'], name='decision_review'),
+            model_name="riskdecision",
+            index=models.Index(fields=["review_status", "created_at"], name="decision_review"),
         ),
         migrations.AddConstraint(
-            model_name='riskdecision',
-            constraint=models.CheckConstraint(condition=models.Q(('decision__in', ['allow', 'ask', 'deny'])), name='decision_valid'),
+            model_name="riskdecision",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("decision__in", ["allow", "ask", "deny"])),
+                name="decision_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='riskdecision',
-            constraint=models.CheckConstraint(condition=models.Q(('review_status__in', ['not_needed', 'pending', 'approved', 'rejected'])), name='decision_review_status_valid'),
+            model_name="riskdecision",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("review_status__in", ["not_needed", "pending", "approved", "rejected"])
+                ),
+                name="decision_review_status_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='riskdecision',
-            constraint=models.CheckConstraint(condition=models.Q(('review_status', 'not_needed'), ('decision', 'ask'), _connector='OR'), name='decision_only_asks_are_reviewed'),
+            model_name="riskdecision",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("review_status", "not_needed"), ("decision", "ask"), _connector="OR"
+                ),
+                name="decision_only_asks_are_reviewed",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='riskdecision',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('review_status__in', ['approved', 'rejected']), _negated=True), ('reviewed_at__isnull', False), _connector='OR'), name='decision_review_has_time'),
+            model_name="riskdecision",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("review_status__in", ["approved", "rejected"]), _negated=True),
+                    ("reviewed_at__isnull", False),
+                    _connector="OR",
+                ),
+                name="decision_review_has_time",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='approvalrule',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('scope', 'session'), ('session__isnull', False)), models.Q(('scope', 'project'), ('session__isnull', True)), _connector='OR'), name='approval_rule_scope_matches'),
+            model_name="approvalrule",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("scope", "session"), ("session__isnull", False)),
+                    models.Q(("scope", "project"), ("session__isnull", True)),
+                    _connector="OR",
+                ),
+                name="approval_rule_scope_matches",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='traceevent',
-            constraint=models.UniqueConstraint(fields=('session', 'unit', 'seq'), name='trace_seq_unique'),
+            model_name="traceevent",
+            constraint=models.UniqueConstraint(
+                fields=("session", "unit", "seq"), name="trace_seq_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='traceevent',
-            constraint=models.CheckConstraint(condition=models.Q(('kind__in', ['model_step', 'tool_call', 'decision', 'note', 'error'])), name='trace_kind_valid'),
+            model_name="traceevent",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("kind__in", ["model_step", "tool_call", "decision", "note", "error"])
+                ),
+                name="trace_kind_valid",
+            ),
         ),
     ]

@@ -41,9 +41,7 @@ class TraceEvent(models.Model):
         ordering = ["session_id", "unit_id", "seq"]
         constraints = [
             models.UniqueConstraint(fields=["session", "unit", "seq"], name="trace_seq_unique"),
-            models.CheckConstraint(
-                condition=Q(kind__in=TraceKind.values), name="trace_kind_valid"
-            ),
+            models.CheckConstraint(condition=Q(kind__in=TraceKind.values), name="trace_kind_valid"),
         ]
 
     def __str__(self) -> str:

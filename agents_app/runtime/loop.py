@@ -1,0 +1,269 @@
+"""The agent loop: model step, tool calls through the gate, until it stops.
+
+It stops on ``finish``, the step limit, the budget limit, a blocking decision (an
+``ask`` of the gate or an unanswered ``ask_user``), or an interrupt from its hooks
+(pause, stop, timeouts). A malformed tool call is answered with the validation
+error and the loop goes on: the model's mistakes never crash a unit.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from enum import StrEnum
+from typing import Any, Protocol
+
+from django.utils import timezone
+from pydantic import ValidationError
+
+import sf_native
+from agents_app.models import TraceKind
+from agents_app.runtime.llm import ModelRouter, ModelStep, ToolCallRequest
+from agents_app.runtime.redaction import redact_payload, redact_text
+from agents_app.runtime.replay import Replay
+from agents_app.runtime.tools import (
+    Finished,
+    NeedsPerson,
+    Tool,
+    ToolContext,
+    ToolError,
+    validation_message,
+)
+from agents_app.runtime.trace import TraceRecorder
+
+NUDGE = "Continue with the tools. When every acceptance criterion is met, call finish."
+MAX_TEXT_ONLY_STEPS = 3
+
+
+class Outcome(StrEnum):
+    FINISHED = "finished"
+    STEP_LIMIT = "step_limit"
+    BUDGET = "budget"
+    BLOCKED = "blocked"  # a gate decision waits for a person
+    NEEDS_PERSON = "needs_person"  # ask_user without an answer
+    INTERRUPTED = "interrupted"  # paused, stopped or timed out by the hooks
+    NO_PROGRESS = "no_progress"  # the model keeps answering without tools
+
+
+@dataclass
+class GateVerdict:
+    decision: str  # allow | ask | deny
+    rule: str
+    risk_class: str
+    reason: str
+    decision_id: int | None = None
+
+
+class Gate(Protocol):
+    def offered_tools(self) -> list[str]: ...
+
+    def check(self, tool: str, arguments: dict[str, Any], input_hash: str) -> GateVerdict: ...
+
+
+class Hooks(Protocol):
+    """The engine's say in the loop: heartbeats, steering, pause/stop and timeouts."""
+
+    def before_model(self) -> str | None:
+        """None to go on; a reason to stop. May add messages via ``wrap_up``."""
+
+    def before_tool(self, tool: str) -> str | None: ...
+
+    def after_tool(self, tool: str) -> None: ...
+
+    def wrap_up(self) -> str | None:
+        """A note for the model when a soft limit is reached (once)."""
+
+
+@dataclass
+class LoopResult:
+    outcome: Outcome
+    summary: str = ""
+    steps: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: Decimal = Decimal("0")
+    decision_id: int | None = None
+    question: str = ""
+    detail: str = ""
+    model: str = ""
+
+
+@dataclass
+class AgentLoop:
+    router: ModelRouter
+    tools: dict[str, Tool]
+    context: ToolContext
+    gate: Gate
+    recorder: TraceRecorder
+    hooks: Hooks
+    max_steps: int = 40
+    budget: Decimal | None = None  # what this unit may still spend
+    replay: Replay | None = None
+    clock: Callable[[], float] = time.monotonic
+    result: LoopResult = field(init=False)
+
+    def run(self, messages: list[dict[str, Any]]) -> LoopResult:
+        self.result = LoopResult(outcome=Outcome.STEP_LIMIT, model=self.router.model)
+        text_only = 0
+        while self.result.steps < self.max_steps:
+            stop = self.hooks.before_model()
+            if stop:
+                return self._end(Outcome.INTERRUPTED, detail=stop)
+            note = self.hooks.wrap_up()
+            if note:
+                messages.append({"role": "user", "content": note})
+            step = self._model_step(messages)
+            if self.budget is not None and self.result.cost >= self.budget:
+                return self._end(
+                    Outcome.BUDGET, detail=f"spent ${self.result.cost} of ${self.budget}"
+                )
+            if not step.tool_calls:
+                text_only += 1
+                if text_only >= MAX_TEXT_ONLY_STEPS:
+                    return self._end(Outcome.NO_PROGRESS, detail=step.content[:500])
+                messages.append({"role": "user", "content": NUDGE})
+                continue
+            text_only = 0
+            for call in step.tool_calls:
+                ended = self._tool_call(call, messages)
+                if ended is not None:
+                    return ended
+        return self._end(Outcome.STEP_LIMIT, detail=f"{self.max_steps} model steps")
+
+    def _model_step(self, messages: list[dict[str, Any]]) -> ModelStep:
+        offered = [
+            self.tools[name].openai_spec()
+            for name in self.gate.offered_tools()
+            if name in self.tools
+        ]
+        started = timezone.now()
+        step = self.router.step(messages, offered)
+        messages.append(redact_payload(step.message))
+        self.result.steps += 1
+        self.result.tokens_in += step.tokens_in
+        self.result.tokens_out += step.tokens_out
+        self.result.cost += step.cost
+        self.result.model = step.model
+        self.recorder.record(
+            TraceKind.MODEL_STEP,
+            name=step.model,
+            payload={
+                "content": step.content,
+                "tool_calls": [
+                    {"id": c.id, "name": c.name, "arguments": c.arguments} for c in step.tool_calls
+                ],
+                "notes": list(self.router.notes),
+            },
+            tokens_in=step.tokens_in,
+            tokens_out=step.tokens_out,
+            cost=step.cost,
+            started_at=started,
+        )
+        self.router.notes.clear()
+        return step
+
+    def _tool_call(
+        self, call: ToolCallRequest, messages: list[dict[str, Any]]
+    ) -> LoopResult | None:
+        started = timezone.now()
+        tool = self.tools.get(call.name)
+        if tool is None or call.name not in self.gate.offered_tools():
+            available = ", ".join(self.gate.offered_tools())
+            self._answer(
+                call, messages, f"unknown tool {call.name!r}; available: {available}", started
+            )
+            return None
+        try:
+            arguments = json.loads(call.arguments)
+            if not isinstance(arguments, dict):
+                raise ValueError("arguments must be a JSON object")
+            parsed = tool.parse(arguments)
+        except (ValueError, TypeError) as exc:
+            message = (
+                validation_message(call.name, exc)
+                if isinstance(exc, ValidationError)
+                else (f"invalid arguments for {call.name}: {exc}")
+            )
+            self._answer(call, messages, message, started)
+            return None
+        normalized = parsed.model_dump()
+        input_hash = sf_native.canonical_hash({"tool": call.name, "input": normalized})
+        if self.replay is not None:
+            self.replay.expect_tool_call(call.name, input_hash)
+        verdict = self.gate.check(call.name, normalized, input_hash)
+        if verdict.decision == "deny":
+            text = f"denied by {verdict.rule}: {verdict.reason}"
+            self._answer(call, messages, text, started, input_hash, normalized, verdict)
+            return None
+        if verdict.decision == "ask":
+            self._answer(
+                call,
+                messages,
+                f"waiting for approval ({verdict.rule})",
+                started,
+                input_hash,
+                normalized,
+                verdict,
+            )
+            return self._end(
+                Outcome.BLOCKED, decision_id=verdict.decision_id, detail=verdict.reason
+            )
+        stop = self.hooks.before_tool(call.name)
+        if stop:
+            return self._end(Outcome.INTERRUPTED, detail=stop)
+        try:
+            output = tool.run(self.context, parsed)
+        except Finished as done:
+            self._answer(call, messages, "finished", started, input_hash, normalized, verdict)
+            return self._end(Outcome.FINISHED, summary=done.summary)
+        except NeedsPerson as asked:
+            self._answer(
+                call, messages, "waiting for an answer", started, input_hash, normalized, verdict
+            )
+            return self._end(Outcome.NEEDS_PERSON, question=asked.question)
+        except (ToolError, OSError, ValueError) as exc:
+            output = f"error: {exc}"
+        self._answer(call, messages, output, started, input_hash, normalized, verdict)
+        self.hooks.after_tool(call.name)
+        return None
+
+    def _answer(
+        self,
+        call: ToolCallRequest,
+        messages: list[dict[str, Any]],
+        output: str,
+        started: Any,
+        input_hash: str = "",
+        normalized: dict[str, Any] | None = None,
+        verdict: GateVerdict | None = None,
+    ) -> None:
+        """Give the model the tool's result (redacted) and trace the call."""
+        redacted = redact_text(output)
+        messages.append({"role": "tool", "tool_call_id": call.id, "content": redacted})
+        payload: dict[str, Any] = {
+            "arguments": normalized if normalized is not None else call.arguments,
+            "output": redacted,
+        }
+        if verdict is not None:
+            payload["decision"] = {
+                "decision": verdict.decision,
+                "rule": verdict.rule,
+                "risk_class": verdict.risk_class,
+            }
+        self.recorder.record(
+            TraceKind.TOOL_CALL,
+            name=call.name,
+            payload=payload,
+            input_hash=input_hash,
+            started_at=started,
+        )
+        return None
+
+    def _end(self, outcome: Outcome, **values: Any) -> LoopResult:
+        self.result.outcome = outcome
+        for name, value in values.items():
+            setattr(self.result, name, value)
+        return self.result

@@ -1,0 +1,181 @@
+"""Replay: a litellm custom provider that answers from a recorded trace.
+
+A trace file is JSON Lines: a ``header`` line, then ``model_step`` and ``tool_call``
+lines in the order they happened. Replaying, the provider (model ``replay/<id>``)
+returns the recorded model steps one by one, and the agent loop checks every tool
+call it is about to execute against the next recorded one, by tool name and input
+hash. Any difference is a ``ReplayMiss``: the unit fails, and no live model is ever
+called — replay never falls back.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sf_web.errors import SfError
+
+TRACE_FORMAT = "sf-trace/1"
+PROVIDER = "replay"
+
+
+class ReplayMiss(SfError):
+    """The run diverged from the recording."""
+
+
+class TraceFileInvalid(SfError):
+    """A trace file that cannot be replayed."""
+
+
+@dataclass
+class Replay:
+    """The cursor over one recorded trace."""
+
+    header: dict[str, Any]
+    model_steps: list[dict[str, Any]]
+    tool_calls: list[dict[str, Any]]
+    id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    next_step: int = 0
+    next_call: int = 0
+
+    @property
+    def model(self) -> str:
+        return f"{PROVIDER}/{self.id}"
+
+    def take_model_step(self) -> dict[str, Any]:
+        if self.next_step >= len(self.model_steps):
+            raise ReplayMiss(
+                f"the recording has no model step #{self.next_step + 1} "
+                f"(it has {len(self.model_steps)}); replay never calls a live model"
+            )
+        step = self.model_steps[self.next_step]
+        self.next_step += 1
+        return step
+
+    def expect_tool_call(self, name: str, input_hash: str) -> None:
+        """Raise ``ReplayMiss`` unless this is the next recorded tool call."""
+        position = self.next_call + 1
+        if self.next_call >= len(self.tool_calls):
+            raise ReplayMiss(f"tool call #{position} ({name}) is not in the recording")
+        recorded = self.tool_calls[self.next_call]
+        if recorded["name"] != name or recorded["input_hash"] != input_hash:
+            raise ReplayMiss(
+                f"tool call #{position} differs from the recording: ran {name} with input hash "
+                f"{input_hash[:12]}, recorded {recorded['name']} with {recorded['input_hash'][:12]}"
+            )
+        self.next_call += 1
+
+
+def replay_load(path: str | Path) -> Replay:
+    """Read a trace file; a malformed one raises ``TraceFileInvalid`` naming the line."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise TraceFileInvalid(f"{path}: cannot read: {exc}") from None
+    records = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise TraceFileInvalid(f"{path}:{number}: not JSON: {exc.msg}") from None
+    if (
+        not records
+        or records[0].get("type") != "header"
+        or records[0].get("format") != TRACE_FORMAT
+    ):
+        raise TraceFileInvalid(f"{path}: the first line must be a {TRACE_FORMAT} header")
+    steps = [r for r in records if r.get("type") == "model_step"]
+    # Calls the model got wrong (bad arguments, unknown tool) never ran: no input hash.
+    calls = [r for r in records if r.get("type") == "tool_call" and r.get("input_hash")]
+    if not steps:
+        raise TraceFileInvalid(f"{path}: no model steps to replay")
+    for call in calls:
+        if not isinstance(call.get("name"), str) or not isinstance(call["input_hash"], str):
+            raise TraceFileInvalid(f"{path}: every tool_call needs a name and a string input_hash")
+    return Replay(header=records[0], model_steps=steps, tool_calls=calls)
+
+
+# --- the litellm provider -------------------------------------------------------------
+
+_ACTIVE: dict[str, Replay] = {}
+_LOCK = threading.Lock()
+
+
+def replay_activate(replay: Replay) -> str:
+    """Register ``replay`` with the provider; returns the model name to call."""
+    _install_provider()
+    with _LOCK:
+        _ACTIVE[replay.id] = replay
+    return replay.model
+
+
+def replay_deactivate(replay: Replay) -> None:
+    with _LOCK:
+        _ACTIVE.pop(replay.id, None)
+
+
+def _install_provider() -> None:
+    from agents_app.runtime.llm import litellm_module
+
+    litellm = litellm_module()
+    if any(entry.get("provider") == PROVIDER for entry in litellm.custom_provider_map):
+        return
+    litellm.custom_provider_map.append({"provider": PROVIDER, "custom_handler": _provider()})
+
+
+def _provider() -> Any:
+    from litellm import CustomLLM
+
+    class ReplayLLM(CustomLLM):
+        def completion(self, model: str, messages: list[Any], *args: Any, **kwargs: Any) -> Any:
+            replay_id = model.split("/", 1)[-1]
+            with _LOCK:
+                replay = _ACTIVE.get(replay_id)
+            if replay is None:
+                raise ReplayMiss(
+                    f"no active recording {replay_id}; replay never calls a live model"
+                )
+            return recorded_response(model, replay.take_model_step())
+
+    return ReplayLLM()
+
+
+def recorded_response(model: str, step: dict[str, Any]) -> Any:
+    from litellm.types.utils import (
+        ChatCompletionMessageToolCall,
+        Choices,
+        Function,
+        Message,
+        ModelResponse,
+        Usage,
+    )
+
+    calls = [
+        ChatCompletionMessageToolCall(
+            id=call.get("id") or f"call_{index}",
+            type="function",
+            function=Function(name=call["name"], arguments=call.get("arguments") or "{}"),
+        )
+        for index, call in enumerate(step.get("tool_calls") or [])
+    ]
+    message = Message(content=step.get("content") or "", role="assistant", tool_calls=calls or None)
+    response = ModelResponse(
+        model=model,
+        choices=[
+            Choices(index=0, message=message, finish_reason="tool_calls" if calls else "stop")
+        ],
+        usage=Usage(
+            prompt_tokens=int(step.get("tokens_in", 0)),
+            completion_tokens=int(step.get("tokens_out", 0)),
+            total_tokens=int(step.get("tokens_in", 0)) + int(step.get("tokens_out", 0)),
+        ),
+    )
+    response._hidden_params["response_cost"] = float(step.get("cost", 0) or 0)
+    return response

@@ -1,0 +1,294 @@
+"""The agent's tools: pydantic input schemas and their implementations.
+
+The permission gate has already decided a call before ``ToolBox.run`` executes it;
+the tools still refuse paths that leave the worktree, so a gate bug cannot turn
+into a write to the host. Outputs are capped; binary files are refused.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+import sf_native
+
+MAX_READ_BYTES = 256 * 1024
+MAX_OUTPUT_CHARS = 30_000
+DEFAULT_COMMAND_TIMEOUT = 120
+MAX_COMMAND_TIMEOUT = 1800
+# Only these variables reach agent commands: never SF's own secrets or provider keys.
+COMMAND_ENV_KEEP = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR")
+
+
+class ToolError(Exception):
+    """A tool call that could not be carried out; the message goes back to the model."""
+
+
+class Finished(Exception):
+    """The agent called ``finish``."""
+
+    def __init__(self, summary: str) -> None:
+        super().__init__(summary)
+        self.summary = summary
+
+
+class NeedsPerson(Exception):
+    """The agent asked a question nobody has answered yet (``ask_user``)."""
+
+    def __init__(self, question: str) -> None:
+        super().__init__(question)
+        self.question = question
+
+
+class _Input(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ReadFileInput(_Input):
+    """Read a text file of the worktree, optionally a range of its lines."""
+
+    path: str = Field(min_length=1, description="path relative to the worktree root")
+    offset: int = Field(default=1, ge=1, description="first line to return (1-based)")
+    limit: int = Field(default=2000, ge=1, le=20_000, description="how many lines at most")
+
+
+class WriteFileInput(_Input):
+    """Create or overwrite a file with the given content."""
+
+    path: str = Field(min_length=1)
+    content: str
+
+
+class EditFileInput(_Input):
+    """Replace one occurrence of `search` with `replace` (exact, then whitespace-tolerant,
+    then fuzzy matching)."""
+
+    path: str = Field(min_length=1)
+    search: str = Field(min_length=1)
+    replace: str
+
+
+class GrepInput(_Input):
+    """Search file contents with a regular expression (or a fixed string)."""
+
+    pattern: str = Field(min_length=1)
+    path: str = Field(default=".", description="directory to search, relative to the worktree")
+    include: list[str] = Field(default_factory=list, description="globs of files to search")
+    fixed: bool = False
+    ignore_case: bool = False
+    context: int = Field(default=0, ge=0, le=10)
+    max_results: int = Field(default=200, ge=1, le=2000)
+
+
+class GlobInput(_Input):
+    """List files matching a glob such as **/*.py (gitignored files are skipped)."""
+
+    pattern: str = Field(min_length=1)
+    path: str = "."
+
+
+class ListDirInput(_Input):
+    """List the entries of a directory."""
+
+    path: str = "."
+
+
+class RunCommandInput(_Input):
+    """Run a shell command in the worktree and return its exit code and output."""
+
+    command: str = Field(min_length=1, max_length=10_000)
+    cwd: str | None = Field(default=None, description="directory relative to the worktree")
+    timeout_s: int = Field(default=DEFAULT_COMMAND_TIMEOUT, ge=1, le=MAX_COMMAND_TIMEOUT)
+
+
+class LoadSkillInput(_Input):
+    """Load the full instructions of a skill listed in your context."""
+
+    name: str = Field(min_length=1, max_length=100)
+
+
+class AskUserInput(_Input):
+    """Ask the person a question when you cannot continue without an answer."""
+
+    question: str = Field(min_length=1, max_length=4000)
+
+
+class FinishInput(_Input):
+    """Finish the task: summarise what you changed and how it meets the criteria."""
+
+    summary: str = Field(min_length=1, max_length=20_000)
+
+
+@dataclass
+class ToolContext:
+    worktree: Path
+    skills: Callable[[str], str] | None = None  # name → skill body
+    answers: dict[str, str] = field(default_factory=dict)  # pre-supplied ask_user answers
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    schema: type[_Input]
+    run: Callable[[ToolContext, Any], str]
+
+    def openai_spec(self) -> dict[str, Any]:
+        parameters = self.schema.model_json_schema()
+        parameters.pop("title", None)
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": (self.schema.__doc__ or "").strip().replace("\n", " "),
+                "parameters": parameters,
+            },
+        }
+
+    def parse(self, arguments: dict[str, Any]) -> _Input:
+        return self.schema.model_validate(arguments)
+
+
+def validation_message(tool: str, exc: ValidationError) -> str:
+    problems = "; ".join(
+        f"{'.'.join(str(p) for p in error['loc']) or '(input)'}: {error['msg']}"
+        for error in exc.errors()
+    )
+    return f"invalid arguments for {tool}: {problems}"
+
+
+# --- implementations ------------------------------------------------------------------
+
+
+def inside(ctx: ToolContext, relative: str) -> Path:
+    """Resolve ``relative`` (symlinks too) and refuse anything outside the worktree."""
+    root = ctx.worktree.resolve()
+    target = (root / relative).resolve()
+    if target != root and root not in target.parents:
+        raise ToolError(f"{relative} is outside the worktree")
+    return target
+
+
+def read_file(ctx: ToolContext, args: ReadFileInput) -> str:
+    path = inside(ctx, args.path)
+    if not path.is_file():
+        raise ToolError(f"{args.path}: no such file")
+    data = path.read_bytes()[: MAX_READ_BYTES + 1]
+    if b"\x00" in data[:8192]:
+        raise ToolError(f"{args.path} is a binary file")
+    text = data[:MAX_READ_BYTES].decode("utf-8", errors="replace")
+    lines = text.splitlines()[args.offset - 1 : args.offset - 1 + args.limit]
+    body = "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(lines, args.offset))
+    return body + ("\n[truncated: file larger than 256 KiB]" if len(data) > MAX_READ_BYTES else "")
+
+
+def write_file(ctx: ToolContext, args: WriteFileInput) -> str:
+    path = inside(ctx, args.path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(args.content, encoding="utf-8")
+    return f"wrote {len(args.content.encode())} bytes to {args.path}"
+
+
+def edit_file(ctx: ToolContext, args: EditFileInput) -> str:
+    path = inside(ctx, args.path)
+    if not path.is_file():
+        raise ToolError(f"{args.path}: no such file")
+    try:
+        result = sf_native.apply_edit(path.read_text(encoding="utf-8"), args.search, args.replace)
+    except (sf_native.EditNoMatch, sf_native.EditAmbiguous) as exc:
+        raise ToolError(f"{args.path}: {exc}") from None
+    path.write_text(result.text, encoding="utf-8")
+    return f"edited {args.path} lines {result.start_line}-{result.end_line} ({result.how} match)"
+
+
+def grep(ctx: ToolContext, args: GrepInput) -> str:
+    root = inside(ctx, args.path)
+    case: Literal["insensitive", "sensitive"] = "insensitive" if args.ignore_case else "sensitive"
+    matches = sf_native.grep(
+        root, args.pattern, fixed=args.fixed, case=case, context=args.context,
+        max_total=args.max_results, include=args.include,
+    )  # fmt: skip
+    lines = []
+    for m in matches:
+        first = m.line_number - len(m.before)
+        lines += [f"{m.path}-{first + i}- {text}" for i, text in enumerate(m.before)]
+        lines.append(f"{m.path}:{m.line_number}:{m.column}: {m.text}")
+        lines += [f"{m.path}-{m.line_number + 1 + i}- {text}" for i, text in enumerate(m.after)]
+    return cap("\n".join(lines) or "no matches")
+
+
+def glob(ctx: ToolContext, args: GlobInput) -> str:
+    paths = sf_native.glob(inside(ctx, args.path), args.pattern)
+    return cap("\n".join(paths) or "no files match")
+
+
+def list_dir(ctx: ToolContext, args: ListDirInput) -> str:
+    path = inside(ctx, args.path)
+    if not path.is_dir():
+        raise ToolError(f"{args.path}: not a directory")
+    names = sorted(
+        e.name + ("/" if e.is_dir() else "") for e in os.scandir(path) if e.name != ".git"
+    )
+    return "\n".join(names) or "(empty)"
+
+
+def run_command(ctx: ToolContext, args: RunCommandInput) -> str:
+    cwd = inside(ctx, args.cwd or ".")
+    env = {k: os.environ[k] for k in COMMAND_ENV_KEEP if k in os.environ}
+    env |= {"HOME": str(ctx.worktree), "TERM": "dumb", "GIT_TERMINAL_PROMPT": "0"}
+    try:
+        done = subprocess.run(
+            ["bash", "-c", args.command], cwd=cwd, env=env, capture_output=True, text=True,
+            timeout=args.timeout_s, stdin=subprocess.DEVNULL, check=False, errors="replace",
+        )  # fmt: skip
+    except subprocess.TimeoutExpired as exc:
+        output = (exc.stdout or "") if isinstance(exc.stdout, str) else ""
+        return cap(f"timed out after {args.timeout_s} s\n{output}")
+    return cap(f"exit code {done.returncode}\n{done.stdout}{done.stderr}")
+
+
+def load_skill(ctx: ToolContext, args: LoadSkillInput) -> str:
+    if ctx.skills is None:
+        raise ToolError("no skills are available in this session")
+    return ctx.skills(args.name)
+
+
+def ask_user(ctx: ToolContext, args: AskUserInput) -> str:
+    answer = ctx.answers.get(args.question) or ctx.answers.get("*")
+    if answer is None:
+        raise NeedsPerson(args.question)
+    return answer
+
+
+def finish(ctx: ToolContext, args: FinishInput) -> str:
+    raise Finished(args.summary)
+
+
+def cap(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
+    """Keep the head and the tail of long output, where errors usually are."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[… {len(text) - limit} characters cut …]\n{text[-half:]}"
+
+
+TOOLS: dict[str, Tool] = {
+    tool.name: tool
+    for tool in (
+        Tool("read_file", ReadFileInput, read_file),
+        Tool("write_file", WriteFileInput, write_file),
+        Tool("edit_file", EditFileInput, edit_file),
+        Tool("grep", GrepInput, grep),
+        Tool("glob", GlobInput, glob),
+        Tool("list_dir", ListDirInput, list_dir),
+        Tool("run_command", RunCommandInput, run_command),
+        Tool("load_skill", LoadSkillInput, load_skill),
+        Tool("ask_user", AskUserInput, ask_user),
+        Tool("finish", FinishInput, finish),
+    )
+}

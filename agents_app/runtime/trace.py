@@ -1,0 +1,66 @@
+"""Recording a unit's trace: ordered, redacted, streamed live to the unit page."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from django.db.models import Max
+from django.utils import timezone
+
+from agents_app.models import AgentSession, TraceEvent
+from agents_app.runtime.redaction import redact_payload
+from sf_web.live import broadcast, group_name
+
+
+def unit_group(unit_id: int) -> str:
+    return group_name("unit", unit_id)
+
+
+@dataclass
+class TraceRecorder:
+    """Appends events to one unit's trace (or the session's, without a unit)."""
+
+    session: AgentSession
+    unit_id: int | None = None
+    next_seq: int = 0
+
+    def __post_init__(self) -> None:
+        # A resumed unit continues its trace after the last recorded event.
+        events = TraceEvent.objects.filter(session=self.session)
+        events = events.filter(unit_id=self.unit_id) if self.unit_id else events.filter(unit=None)
+        last = events.aggregate(last=Max("seq"))["last"]
+        self.next_seq = 0 if last is None else last + 1
+
+    def record(
+        self,
+        kind: str,
+        *,
+        name: str = "",
+        payload: dict[str, Any] | None = None,
+        input_hash: str = "",
+        tokens_in: int = 0,
+        tokens_out: int = 0,
+        cost: Decimal | float = 0,
+        started_at: datetime | None = None,
+    ) -> TraceEvent:
+        event = TraceEvent.objects.create(
+            session=self.session,
+            unit_id=self.unit_id,
+            seq=self.next_seq,
+            kind=kind,
+            name=name,
+            payload=redact_payload(payload or {}),
+            input_hash=input_hash,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            cost=Decimal(str(cost)),
+            started_at=started_at or timezone.now(),
+            finished_at=timezone.now(),
+        )
+        self.next_seq += 1
+        if self.unit_id is not None:
+            broadcast(unit_group(self.unit_id), "trace.appended", event_id=event.pk)
+        return event
