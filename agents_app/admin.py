@@ -39,9 +39,18 @@ class ModeTransitionInline(admin.TabularInline):
 @admin.register(AgentSession)
 class AgentSessionAdmin(admin.ModelAdmin):
     list_display = [
-        "__str__", "project", "work_mode", "run_control", "permission_profile",
-        "model_mode", "surface", "paused", "status", "cost_spent", "cost_budget",
-    ]  # fmt: skip
+        "__str__",
+        "project",
+        "work_mode",
+        "run_control",
+        "permission_profile",
+        "model_mode",
+        "surface",
+        "paused",
+        "status",
+        "cost_spent",
+        "cost_budget",
+    ]
     list_filter = [
         "status",
         "work_mode",
@@ -53,9 +62,17 @@ class AgentSessionAdmin(admin.ModelAdmin):
     search_fields = ["title", "project__name"]
     # Axes change only through the services, so every change is logged.
     readonly_fields = [
-        "work_mode", "run_control", "permission_profile", "model_mode", "surface",
-        "paused", "mode_updated_at", "activity", "autonomous_continues", "cost_spent",
-    ]  # fmt: skip
+        "work_mode",
+        "run_control",
+        "permission_profile",
+        "model_mode",
+        "surface",
+        "paused",
+        "mode_updated_at",
+        "activity",
+        "autonomous_continues",
+        "cost_spent",
+    ]
     inlines = [ModeTransitionInline]
 
 

@@ -183,6 +183,8 @@ def session_stop(*, session: AgentSession, reason: str, actor: Actor) -> ModeTra
         locked = _lock(session)
         _cancel_pending(locked)
         locked.autonomous_continues = 0
+        # A running unit stops at its next dispatch point, never inside a tool call.
+        locked.interrupt_requested = locked.activity != Activity.IDLE
         locked.pause_reason = ""
         target = locked.axes.replace(run_control=RunControl.MANUAL)
         return _apply(locked, target, False, reason=reason, actor=actor, scope=TransitionScope.NOW)
@@ -355,9 +357,15 @@ def _apply(
 ) -> ModeTransition:
     now = timezone.now()
     transition = _write(
-        session, target, paused, reason=reason, actor=actor, scope=scope,
-        status=TransitionStatus.APPLIED, applied_at=now,
-    )  # fmt: skip
+        session,
+        target,
+        paused,
+        reason=reason,
+        actor=actor,
+        scope=scope,
+        status=TransitionStatus.APPLIED,
+        applied_at=now,
+    )
     _store_axes(session, target, paused, now)
     return transition
 

@@ -26,9 +26,14 @@ def git(
     }
     try:
         result = subprocess.run(
-            ["git", *args], cwd=cwd, env=env, capture_output=True, text=True,
-            timeout=timeout, check=False,
-        )  # fmt: skip
+            ["git", *args],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
     except FileNotFoundError as exc:
         raise GitError(f"cannot run git in {cwd}: {exc}") from None
     except subprocess.TimeoutExpired:
@@ -51,3 +56,12 @@ def repository_check(path: str, branch: str) -> None:
         raise SfError(f"{path} is not a git work tree (run `git init` there first)")
     if not git("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", cwd=path, check=False):
         raise SfError(f"{path} has no branch {branch!r}")
+
+
+def git_ok(*args: str, cwd: str | Path) -> bool:
+    """Whether ``git args`` exits 0 (for questions such as ``merge-base --is-ancestor``)."""
+    try:
+        git(*args, cwd=cwd)
+    except GitError:
+        return False
+    return True

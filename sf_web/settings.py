@@ -204,6 +204,27 @@ SF_UNIT_HARD_TIMEOUT = env.duration(
     maximum=timedelta(hours=12),
 )
 
+# A unit is told to wrap up at the soft timeout, stopped after the idle timeout without
+# a tool call or a model answer, and stopped at the hard timeout whatever it is doing.
+SF_UNIT_SOFT_TIMEOUT = env.duration(
+    "SF_UNIT_SOFT_TIMEOUT", SF_UNIT_HARD_TIMEOUT * 3 / 4, maximum=SF_UNIT_HARD_TIMEOUT
+)
+SF_UNIT_IDLE_TIMEOUT = env.duration(
+    "SF_UNIT_IDLE_TIMEOUT", timedelta(minutes=10), minimum=timedelta(seconds=1)
+)
+SF_UNIT_MAX_STEPS = env.integer("SF_UNIT_MAX_STEPS", 60, minimum=1, maximum=1000)
+SF_VERIFY_TIMEOUT = env.duration(
+    "SF_VERIFY_TIMEOUT", timedelta(minutes=10), minimum=timedelta(seconds=1)
+)
+# A due task that no worker has taken for this long is dispatched again (a message
+# lost with a Redis restart); duplicates are harmless because claims are conditional.
+SF_REDISPATCH_AFTER = env.duration(
+    "SF_REDISPATCH_AFTER", timedelta(seconds=60), minimum=timedelta(seconds=1)
+)
+SF_SWEEP_INTERVAL = env.duration(
+    "SF_SWEEP_INTERVAL", timedelta(seconds=15), minimum=timedelta(seconds=1)
+)
+
 # --- logging --------------------------------------------------------------------------
 
 LOGGING = {

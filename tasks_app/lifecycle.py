@@ -74,9 +74,13 @@ def task_transition(*, task: Task, to: str, reason: str, actor: str = "sf") -> T
                 f"task {task.key}: status changed concurrently (expected {current})"
             )
         TaskTransition.objects.create(
-            task=task, from_status=current, to_status=to, reason=reason, actor_label=actor,
+            task=task,
+            from_status=current,
+            to_status=to,
+            reason=reason,
+            actor_label=actor,
             created_at=now,
-        )  # fmt: skip
+        )
         for group in task_groups(task):
             broadcast(group, "tasks.changed", task_id=task.pk)
     for name, value in fields.items():

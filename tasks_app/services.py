@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from agents_app.axes import PermissionProfile, RunControl
@@ -53,9 +52,12 @@ def plan_create(*, session: AgentSession, spec: PlanSpec, source: str) -> Plan:
             status=PlanStatus.SUPERSEDED, status_reason="superseded by a newer plan"
         )
         plan = Plan.objects.create(
-            session=session, intent=spec.intent, summary=spec.summary, source=source,
+            session=session,
+            intent=spec.intent,
+            summary=spec.summary,
+            source=source,
             status=PlanStatus.PROPOSED,
-        )  # fmt: skip
+        )
         tasks = Task.objects.bulk_create(
             [
                 _task_from_spec(plan, position, spec_task, default_verify)
@@ -130,9 +132,12 @@ def plan_accept(
             )
         verb = "run autonomously" if autonomous else "accepted"
         session_change_mode(
-            session=session, changes=changes, reason=f"plan {plan.pk} {verb}", actor=actor,
+            session=session,
+            changes=changes,
+            reason=f"plan {plan.pk} {verb}",
+            actor=actor,
             resume=autonomous,
-        )  # fmt: skip
+        )
         TaskSchedule.objects.bulk_create(TaskSchedule(task=task) for task in plan.tasks.all())
         plan.refresh_from_db()
         schedule_ready(plan=plan)
@@ -192,9 +197,11 @@ def plan_edges(plan: Plan) -> list[Edge]:
 
 def _mark_due(task: Task) -> bool:
     now = timezone.now()
-    updated = TaskSchedule.objects.filter(
-        Q(status=ScheduleStatus.QUEUED) | Q(status=ScheduleStatus.EXPIRED), task=task
-    ).update(status=ScheduleStatus.DUE, due_at=now)
+    # Queued (new), expired (a lost claim) or consumed (back to todo after review).
+    waiting = (ScheduleStatus.QUEUED, ScheduleStatus.EXPIRED, ScheduleStatus.CONSUMED)
+    updated = TaskSchedule.objects.filter(task=task, status__in=waiting).update(
+        status=ScheduleStatus.DUE, due_at=now, enqueued_at=None
+    )
     if updated:
         for group in task_groups(task):
             broadcast(group, "tasks.changed", task_id=task.pk)

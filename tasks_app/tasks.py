@@ -10,3 +10,13 @@ from tasks_app.workers import worker_probe_answer
 @shared_task(bind=True, name="tasks_app.worker_probe")
 def worker_probe_task(self, probe_id: int) -> bool:  # type: ignore[no-untyped-def]
     return worker_probe_answer(probe_id=probe_id, hostname=self.request.hostname or "inline")
+
+
+@shared_task(bind=True, name="tasks_app.unit_run")
+def unit_run_task(self, task_id: int) -> str:  # type: ignore[no-untyped-def]
+    """Run one unit of ``task_id`` on this worker. A delivery that loses the claim
+    (a duplicate, or a late redelivery after recovery) returns without doing anything."""
+    from tasks_app.engine import unit_run
+
+    report = unit_run(task_id=task_id, worker=self.request.hostname or "worker")
+    return "skipped" if report is None else report.outcome

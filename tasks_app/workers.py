@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from typing import Any
 
 from celery import signals
@@ -65,7 +66,9 @@ def worker_probe_answer(*, probe_id: int, hostname: str) -> bool:
 
 
 class _Heartbeat:
-    """A daemon thread in the worker's main process that refreshes its row."""
+    """A daemon thread in the worker's main process: refreshes the worker's row and,
+    every ``SF_SWEEP_INTERVAL``, sweeps for crashed units and lost dispatches (the
+    database, not the broker, decides what must run)."""
 
     def __init__(self, hostname: str) -> None:
         self.hostname = hostname
@@ -73,11 +76,18 @@ class _Heartbeat:
         self.thread = threading.Thread(target=self._run, name="sf-heartbeat", daemon=True)
 
     def _run(self) -> None:
+        from tasks_app.dispatch import engine_sweep
+
         interval = settings.SF_WORKER_HEARTBEAT.total_seconds()
+        sweep_every = settings.SF_SWEEP_INTERVAL.total_seconds()
+        last_sweep = time.monotonic()
         while not self.stopping.wait(interval):
             try:
                 close_old_connections()
                 worker_heartbeat(hostname=self.hostname)
+                if time.monotonic() - last_sweep >= sweep_every:
+                    last_sweep = time.monotonic()
+                    engine_sweep()
             except Exception:  # keep beating: the database may be back next time
                 logger.warning("heartbeat of %s failed", self.hostname, exc_info=True)
             finally:

@@ -140,11 +140,23 @@ class WorkerProcess(SfProcess):
 
     def command(self) -> list[str]:
         return [
-            sys.executable, "-m", "celery", "-A", "sf_web", "worker",
-            f"--pool={self.pool}", f"--concurrency={self.concurrency}",
-            "-Q", self.queue, "-n", self.hostname, "--loglevel=INFO",
-            "--without-gossip", "--without-mingle", "--without-heartbeat",
-        ]  # fmt: skip
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "sf_web",
+            "worker",
+            f"--pool={self.pool}",
+            f"--concurrency={self.concurrency}",
+            "-Q",
+            self.queue,
+            "-n",
+            self.hostname,
+            "--loglevel=INFO",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+        ]
 
 
 class WebProcess(SfProcess):
@@ -157,9 +169,15 @@ class WebProcess(SfProcess):
 
     def command(self) -> list[str]:
         return [
-            sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port),
+            sys.executable,
+            "-m",
+            "daphne",
+            "-b",
+            "127.0.0.1",
+            "-p",
+            str(self.port),
             "sf_web.asgi:application",
-        ]  # fmt: skip
+        ]
 
     def start(self) -> WebProcess:
         super().start()

@@ -63,6 +63,7 @@ class RiskDecision(models.Model):
     )
     reviewed_at = models.DateTimeField(null=True, blank=True)
     review_note = models.TextField(blank=True)
+    used_at = models.DateTimeField(null=True, blank=True)  # a *once* approval, spent
 
     class Meta:
         ordering = ["-created_at", "-pk"]

@@ -75,11 +75,13 @@ class AgentSession(models.Model):
         max_length=16, choices=SessionStatus.choices, default=SessionStatus.ACTIVE
     )
     activity = models.CharField(max_length=8, choices=Activity.choices, default=Activity.IDLE)
+    interrupt_requested = models.BooleanField(default=False)  # /stop while a unit runs
     mode_updated_at = models.DateTimeField(default=timezone.now)
     max_autonomous_continues = models.PositiveIntegerField(default=50)
     autonomous_continues = models.PositiveIntegerField(default=0)
     cost_budget = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
     cost_spent = models.DecimalField(max_digits=12, decimal_places=4, default=Decimal("0"))
+    budget_alerts = models.JSONField(default=list, blank=True)  # thresholds already fired
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -60,21 +60,23 @@ class GateVerdict:
 class Gate(Protocol):
     def offered_tools(self) -> list[str]: ...
 
+    def normalize(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]: ...
+
     def check(self, tool: str, arguments: dict[str, Any], input_hash: str) -> GateVerdict: ...
 
 
 class Hooks(Protocol):
-    """The engine's say in the loop: heartbeats, steering, pause/stop and timeouts."""
+    """The engine's say in the loop: heartbeats, steering, pause/stop, timeouts and
+    stuck detection. Each returns None to go on, or the reason to stop."""
 
-    def before_model(self) -> str | None:
-        """None to go on; a reason to stop. May add messages via ``wrap_up``."""
+    def before_model(self) -> str | None: ...
+
+    def notes(self) -> list[str]:
+        """Messages for the model before its next step (wrap up, a diagnostic)."""
 
     def before_tool(self, tool: str) -> str | None: ...
 
-    def after_tool(self, tool: str) -> None: ...
-
-    def wrap_up(self) -> str | None:
-        """A note for the model when a soft limit is reached (once)."""
+    def after_tool(self, tool: str, input_hash: str) -> str | None: ...
 
 
 @dataclass
@@ -112,8 +114,7 @@ class AgentLoop:
             stop = self.hooks.before_model()
             if stop:
                 return self._end(Outcome.INTERRUPTED, detail=stop)
-            note = self.hooks.wrap_up()
-            if note:
+            for note in self.hooks.notes():
                 messages.append({"role": "user", "content": note})
             step = self._model_step(messages)
             if self.budget is not None and self.result.cost >= self.budget:
@@ -189,11 +190,13 @@ class AgentLoop:
             )
             self._answer(call, messages, message, started)
             return None
-        normalized = parsed.model_dump()
+        arguments = parsed.model_dump()
+        # Worktree-relative and whitespace-stable: a replay elsewhere hashes the same.
+        normalized = self.gate.normalize(call.name, arguments)
         input_hash = sf_native.canonical_hash({"tool": call.name, "input": normalized})
         if self.replay is not None:
             self.replay.expect_tool_call(call.name, input_hash)
-        verdict = self.gate.check(call.name, normalized, input_hash)
+        verdict = self.gate.check(call.name, arguments, input_hash)
         if verdict.decision == "deny":
             text = f"denied by {verdict.rule}: {verdict.reason}"
             self._answer(call, messages, text, started, input_hash, normalized, verdict)
@@ -227,7 +230,9 @@ class AgentLoop:
         except (ToolError, OSError, ValueError) as exc:
             output = f"error: {exc}"
         self._answer(call, messages, output, started, input_hash, normalized, verdict)
-        self.hooks.after_tool(call.name)
+        stop = self.hooks.after_tool(call.name, input_hash)
+        if stop:
+            return self._end(Outcome.INTERRUPTED, detail=stop)
         return None
 
     def _answer(

@@ -210,9 +210,14 @@ def grep(ctx: ToolContext, args: GrepInput) -> str:
     root = inside(ctx, args.path)
     case: Literal["insensitive", "sensitive"] = "insensitive" if args.ignore_case else "sensitive"
     matches = sf_native.grep(
-        root, args.pattern, fixed=args.fixed, case=case, context=args.context,
-        max_total=args.max_results, include=args.include,
-    )  # fmt: skip
+        root,
+        args.pattern,
+        fixed=args.fixed,
+        case=case,
+        context=args.context,
+        max_total=args.max_results,
+        include=args.include,
+    )
     lines = []
     for m in matches:
         first = m.line_number - len(m.before)
@@ -243,9 +248,16 @@ def run_command(ctx: ToolContext, args: RunCommandInput) -> str:
     env |= {"HOME": str(ctx.worktree), "TERM": "dumb", "GIT_TERMINAL_PROMPT": "0"}
     try:
         done = subprocess.run(
-            ["bash", "-c", args.command], cwd=cwd, env=env, capture_output=True, text=True,
-            timeout=args.timeout_s, stdin=subprocess.DEVNULL, check=False, errors="replace",
-        )  # fmt: skip
+            ["bash", "-c", args.command],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=args.timeout_s,
+            stdin=subprocess.DEVNULL,
+            check=False,
+            errors="replace",
+        )
     except subprocess.TimeoutExpired as exc:
         output = (exc.stdout or "") if isinstance(exc.stdout, str) else ""
         return cap(f"timed out after {args.timeout_s} s\n{output}")

@@ -46,15 +46,21 @@ def test_only_autonomous_run_control_pulses() -> None:
 @pytest.mark.parametrize(
     ("axis", "value", "colour"),
     [
-        ("work_mode", "chat", "dim"), ("work_mode", "plan", "accent"),
-        ("work_mode", "build", "success"), ("work_mode", "review", "warning"),
-        ("work_mode", "repair", "error"), ("work_mode", "research", "info"),
-        ("run_control", "manual", "dim"), ("run_control", "assisted", "warning"),
+        ("work_mode", "chat", "dim"),
+        ("work_mode", "plan", "accent"),
+        ("work_mode", "build", "success"),
+        ("work_mode", "review", "warning"),
+        ("work_mode", "repair", "error"),
+        ("work_mode", "research", "info"),
+        ("run_control", "manual", "dim"),
+        ("run_control", "assisted", "warning"),
         ("run_control", "autonomous", "success"),
-        ("permission_profile", "restricted", "success"), ("permission_profile", "normal", "dim"),
-        ("permission_profile", "trusted", "warning"), ("permission_profile", "unrestricted", "error"),
+        ("permission_profile", "restricted", "success"),
+        ("permission_profile", "normal", "dim"),
+        ("permission_profile", "trusted", "warning"),
+        ("permission_profile", "unrestricted", "error"),
     ],
-)  # fmt: skip
+)
 def test_the_colour_table(axis: str, value: str, colour: str) -> None:
     assert COLOURS[axis][value] == colour
     values = {

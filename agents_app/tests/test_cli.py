@@ -41,9 +41,15 @@ def test_command_prints_the_resulting_axes(agent_session: AgentSession) -> None:
 
 def test_command_as_json(agent_session: AgentSession, user: object) -> None:
     code, out, _ = run_sf(
-        "command", "--session", str(agent_session.pk), "--user", "ada", "--output-format", "json",
+        "command",
+        "--session",
+        str(agent_session.pk),
+        "--user",
+        "ada",
+        "--output-format",
+        "json",
         "/steer model-mode deep after-current-unit",
-    )  # fmt: skip
+    )
     data = json.loads(out)
     assert code == 0
     assert data["ok"] is True
@@ -112,14 +118,22 @@ def test_the_real_command_line_exits_0_and_2(agent_session: AgentSession) -> Non
     manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py"), "sf", "command"]
     ok = subprocess.run(
         [*manage, "--session", str(agent_session.pk), "--output-format", "json", "/trust trusted"],
-        env=env, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["session"]["axes"]["permission_profile"] == "trusted"
     bad = subprocess.run(
         [*manage, "--session", str(agent_session.pk), "/trust everyone"],
-        env=env, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert bad.returncode == 2
     assert bad.stderr.strip().startswith("error: unknown value 'everyone' for /trust")
     assert bad.stdout == ""

@@ -139,9 +139,25 @@ COMMAND_WORDS = st.sampled_from(
     ["/mode", "/control", "/steer", "/trust", "/model-mode", "/sf", "/status", "/repair", "/next"]
 )
 ARG_WORDS = st.sampled_from(
-    ["build", "autonomous", "--autonomous", "--permission-profile", "--model-mode=deep", "now",
-     "mode", "trusted", "'", '"', "\\", "--", "=", "after-current-unit", "\x00", "é"]
-)  # fmt: skip
+    [
+        "build",
+        "autonomous",
+        "--autonomous",
+        "--permission-profile",
+        "--model-mode=deep",
+        "now",
+        "mode",
+        "trusted",
+        "'",
+        '"',
+        "\\",
+        "--",
+        "=",
+        "after-current-unit",
+        "\x00",
+        "é",
+    ]
+)
 
 
 def rejection(text: str) -> str | None:

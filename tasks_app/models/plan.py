@@ -127,6 +127,7 @@ class Task(models.Model):
     )
     max_retries = models.PositiveSmallIntegerField(default=3)
     retry_count = models.PositiveSmallIntegerField(default=0)
+    stuck_count = models.PositiveSmallIntegerField(default=0)  # stuck-loop detections
     cost_budget = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
     cost_spent = models.DecimalField(max_digits=12, decimal_places=4, default=Decimal("0"))
     intent_claim = models.JSONField(default=list, blank=True)  # files the task means to touch

@@ -37,6 +37,7 @@ class TaskSchedule(models.Model):
     dispatched_at = models.DateTimeField(null=True, blank=True)
     consumed_at = models.DateTimeField(null=True, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
+    enqueued_at = models.DateTimeField(null=True, blank=True)  # last sent to the workers
 
     class Meta:
         indexes = [models.Index(fields=["status", "due_at"], name="schedule_status_due")]

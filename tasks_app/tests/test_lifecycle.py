@@ -14,17 +14,33 @@ pytestmark = pytest.mark.django_db
 S = TaskStatus
 
 EXPECTED = {
-    ("todo", "in_progress"), ("in_progress", "verifying"), ("verifying", "review"),
-    ("review", "done"), ("in_progress", "retrying"), ("verifying", "retrying"),
-    ("retrying", "in_progress"), ("in_progress", "failed"), ("verifying", "failed"),
-    ("retrying", "failed"), ("review", "todo"),
-    ("todo", "blocked"), ("in_progress", "blocked"), ("verifying", "blocked"),
-    ("retrying", "blocked"), ("review", "blocked"),
-    ("blocked", "todo"), ("blocked", "in_progress"), ("blocked", "review"),
-    ("todo", "paused"), ("in_progress", "paused"), ("retrying", "paused"), ("blocked", "paused"),
-    ("paused", "todo"), ("failed", "todo"),
+    ("todo", "in_progress"),
+    ("in_progress", "verifying"),
+    ("verifying", "review"),
+    ("review", "done"),
+    ("in_progress", "retrying"),
+    ("verifying", "retrying"),
+    ("retrying", "in_progress"),
+    ("in_progress", "failed"),
+    ("verifying", "failed"),
+    ("retrying", "failed"),
+    ("review", "todo"),
+    ("todo", "blocked"),
+    ("in_progress", "blocked"),
+    ("verifying", "blocked"),
+    ("retrying", "blocked"),
+    ("review", "blocked"),
+    ("blocked", "todo"),
+    ("blocked", "in_progress"),
+    ("blocked", "review"),
+    ("todo", "paused"),
+    ("in_progress", "paused"),
+    ("retrying", "paused"),
+    ("blocked", "paused"),
+    ("paused", "todo"),
+    ("failed", "todo"),
     *((status, "cancelled") for status in S.values if status not in ("done", "cancelled")),
-}  # fmt: skip
+}
 
 
 def test_the_table_is_exactly_the_designed_lifecycle() -> None:
@@ -85,5 +101,8 @@ def test_timestamps_follow_the_lifecycle(diamond_plan: Plan) -> None:
     task.refresh_from_db()
     assert task.completed_at is not None
     assert list(task.transitions.values_list("to_status", flat=True)) == [
-        "in_progress", "verifying", "review", "done",
-    ]  # fmt: skip
+        "in_progress",
+        "verifying",
+        "review",
+        "done",
+    ]

@@ -77,12 +77,18 @@ def test_waves_respect_every_dependency(size: int, seed: int) -> None:
 @pytest.mark.parametrize(
     ("condition", "status", "met"),
     [
-        ("success", "done", True), ("success", "failed", False), ("success", "in_progress", False),
-        ("failure", "failed", True), ("failure", "done", False), ("failure", "todo", False),
-        ("always", "done", True), ("always", "failed", True), ("always", "cancelled", True),
+        ("success", "done", True),
+        ("success", "failed", False),
+        ("success", "in_progress", False),
+        ("failure", "failed", True),
+        ("failure", "done", False),
+        ("failure", "todo", False),
+        ("always", "done", True),
+        ("always", "failed", True),
+        ("always", "cancelled", True),
         ("always", "review", False),
     ],
-)  # fmt: skip
+)
 def test_dependency_conditions(condition: str, status: str, met: bool) -> None:
     assert condition_met(condition, status) is met
 

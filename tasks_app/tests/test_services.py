@@ -58,17 +58,23 @@ def test_run_autonomously_moves_the_session_and_starts_dispatch(
     plan_session: AgentSession, diamond_plan: Plan
 ) -> None:
     assert plan_session.axes.as_dict() == {
-        "work_mode": "plan", "run_control": "manual", "permission_profile": "normal",
-        "model_mode": "deep", "surface": "web",
-    }  # fmt: skip
+        "work_mode": "plan",
+        "run_control": "manual",
+        "permission_profile": "normal",
+        "model_mode": "deep",
+        "surface": "web",
+    }
     plan_accept(plan=diamond_plan, actor=ACTOR, autonomous=True, permission_profile="trusted")
 
     plan_session.refresh_from_db()
     diamond_plan.refresh_from_db()
     assert plan_session.axes.as_dict() == {
-        "work_mode": "build", "run_control": "autonomous", "permission_profile": "trusted",
-        "model_mode": "smart", "surface": "web",
-    }  # fmt: skip
+        "work_mode": "build",
+        "run_control": "autonomous",
+        "permission_profile": "trusted",
+        "model_mode": "smart",
+        "surface": "web",
+    }
     transition = ModeTransition.objects.get()
     assert transition.reason == f"plan {diamond_plan.pk} run autonomously"
     assert transition.from_axes.work_mode == "plan"
@@ -86,8 +92,10 @@ def test_plain_accept_builds_but_keeps_the_run_control(
     plan_accept(plan=diamond_plan, actor=ACTOR)
     plan_session.refresh_from_db()
     assert (plan_session.work_mode, plan_session.run_control, plan_session.permission_profile) == (
-        "build", "manual", "normal",
-    )  # fmt: skip
+        "build",
+        "manual",
+        "normal",
+    )
     with pytest.raises(InvalidTransition, match="only a proposed plan can be accepted"):
         plan_accept(plan=diamond_plan, actor=ACTOR)
 

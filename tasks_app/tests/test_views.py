@@ -43,8 +43,10 @@ def test_run_autonomously_redirects_to_the_board(
     assert response.headers["HX-Redirect"] == f"/tasks/?session={plan_session.pk}"
     plan_session.refresh_from_db()
     assert (plan_session.work_mode, plan_session.run_control, plan_session.permission_profile) == (
-        "build", "autonomous", "trusted",
-    )  # fmt: skip
+        "build",
+        "autonomous",
+        "trusted",
+    )
     diamond_plan.refresh_from_db()
     assert diamond_plan.accepted_by is not None
     assert diamond_plan.accepted_by.username == "ada"

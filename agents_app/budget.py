@@ -1,0 +1,73 @@
+"""Session budgets: charging cost, threshold warnings, the pause at 100 %."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.db import transaction
+from django.db.models import F
+
+from agents_app.models import AgentSession, TraceKind
+from agents_app.services import Actor, session_group, session_set_paused
+from sf_web.live import broadcast
+
+THRESHOLDS = (75, 80, 90, 100)
+
+
+def thresholds_crossed(spent: Decimal, budget: Decimal | None, fired: list[int]) -> list[int]:
+    """The thresholds newly reached, in order (each fires once per session)."""
+    if budget is None:
+        return []
+    used = Decimal(100) if budget == 0 else spent / budget * 100
+    return [t for t in THRESHOLDS if used >= t and t not in fired]
+
+
+def session_charge(*, session: AgentSession, cost: Decimal) -> list[int]:
+    """Add ``cost`` to the session; record and return the thresholds it crossed.
+
+    At 100 % the session pauses: continuing needs a person's explicit resume.
+    """
+    from agents_app.runtime.trace import TraceRecorder
+
+    with transaction.atomic():
+        AgentSession.objects.filter(pk=session.pk).update(cost_spent=F("cost_spent") + cost)
+        locked = AgentSession.objects.select_for_update().get(pk=session.pk)
+        crossed = thresholds_crossed(
+            locked.cost_spent, locked.cost_budget, list(locked.budget_alerts)
+        )
+        if crossed:
+            locked.budget_alerts = [*locked.budget_alerts, *crossed]
+            locked.save(update_fields=["budget_alerts"])
+            recorder = TraceRecorder(session=locked)
+            for threshold in crossed:
+                recorder.record(
+                    TraceKind.NOTE,
+                    name="budget",
+                    payload={
+                        "threshold": threshold,
+                        "spent": str(locked.cost_spent),
+                        "budget": str(locked.cost_budget),
+                    },
+                )
+            broadcast(session_group(locked.pk), "session.changed")
+        if 100 in crossed:
+            budget_pause(locked)
+    session.refresh_from_db()
+    return crossed
+
+
+def budget_remaining(session: AgentSession) -> Decimal | None:
+    if session.cost_budget is None:
+        return None
+    return max(Decimal(0), session.cost_budget - session.cost_spent)
+
+
+def budget_pause(session: AgentSession) -> None:
+    """Pause at 100 %: only a person's explicit resume lets units run again."""
+    spent, budget = session.cost_spent, session.cost_budget
+    session_set_paused(
+        session=session,
+        paused=True,
+        reason=f"budget reached: ${spent} of ${budget}; approve to continue",
+        actor=Actor.system("budget"),
+    )

@@ -1,0 +1,136 @@
+"""The permission gate in a running session: the pure decision (``agents_app.policies``)
+plus what it needs from the database, and the ``RiskDecision`` audit row it leaves.
+
+Every call is decided at invocation with the session's axes as they are at that
+moment (steering may have changed them between tool calls), the project's allow
+and deny rules, and the allow rules reviewers granted. An ``ask`` becomes a pending
+approval; an approval with scope *once* lets exactly that call through, once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+import sf_native
+from agents_app.models import (
+    AgentSession,
+    ApprovalRule,
+    Decision,
+    ReviewScope,
+    ReviewStatus,
+    RiskDecision,
+)
+from agents_app.policies import (
+    GateContext,
+    PolicyRules,
+    Rule,
+    ToolCall,
+    decide,
+    normalize_input,
+)
+from agents_app.runtime.loop import GateVerdict
+from agents_app.tools_catalog import tools_for_profile
+from sf_web.live import broadcast, group_name
+
+APPROVALS = group_name("approvals")
+
+
+def input_hash(tool: str, normalized: dict[str, Any]) -> str:
+    return sf_native.canonical_hash({"tool": tool, "input": normalized})
+
+
+def gate_context(session: AgentSession, worktree: Path) -> GateContext:
+    policy = session.project.parsed_policy
+    granted = ApprovalRule.objects.filter(project_id=session.project_id).filter(
+        Q(scope=ReviewScope.PROJECT) | Q(session=session)
+    )
+    return GateContext(
+        permission_profile=session.permission_profile,
+        run_control=session.run_control,
+        work_mode=session.work_mode,
+        worktree=worktree,
+        rules=PolicyRules(
+            allow=[Rule(tool=r.tool, pattern=r.pattern, reason=r.reason) for r in policy.allow],
+            deny=[Rule(tool=r.tool, pattern=r.pattern, reason=r.reason) for r in policy.deny],
+        ),
+        approved_rules=[
+            Rule(tool=r.tool, pattern=r.pattern, reason=f"approved ({r.scope})") for r in granted
+        ],
+    )
+
+
+@dataclass
+class SessionGate:
+    """The gate of one unit: reads fresh axes for every call and records every decision."""
+
+    session_id: int
+    worktree: Path
+    unit_id: int | None = None
+
+    def session(self) -> AgentSession:
+        return AgentSession.objects.select_related("project").get(pk=self.session_id)
+
+    def offered_tools(self) -> list[str]:
+        """Layer 1: the tools the model is shown under the current profile."""
+        return tools_for_profile(self.session().permission_profile)
+
+    def normalize(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        return normalize_input(ToolCall(tool=tool, input=arguments), self.worktree)
+
+    def check(self, tool: str, arguments: dict[str, Any], hashed: str) -> GateVerdict:
+        """Layers 2 and 3: decide this call now, and store the decision."""
+        session = self.session()
+        normalized = self.normalize(tool, arguments)
+        once = self._approved_once(session, tool, hashed)
+        if once is not None:
+            return GateVerdict(
+                "allow", f"approved.once:{once}", "approved", "a reviewer approved this call"
+            )
+        verdict = decide(ToolCall(tool=tool, input=arguments), gate_context(session, self.worktree))
+        record = RiskDecision.objects.create(
+            session=session,
+            unit_id=self.unit_id,
+            tool=tool,
+            input_normalized=normalized,
+            input_hash=hashed,
+            risk_class=verdict.risk_class,
+            decision=verdict.decision,
+            rule=verdict.rule,
+            reason=verdict.reason,
+            review_status=ReviewStatus.PENDING
+            if verdict.decision == Decision.ASK
+            else ReviewStatus.NOT_NEEDED,
+            **session.axes.as_dict(),
+        )
+        if verdict.decision == Decision.ASK:
+            broadcast(APPROVALS, "approvals.changed", decision_id=record.pk)
+        return GateVerdict(
+            verdict.decision, verdict.rule, verdict.risk_class, verdict.reason, record.pk
+        )
+
+    def _approved_once(self, session: AgentSession, tool: str, hashed: str) -> int | None:
+        """Consume an unused *once* approval of exactly this call, if there is one."""
+        with transaction.atomic():
+            approval = (
+                RiskDecision.objects.select_for_update(skip_locked=True)
+                .filter(
+                    session=session,
+                    tool=tool,
+                    input_hash=hashed,
+                    review_status=ReviewStatus.APPROVED,
+                    review_scope=ReviewScope.ONCE,
+                    used_at__isnull=True,
+                )
+                .order_by("reviewed_at")
+                .first()
+            )
+            if approval is None:
+                return None
+            RiskDecision.objects.filter(pk=approval.pk).update(used_at=timezone.now())
+            return approval.pk

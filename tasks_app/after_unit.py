@@ -1,0 +1,217 @@
+"""After a unit: checkpoint, accounting, the verification gate, and what comes next
+(review, retry, failure, a blocked task) — then run control decides what is next."""
+
+from __future__ import annotations
+
+import hashlib
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from agents_app.budget import session_charge
+from agents_app.models import AgentSession, TraceKind
+from agents_app.runtime.loop import LoopResult, Outcome
+from agents_app.runtime.trace import TraceRecorder
+from agents_app.services import (
+    Actor,
+    DispatchPoint,
+    session_apply_due,
+    session_request_repair,
+    session_set_paused,
+)
+from sf_web.errors import SfError
+from sf_web.git import GitError
+from tasks_app.engine import UnitReport
+from tasks_app.lifecycle import task_transition
+from tasks_app.models import ScheduleStatus, Task, TaskSchedule, TaskStatus, Unit, UnitStatus
+from tasks_app.stuck import detect
+from tasks_app.verification import verify
+from tasks_app.worktrees import Workspace, checkpoint_commit, checkpoint_patch
+
+TIMEOUTS = ("hard timeout", "idle timeout")
+
+
+def unit_complete(*, task: Task, unit: Unit, ws: Workspace, result: LoopResult) -> UnitReport:
+    """Record the unit and move the task on, according to how its loop ended."""
+    commit = _checkpoint(task, unit, ws)
+    _charge(task, unit, result)
+    task.refresh_from_db()
+    outcome, detail = str(result.outcome), result.detail or result.summary
+    if result.outcome == Outcome.FINISHED:
+        outcome, detail = _verify_and_review(task, unit, ws, result, commit)
+    elif result.outcome in (Outcome.BLOCKED, Outcome.NEEDS_PERSON):
+        waiting = (
+            result.question or f"approval needed (decision {result.decision_id}): {result.detail}"
+        )
+        _end_unit(unit, UnitStatus.BLOCKED, summary=waiting)
+        task_transition(task=task, to=TaskStatus.BLOCKED, reason=waiting)
+    elif result.outcome == Outcome.BUDGET:
+        _end_unit(unit, UnitStatus.CANCELLED, summary=result.detail)
+        task_transition(task=task, to=TaskStatus.PAUSED, reason=f"budget: {result.detail}")
+    elif result.outcome == Outcome.INTERRUPTED and result.detail.startswith(TIMEOUTS):
+        _end_unit(unit, UnitStatus.TIMED_OUT, summary=result.detail)
+        _retry_or_fail(task, unit, result.detail)
+    elif result.outcome == Outcome.INTERRUPTED and result.detail.startswith("stuck"):
+        _end_unit(unit, UnitStatus.FAILED, summary=result.detail)
+        task_transition(task=task, to=TaskStatus.BLOCKED, reason=result.detail)
+    elif result.outcome == Outcome.INTERRUPTED:
+        _end_unit(unit, UnitStatus.CANCELLED, summary=result.detail)
+        task_transition(task=task, to=TaskStatus.PAUSED, reason=result.detail)
+    else:  # step limit, no progress
+        _end_unit(unit, UnitStatus.FAILED, summary=f"{result.outcome}: {result.detail}")
+        _retry_or_fail(task, unit, f"{result.outcome}: {result.detail}")
+    return _next(task, unit, outcome, detail)
+
+
+def unit_fail(*, task: Task, unit: Unit, ws: Workspace, error: SfError) -> UnitReport:
+    """The unit could not run to the end (replay miss, provider refused, git error).
+
+    A provider that refuses our credentials or billing, or no model configured,
+    pauses the session with the reason: a person must act before more units run.
+    """
+    from agents_app.runtime.llm import ModelNotConfigured, ProviderAuthError
+
+    reason = str(error)
+    _end_unit(unit, UnitStatus.FAILED, summary=reason)
+    task.refresh_from_db()
+    session = AgentSession.objects.get(pk=task.plan.session_id)
+    TraceRecorder(session=session, unit_id=unit.pk).record(
+        TraceKind.ERROR, payload={"error": reason}
+    )
+    if task.status in (TaskStatus.IN_PROGRESS, TaskStatus.VERIFYING):
+        task_transition(task=task, to=TaskStatus.FAILED, reason=reason)
+    if isinstance(error, ProviderAuthError | ModelNotConfigured):
+        session_set_paused(
+            session=session, paused=True, reason=reason, actor=Actor.system("provider")
+        )
+    return _next(task, unit, "error", reason)
+
+
+def _checkpoint(task: Task, unit: Unit, ws: Workspace) -> str | None:
+    try:
+        commit = checkpoint_commit(ws, f"sf({task.key}): attempt {unit.attempt}")
+        patch = checkpoint_patch(ws)
+    except GitError as exc:
+        Unit.objects.filter(pk=unit.pk).update(summary=f"checkpoint failed: {exc}")
+        return None
+    Unit.objects.filter(pk=unit.pk).update(checkpoint_patch=patch)
+    if commit:
+        Task.objects.filter(pk=task.pk).update(checkpoint_ref=commit)
+    return commit or (task.checkpoint_ref or None)
+
+
+def _charge(task: Task, unit: Unit, result: LoopResult) -> None:
+    Unit.objects.filter(pk=unit.pk).update(
+        model=result.model,
+        tokens_in=result.tokens_in,
+        tokens_out=result.tokens_out,
+        cost=result.cost,
+    )
+    Task.objects.filter(pk=task.pk).update(cost_spent=F("cost_spent") + result.cost)
+    session_charge(session=AgentSession.objects.get(pk=task.plan.session_id), cost=result.cost)
+
+
+def _verify_and_review(
+    task: Task, unit: Unit, ws: Workspace, result: LoopResult, commit: str | None
+) -> tuple[str, str]:
+    from tasks_app.review import review_start
+
+    task_transition(task=task, to=TaskStatus.VERIFYING, reason="the agent finished")
+    verification = verify(ws.path, list(task.verify))
+    report = verification.report()
+    Unit.objects.filter(pk=unit.pk).update(
+        verification_passed=verification.passed, verification_output=report
+    )
+    if not verification.passed:
+        _end_unit(unit, UnitStatus.FAILED, summary=result.summary)
+        _retry_or_fail(task, unit, "verification failed", verification_failed=True)
+        return "verification_failed", report[-500:]
+    _end_unit(unit, UnitStatus.SUCCEEDED, summary=result.summary)
+    task_transition(task=task, to=TaskStatus.REVIEW, reason="verification passed")
+    review_start(task=task)
+    return "verified", result.summary
+
+
+def _retry_or_fail(
+    task: Task, unit: Unit, reason: str, *, verification_failed: bool = False
+) -> None:
+    """Another attempt while retries remain; then failed, and repair per project policy.
+
+    The retry count lives in the database, so it survives restarts. Three identical
+    verification failures in a row are a stuck loop: the task is surfaced as blocked.
+    """
+    task.refresh_from_db()
+    if verification_failed and _same_failure_repeated(task):
+        task_transition(
+            task=task, to=TaskStatus.BLOCKED, reason="stuck: the same verification failure repeated"
+        )
+        return
+    updated = Task.objects.filter(pk=task.pk, retry_count__lt=F("max_retries")).update(
+        retry_count=F("retry_count") + 1
+    )
+    if updated:
+        task.refresh_from_db()
+        task_transition(
+            task=task,
+            to=TaskStatus.RETRYING,
+            reason=f"{reason} (retry {task.retry_count} of {task.max_retries})",
+        )
+        return
+    task_transition(
+        task=task, to=TaskStatus.FAILED, reason=f"{reason}; {task.max_retries} retries spent"
+    )
+    session = AgentSession.objects.get(pk=task.plan.session_id)
+    session_request_repair(
+        session=session, cause=f"task {task.key} failed after {task.max_retries} retries"
+    )
+
+
+def _same_failure_repeated(task: Task) -> bool:
+    outputs = Unit.objects.filter(task=task, verification_passed=False).order_by("attempt")
+    history = [hashlib.sha256(u.verification_output.encode()).hexdigest() for u in outputs]
+    stuck = detect(history)
+    if stuck is None:
+        return False
+    Task.objects.filter(pk=task.pk).update(stuck_count=F("stuck_count") + 1)
+    return True
+
+
+def _end_unit(unit: Unit, status: str, *, summary: str = "") -> None:
+    Unit.objects.filter(pk=unit.pk).update(
+        status=status, summary=summary[:20_000], finished_at=timezone.now()
+    )
+
+
+def _next(task: Task, unit: Unit, outcome: str, detail: str) -> UnitReport:
+    """Reschedule or consume the task, apply after-unit steering, then run control."""
+    from tasks_app.dispatch import dispatch
+
+    task.refresh_from_db()
+    runnable = task.status in (TaskStatus.TODO, TaskStatus.RETRYING)
+    TaskSchedule.objects.filter(task=task).update(
+        status=ScheduleStatus.DUE if runnable else ScheduleStatus.CONSUMED,
+        due_at=timezone.now() if runnable else F("due_at"),
+        consumed_at=None if runnable else timezone.now(),
+        enqueued_at=None,
+    )
+    with transaction.atomic():
+        session = AgentSession.objects.get(pk=task.plan.session_id)
+        session_apply_due(session=session, point=DispatchPoint.AFTER_UNIT)
+        if _plan_finished(task):
+            session_apply_due(session=session, point=DispatchPoint.MILESTONE)
+        session.refresh_from_db()
+        if session.run_control == "assisted" and not session.paused:
+            session_set_paused(
+                session=session,
+                paused=True,
+                actor=Actor.system("assisted"),
+                reason="assisted run control: one unit done; /next runs another",
+            )
+        transaction.on_commit(lambda: dispatch(session_id=session.pk))
+    return UnitReport(task.pk, unit.pk, unit.attempt, outcome, task.status, detail)
+
+
+def _plan_finished(task: Task) -> bool:
+    final = (TaskStatus.DONE, TaskStatus.CANCELLED, TaskStatus.FAILED)
+    return not Task.objects.filter(plan_id=task.plan_id).exclude(status__in=final).exists()

@@ -1,0 +1,234 @@
+"""One unit: one attempt at one task by a fresh agent session (DESIGN §4).
+
+``unit_run`` is the engine's single entry point for a unit. The Celery task
+``unit_run_task`` calls it on workers; headless and the embedded default call it
+inline. It claims the task's schedule row first (a conditional update: a duplicate
+or late delivery returns at once), then works in the task's git worktree, runs the
+agent loop, the verification gate, and hands the task to review or retry.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from agents_app.budget import budget_pause, budget_remaining
+from agents_app.models import Activity, AgentSession, SessionStatus
+from agents_app.runtime.gate import SessionGate
+from agents_app.runtime.llm import ModelRouter, complete, model_for
+from agents_app.runtime.loop import AgentLoop, LoopResult
+from agents_app.runtime.replay import Replay, replay_activate, replay_deactivate
+from agents_app.runtime.tools import TOOLS, ToolContext
+from agents_app.runtime.trace import TraceRecorder
+from agents_app.services import Actor, DispatchPoint, session_apply_due, session_set_paused
+from sf_web.errors import SfError
+from skills_app.loader import Skill, skill_body_for_model, skills_discover
+from tasks_app.hooks import EngineHooks, Heartbeat
+from tasks_app.lifecycle import task_transition
+from tasks_app.models import (
+    ScheduleStatus,
+    Task,
+    TaskRuntime,
+    TaskSchedule,
+    TaskStatus,
+    Unit,
+)
+from tasks_app.prompts import unit_messages
+from tasks_app.worktrees import Workspace, workspace_for, worktree_ensure
+
+logger = logging.getLogger("sf.engine")
+RUNNABLE = (TaskStatus.TODO, TaskStatus.RETRYING)
+
+
+@dataclass(frozen=True)
+class UnitOptions:
+    model: str | None = None  # an explicit model overrides the session's model mode
+    replay: Replay | None = None
+    answers: dict[str, str] = field(default_factory=dict)
+    completion: Callable[..., Any] | None = None  # litellm's completion, or a test's
+
+
+@dataclass(frozen=True)
+class UnitReport:
+    task_id: int
+    unit_id: int
+    attempt: int
+    outcome: str
+    task_status: str
+    detail: str = ""
+
+
+def unit_run(*, task_id: int, worker: str, options: UnitOptions | None = None) -> UnitReport | None:
+    """Run one unit of ``task_id``, or return None when it is not ours to run."""
+    from tasks_app.after_unit import unit_complete, unit_fail
+
+    options = options or UnitOptions()
+    started = _start(task_id, worker)
+    if started is None:
+        return None
+    task, unit, ws = started
+    try:
+        worktree_ensure(ws)
+        with Heartbeat(task.pk):
+            result = _agent(task, unit, ws, options)
+        return unit_complete(task=task, unit=unit, ws=ws, result=result)
+    except SfError as exc:
+        logger.warning("unit %s of %s failed: %s", unit.attempt, task.key, exc)
+        return unit_fail(task=task, unit=unit, ws=ws, error=exc)
+    finally:
+        _release(task)
+
+
+def _start(task_id: int, worker: str) -> tuple[Task, Unit, Workspace] | None:
+    with transaction.atomic():
+        schedule = TaskSchedule.objects.select_for_update().filter(task_id=task_id).first()
+        if schedule is None or not _may_take(schedule, worker):
+            return None
+        task = Task.objects.select_related("plan__session__project").get(pk=task_id)
+        session = AgentSession.objects.select_for_update().get(pk=task.plan.session_id)
+        if task.status not in (*RUNNABLE, TaskStatus.IN_PROGRESS) or not _session_may_run(session):
+            return None
+        session_apply_due(session=session, point=DispatchPoint.BEFORE_UNIT)
+        session.refresh_from_db()
+        if task.status != TaskStatus.IN_PROGRESS:  # in_progress: a crashed unit's task resumes
+            task_transition(
+                task=task, to=TaskStatus.IN_PROGRESS, reason="unit started", actor=worker
+            )
+        now = timezone.now()
+        TaskSchedule.objects.filter(pk=schedule.pk).update(
+            status=ScheduleStatus.DISPATCHED,
+            claimed_by=worker,
+            claimed_at=schedule.claimed_at or now,
+            dispatched_at=now,
+        )
+        attempt = Unit.objects.filter(task=task).count() + 1
+        unit = Unit.objects.create(task=task, attempt=attempt)
+        project = session.project
+        ws = workspace_for(
+            repo=project.repo_path,
+            project_id=project.pk,
+            plan_id=task.plan_id,
+            key=task.key,
+            base=project.base_branch,
+        )
+        TaskRuntime.objects.update_or_create(
+            task=task,
+            defaults={
+                "worker": worker,
+                "pid": os.getpid(),
+                "worktree_path": str(ws.path),
+                "current_model": "",
+                "last_heartbeat_at": now,
+            },
+        )
+        AgentSession.objects.filter(pk=session.pk).update(
+            activity=Activity.UNIT, interrupt_requested=False
+        )
+        task.plan.session = session
+    return task, unit, ws
+
+
+def _may_take(schedule: TaskSchedule, worker: str) -> bool:
+    """A due task, or one claimed for this worker. A dispatched task is someone's."""
+    if schedule.status == ScheduleStatus.DUE:
+        return True
+    return schedule.status == ScheduleStatus.CLAIMED and schedule.claimed_by in ("", worker)
+
+
+def _session_may_run(session: AgentSession) -> bool:
+    """Paused, stopped, over budget or over the continuation limit: not now."""
+    if session.status != SessionStatus.ACTIVE or session.paused:
+        return False
+    remaining = budget_remaining(session)
+    if remaining is not None and remaining <= 0:
+        budget_pause(session)
+        return False
+    if session.run_control == "autonomous":
+        if session.autonomous_continues >= session.max_autonomous_continues:
+            session_set_paused(
+                session=session,
+                paused=True,
+                actor=Actor.system("limit"),
+                reason=f"continuation limit reached ({session.max_autonomous_continues} units)",
+            )
+            return False
+        AgentSession.objects.filter(pk=session.pk).update(
+            autonomous_continues=session.autonomous_continues + 1
+        )
+    return True
+
+
+def _agent(task: Task, unit: Unit, ws: Workspace, options: UnitOptions) -> LoopResult:
+    session = AgentSession.objects.select_related("project").get(pk=task.plan.session_id)
+    skills = skills_discover(ws.path)
+    previous = Unit.objects.filter(task=task, attempt__lt=unit.attempt).order_by("-attempt").first()
+    messages = unit_messages(
+        task=task, skills=skills, profile=session.permission_profile, previous=previous
+    )
+    model = (
+        replay_activate(options.replay)
+        if options.replay
+        else model_for(session.model_mode, options.model)
+    )
+    Unit.objects.filter(pk=unit.pk).update(model=model)
+    TaskRuntime.objects.filter(task=task).update(current_model=model)
+    router = ModelRouter(
+        model=model,
+        fallback="" if options.replay else settings.SF_MODEL_FALLBACK,
+        completion=options.completion or _with_idle_timeout,
+    )
+    loop = AgentLoop(
+        router=router,
+        tools=TOOLS,
+        context=ToolContext(
+            worktree=ws.path, skills=_skill_loader(skills, session.pk), answers=options.answers
+        ),
+        gate=SessionGate(session_id=session.pk, worktree=ws.path, unit_id=unit.pk),
+        recorder=TraceRecorder(session=session, unit_id=unit.pk),
+        hooks=EngineHooks(session_id=session.pk, task=task),
+        max_steps=settings.SF_UNIT_MAX_STEPS,
+        budget=_unit_budget(task, session),
+        replay=options.replay,
+    )
+    try:
+        return loop.run(messages)
+    finally:
+        if options.replay:
+            replay_deactivate(options.replay)
+
+
+def _with_idle_timeout(**kwargs: Any) -> Any:
+    """A model call that produces nothing for the idle timeout is abandoned."""
+    return complete(timeout=settings.SF_UNIT_IDLE_TIMEOUT.total_seconds(), **kwargs)
+
+
+def _skill_loader(skills: list[Skill], session_id: int) -> Callable[[str], str]:
+    def load(name: str) -> str:
+        profile = AgentSession.objects.get(pk=session_id).permission_profile
+        return skill_body_for_model(skills, name, profile)
+
+    return load
+
+
+def _unit_budget(task: Task, session: AgentSession) -> Any:
+    limits = [b for b in (budget_remaining(session), _task_remaining(task)) if b is not None]
+    return min(limits) if limits else None
+
+
+def _task_remaining(task: Task) -> Any:
+    if task.cost_budget is None:
+        return None
+    return max(task.cost_budget - task.cost_spent, 0)
+
+
+def _release(task: Task) -> None:
+    """The runtime state is ephemeral: gone with the unit. The session is idle again."""
+    TaskRuntime.objects.filter(task=task).delete()
+    AgentSession.objects.filter(pk=task.plan.session_id).update(activity=Activity.IDLE)

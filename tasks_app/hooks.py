@@ -1,0 +1,125 @@
+"""The engine's hooks into a running unit: heartbeats, steering at dispatch points,
+pause/stop, the three timeouts, and stuck-loop detection."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import close_old_connections
+from django.db.models import F
+from django.utils import timezone
+
+from agents_app.models import Activity, AgentSession, SessionStatus
+from agents_app.services import DispatchPoint, session_apply_due
+from tasks_app.models import Task, TaskRuntime
+from tasks_app.stuck import detect
+
+WRAP_UP = (
+    "You are close to this unit's time limit. Stop exploring: make sure the verify "
+    "commands pass, then call finish with a summary."
+)
+DIAGNOSTIC = (
+    "You seem to be stuck in a loop ({pattern}). Step back: say what you expected and "
+    "what happened instead, then try a different approach or call finish with what is done."
+)
+
+
+class Heartbeat:
+    """Refreshes the task's runtime heartbeat from a thread while the unit runs, so a
+    long model call is not mistaken for a dead worker (and a dead worker is noticed)."""
+
+    def __init__(self, task_id: int) -> None:
+        self.task_id = task_id
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, name=f"sf-unit-{task_id}", daemon=True)
+
+    def __enter__(self) -> Heartbeat:
+        self.beat()
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stopping.set()
+        self.thread.join(timeout=5)
+
+    def beat(self) -> None:
+        TaskRuntime.objects.filter(task_id=self.task_id).update(last_heartbeat_at=timezone.now())
+
+    def _run(self) -> None:
+        interval = settings.SF_WORKER_HEARTBEAT.total_seconds()
+        while not self.stopping.wait(interval):
+            try:
+                self.beat()
+            finally:
+                close_old_connections()
+
+
+@dataclass
+class EngineHooks:
+    session_id: int
+    task: Task
+    started: float = field(default_factory=time.monotonic)
+    last_progress: float = field(default_factory=time.monotonic)
+    history: list[str] = field(default_factory=list)
+    pending_notes: list[str] = field(default_factory=list)
+    wrapped_up: bool = False
+    diagnosed: bool = False
+
+    def before_model(self) -> str | None:
+        now = time.monotonic()
+        if now - self.started > settings.SF_UNIT_HARD_TIMEOUT.total_seconds():
+            return f"hard timeout ({settings.SF_UNIT_HARD_TIMEOUT})"
+        if now - self.last_progress > settings.SF_UNIT_IDLE_TIMEOUT.total_seconds():
+            return f"idle timeout ({settings.SF_UNIT_IDLE_TIMEOUT} without a tool call or answer)"
+        self.last_progress = now
+        return self._session_stop()
+
+    def notes(self) -> list[str]:
+        elapsed = time.monotonic() - self.started
+        if not self.wrapped_up and elapsed > settings.SF_UNIT_SOFT_TIMEOUT.total_seconds():
+            self.wrapped_up = True
+            self.pending_notes.append(WRAP_UP)
+        notes, self.pending_notes = self.pending_notes, []
+        return notes
+
+    def before_tool(self, tool: str) -> str | None:
+        session = AgentSession.objects.get(pk=self.session_id)
+        session_apply_due(session=session, point=DispatchPoint.BEFORE_TOOL)
+        stop = self._session_stop()
+        if stop is None:
+            AgentSession.objects.filter(pk=self.session_id).update(activity=Activity.TOOL)
+        return stop
+
+    def after_tool(self, tool: str, input_hash: str) -> str | None:
+        self.last_progress = time.monotonic()
+        AgentSession.objects.filter(pk=self.session_id).update(activity=Activity.UNIT)
+        session = AgentSession.objects.get(pk=self.session_id)
+        session_apply_due(session=session, point=DispatchPoint.AFTER_TOOL)
+        self.history.append(f"{tool}:{input_hash[:10]}")
+        return self._stuck()
+
+    def _stuck(self) -> str | None:
+        stuck = detect(self.history)
+        if stuck is None:
+            return None
+        Task.objects.filter(pk=self.task.pk).update(stuck_count=F("stuck_count") + 1)
+        if self.diagnosed:
+            return f"stuck: {stuck.describe()}"
+        # Once per unit the agent gets a diagnostic prompt; the next repeat stops it.
+        self.diagnosed = True
+        self.history.clear()
+        self.pending_notes.append(DIAGNOSTIC.format(pattern=stuck.describe()))
+        return None
+
+    def _session_stop(self) -> str | None:
+        session = AgentSession.objects.get(pk=self.session_id)
+        if session.interrupt_requested:
+            return "stopped by /stop"
+        if session.paused:
+            return f"session paused: {session.pause_reason or 'by a person'}"
+        if session.status != SessionStatus.ACTIVE:
+            return f"session {session.status}"
+        return None

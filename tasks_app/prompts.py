@@ -1,0 +1,85 @@
+"""The prompt of a unit: task spec, acceptance criteria, skills, and what came before."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agents_app.models import TraceEvent, TraceKind
+from skills_app.loader import Skill
+from tasks_app.models import Task, Unit, UnitStatus
+
+SYSTEM = """You are a coding agent working for SF in a git worktree of the project.
+Work only through the tools. Make the smallest change that meets every acceptance
+criterion, run the verify commands yourself before you finish, and call finish with a
+summary of what you changed and how each criterion is met. Ask the person (ask_user)
+only when you cannot continue without an answer."""
+
+MAX_PREVIOUS_OUTPUT = 6000
+MAX_BRIEFING_EVENTS = 40
+
+
+def unit_messages(
+    *, task: Task, skills: list[Skill], profile: str, previous: Unit | None
+) -> list[dict[str, Any]]:
+    """A fresh conversation for a new unit of ``task``."""
+    return [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": task_brief(task, skills, profile, previous)},
+    ]
+
+
+def task_brief(task: Task, skills: list[Skill], profile: str, previous: Unit | None) -> str:
+    parts = [f"# Task {task.key}: {task.title}"]
+    if task.description:
+        parts.append(task.description)
+    parts.append(
+        "## Acceptance criteria\n" + "\n".join(f"- {cid}: {text}" for cid, text in task.criteria)
+    )
+    parts.append(
+        "## Verify commands (all must pass)\n" + "\n".join(f"- `{cmd}`" for cmd in task.verify)
+    )
+    if task.intent_claim:
+        parts.append(
+            "## Files you intend to touch\n" + "\n".join(f"- {path}" for path in task.intent_claim)
+        )
+    usable = [skill for skill in skills if skill.model_may_invoke(profile)]
+    if usable:
+        listing = "\n".join(f"- {skill.name}: {skill.meta.description}" for skill in usable)
+        parts.append("## Skills (load one with load_skill when it is relevant)\n" + listing)
+    if previous is not None:
+        parts.append(_previous_attempt(previous))
+    return "\n\n".join(parts)
+
+
+def _previous_attempt(unit: Unit) -> str:
+    if unit.status == UnitStatus.CRASHED:
+        return "## Recovery briefing\n" + recovery_briefing(unit)
+    output = unit.verification_output[-MAX_PREVIOUS_OUTPUT:]
+    heading = f"## Attempt {unit.attempt} did not pass ({unit.status})"
+    detail = (
+        f"Verification output:\n```\n{output}\n```" if output else (unit.summary or "No output.")
+    )
+    return f"{heading}\n{detail}\nFix what failed; the worktree still holds that attempt's changes."
+
+
+def recovery_briefing(unit: Unit) -> str:
+    """What the crashed unit had done, rebuilt from its recorded trace."""
+    events = list(
+        TraceEvent.objects.filter(unit=unit, kind=TraceKind.TOOL_CALL).order_by("seq")[
+            :MAX_BRIEFING_EVENTS
+        ]
+    )
+    if not events:
+        return f"Attempt {unit.attempt} stopped (its worker was lost) before it called any tool."
+    lines = [f"Attempt {unit.attempt} stopped because its worker was lost. It had run:"]
+    for event in events:
+        arguments = event.payload.get("arguments")
+        shown = arguments if isinstance(arguments, str) else _short_arguments(arguments or {})
+        outcome = str(event.payload.get("output", ""))[:200].replace("\n", " ")
+        lines.append(f"- {event.name}({shown}) → {outcome}")
+    lines.append("Its changes are still in the worktree. Check them, then continue.")
+    return "\n".join(lines)
+
+
+def _short_arguments(arguments: dict[str, Any]) -> str:
+    return ", ".join(f"{key}={str(value)[:80]!r}" for key, value in arguments.items())

@@ -1,0 +1,75 @@
+"""Review and merge: completion always passes through review, even when the profile
+approves it automatically; an approved task is merged fail-closed."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from agents_app.models import AgentSession, Project
+from sf_web.errors import InvalidTransition, NotAllowed
+from tasks_app.lifecycle import task_transition
+from tasks_app.models import ScheduleStatus, Task, TaskSchedule, TaskStatus
+from tasks_app.worktrees import merge_into_base, workspace_for, worktree_remove
+
+AUTO_APPROVE_PROFILES = frozenset({"trusted", "unrestricted"})
+AUTO_APPROVE_RISKS = frozenset({"low", "medium"})
+
+
+def auto_approves(*, profile: str, risk_level: str) -> bool:
+    """Trusted and unrestricted sessions approve low- and medium-risk work themselves;
+    high and critical risk always wait for a person."""
+    return profile in AUTO_APPROVE_PROFILES and risk_level in AUTO_APPROVE_RISKS
+
+
+def review_start(*, task: Task) -> None:
+    """A task has just entered review: approve it automatically when allowed."""
+    session = AgentSession.objects.get(pk=task.plan.session_id)
+    if auto_approves(profile=session.permission_profile, risk_level=task.risk_level):
+        task_approve(task=task, actor=f"auto ({session.permission_profile} profile)")
+
+
+def task_approve(*, task: Task, actor: str) -> Task:
+    """Approve a task in review and merge it. The merge is fail-closed: on a conflict,
+    an empty result or any error the task is blocked with the reason and its worktree
+    and branch are kept; they go only after a merge that contains the unit's commit."""
+    task.refresh_from_db()
+    if task.status != TaskStatus.REVIEW:
+        raise InvalidTransition(f"task {task.key} is {task.status}, not in review")
+    project = Project.objects.get(pk=task.plan.session.project_id)
+    ws = workspace_for(
+        repo=project.repo_path,
+        project_id=project.pk,
+        plan_id=task.plan_id,
+        key=task.key,
+        base=project.base_branch,
+    )
+    with transaction.atomic():
+        # One merge at a time per project: the base branch moves under a row lock.
+        Project.objects.select_for_update().get(pk=project.pk)
+        result = merge_into_base(
+            ws, commit=task.checkpoint_ref or None, message=f"sf: merge {task.key}: {task.title}"
+        )
+        if not result.merged:
+            return task_transition(
+                task=task,
+                to=TaskStatus.BLOCKED,
+                reason=f"merge refused: {result.reason}",
+                actor=actor,
+            )
+        verb = "already merged" if result.already else f"merged as {result.commit[:12]}"
+        task_transition(
+            task=task, to=TaskStatus.DONE, reason=f"approved by {actor}; {verb}", actor=actor
+        )
+        TaskSchedule.objects.filter(task=task).update(status=ScheduleStatus.CONSUMED)
+    worktree_remove(ws)
+    return task
+
+
+def task_request_changes(*, task: Task, actor: str, reason: str) -> Task:
+    """Send a task in review back to todo with the reviewer's words as context."""
+    if not reason.strip():
+        raise NotAllowed("say what should change")
+    task_transition(
+        task=task, to=TaskStatus.TODO, reason=f"changes requested by {actor}: {reason}", actor=actor
+    )
+    return task

@@ -1,0 +1,171 @@
+"""Git worktrees for tasks, checkpoints, and the fail-closed merge into the base branch.
+
+Each task works in its own worktree on branch ``sf/<task-key>``, under
+``SF_DATA_DIR/worktrees/<project>/<plan>-<task-key>``. A merge never touches the
+base branch unless it is certain: it is computed with ``git merge-tree`` (no
+working tree involved), committed with ``commit-tree`` and published with a
+compare-and-swap ``update-ref``. A conflict, an empty result or any error leaves
+the base branch, the worktree and the task branch exactly as they were.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+
+from sf_web.git import GitError, git, git_ok
+
+
+@dataclass(frozen=True)
+class Workspace:
+    repo: Path
+    path: Path
+    branch: str
+    base: str
+
+
+def workspace_for(
+    *, repo: str | Path, project_id: int, plan_id: int, key: str, base: str
+) -> Workspace:
+    path = Path(settings.SF_DATA_DIR) / "worktrees" / str(project_id) / f"{plan_id}-{key}"
+    return Workspace(repo=Path(repo), path=path, branch=f"sf/{key}", base=base)
+
+
+def worktree_ensure(ws: Workspace) -> Path:
+    """Create the worktree (and its branch from the base) or reuse the existing one."""
+    if (ws.path / ".git").exists():
+        return ws.path
+    ws.path.parent.mkdir(parents=True, exist_ok=True)
+    if ws.path.exists():
+        shutil.rmtree(ws.path)  # a leftover from a crash before git registered it
+    git("worktree", "prune", cwd=ws.repo)
+    has_branch = git(
+        "rev-parse", "--verify", "--quiet", f"refs/heads/{ws.branch}", cwd=ws.repo, check=False
+    )
+    if has_branch:
+        git("worktree", "add", str(ws.path), ws.branch, cwd=ws.repo)
+    else:
+        git("worktree", "add", "-b", ws.branch, str(ws.path), ws.base, cwd=ws.repo)
+    return ws.path
+
+
+def checkpoint_commit(ws: Workspace, message: str) -> str | None:
+    """Commit everything the unit changed in its worktree; the new commit, or None."""
+    git("add", "--all", cwd=ws.path)
+    if not git("status", "--porcelain", cwd=ws.path):
+        return None
+    git(
+        "-c",
+        "user.name=SF",
+        "-c",
+        "user.email=sf@localhost",
+        "commit",
+        "--quiet",
+        "--no-verify",
+        "-m",
+        message,
+        cwd=ws.path,
+    )
+    return git("rev-parse", "HEAD", cwd=ws.path)
+
+
+def checkpoint_patch(ws: Workspace) -> str:
+    """The task branch's changes against the base, as one patch."""
+    merge_base = git("merge-base", ws.base, ws.branch, cwd=ws.repo)
+    return git("diff", "--binary", merge_base, ws.branch, cwd=ws.repo)
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    merged: bool
+    commit: str = ""  # the base branch's new head when merged
+    reason: str = ""  # why not, when not
+    already: bool = False  # the branch was merged before (a repeated merge is a no-op)
+
+
+def merge_into_base(ws: Workspace, *, commit: str | None, message: str) -> MergeResult:
+    """Merge the task branch, which must contain the unit's ``commit``, fail-closed."""
+    if not commit:
+        return MergeResult(merged=False, reason="the unit produced no changes (empty result)")
+    try:
+        return _merge(ws, commit, message)
+    except GitError as exc:
+        return MergeResult(merged=False, reason=str(exc))
+
+
+def _merge(ws: Workspace, commit: str, message: str) -> MergeResult:
+    base_head = git("rev-parse", f"refs/heads/{ws.base}", cwd=ws.repo)
+    if git_ok("merge-base", "--is-ancestor", commit, base_head, cwd=ws.repo):
+        return MergeResult(merged=True, commit=base_head, already=True)
+    branch_head = git("rev-parse", f"refs/heads/{ws.branch}", cwd=ws.repo)
+    if not git_ok("merge-base", "--is-ancestor", commit, branch_head, cwd=ws.repo):
+        return MergeResult(merged=False, reason=f"{ws.branch} no longer contains {commit[:12]}")
+    if _base_worktree_dirty(ws):
+        return MergeResult(
+            merged=False, reason=f"the checked-out {ws.base} has uncommitted changes"
+        )
+    tree = git(
+        "merge-tree",
+        "--write-tree",
+        "--name-only",
+        "--no-messages",
+        base_head,
+        branch_head,
+        cwd=ws.repo,
+        check=False,
+    )
+    lines = tree.splitlines()
+    if len(lines) != 1:
+        conflicts = ", ".join(lines[1:]) or "unknown files"
+        return MergeResult(merged=False, reason=f"merge conflict in {conflicts}")
+    merged = git(
+        "-c",
+        "user.name=SF",
+        "-c",
+        "user.email=sf@localhost",
+        "commit-tree",
+        lines[0],
+        "-p",
+        base_head,
+        "-p",
+        branch_head,
+        "-m",
+        message,
+        cwd=ws.repo,
+    )
+    # Compare-and-swap: fails if someone moved the base branch since we read it.
+    git("update-ref", f"refs/heads/{ws.base}", merged, base_head, cwd=ws.repo)
+    _refresh_checked_out_base(ws, base_head, merged)
+    if not git_ok("merge-base", "--is-ancestor", commit, merged, cwd=ws.repo):
+        return MergeResult(
+            merged=False, reason="the merge commit does not contain the unit's commit"
+        )
+    return MergeResult(merged=True, commit=merged)
+
+
+def _checked_out_here(ws: Workspace) -> bool:
+    return (
+        git("symbolic-ref", "--quiet", "HEAD", cwd=ws.repo, check=False) == f"refs/heads/{ws.base}"
+    )
+
+
+def _base_worktree_dirty(ws: Workspace) -> bool:
+    if not _checked_out_here(ws) or git("rev-parse", "--is-bare-repository", cwd=ws.repo) == "true":
+        return False
+    return bool(git("status", "--porcelain", "--untracked-files=no", cwd=ws.repo))
+
+
+def _refresh_checked_out_base(ws: Workspace, old: str, new: str) -> None:
+    """Bring a clean checked-out base branch's files up to the new commit."""
+    if _checked_out_here(ws) and git("rev-parse", "--is-bare-repository", cwd=ws.repo) != "true":
+        git("read-tree", "-m", "-u", old, new, cwd=ws.repo)
+
+
+def worktree_remove(ws: Workspace) -> None:
+    """Remove the worktree and its branch (only after a verified merge)."""
+    if ws.path.exists():
+        git("worktree", "remove", "--force", str(ws.path), cwd=ws.repo)
+    git("branch", "-D", ws.branch, cwd=ws.repo, check=False)
