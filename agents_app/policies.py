@@ -35,9 +35,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents_app.axes import PermissionProfile, RunControl, WorkMode, profile_rank
-from agents_app.shell import PRIVILEGED_WRAPPERS, SimpleCommand, Word, analyze
+from agents_app.axes import PROFILE_ORDER, PermissionProfile, RunControl, WorkMode, profile_rank
+from agents_app.shell import PRIVILEGED_WRAPPERS, ShellAnalysis, SimpleCommand, Word, analyze
 from agents_app.tools_catalog import FAMILIES, TOOLS, Facts, classify, operands
+
+R, N, T, U = PROFILE_ORDER  # restricted, normal, trusted, unrestricted
 
 # Risk classes from the mildest; among verdicts of equal severity the riskier one decides.
 RISK_ORDER = tuple(
@@ -77,9 +79,10 @@ _STARTUP: tuple[str, ...] = tuple(
 _BLOCK_DEVICE = re.compile(
     r"/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-|loop|sr|mapper/|mem$|kmem$|port$)"
 )
-_READING = frozenset({"read", "git-read", "cwd", "variables", "network-read"})
+_HOME_WORD = re.compile(r"\"?\$(?:HOME|\{HOME\})\"?(/[^$`\"]*)?")
 _GLOB_LIMIT = 200
 _WILDCARD = re.compile(r"[*?\[]")
+_WHOLE_ROOT = re.compile(r"[.*?\[\]!]*\*[.*?\[\]!]*")  # *, .*, .[!.]* …
 
 
 class Rule(BaseModel):
@@ -136,10 +139,10 @@ class _Verdict:
 
 
 class _BadInput(ValueError):
-    pass
+    """The tool input is not what the tool takes: the call is denied."""
 
 
-# -- public API -----------------------------------------------------------------------------
+# -- public API ----------------------------------------------------------------------------------
 
 
 def decide(call: ToolCall, ctx: GateContext) -> Decision:
@@ -147,36 +150,19 @@ def decide(call: ToolCall, ctx: GateContext) -> Decision:
     profile = PermissionProfile(ctx.permission_profile).value
     spec = TOOLS.get(call.tool)
     if spec is None:
-        return Decision(
-            decision="deny",
-            rule="tool.unknown",
-            risk_class="opaque",
-            reason=f"There is no tool called {call.tool!r}.",
-        )
+        return _refusal("tool.unknown", f"There is no tool called {call.tool!r}.")
     if profile_rank(spec.min_profile) > profile_rank(profile):
-        return Decision(
-            decision="deny",
-            rule=f"profile.{profile}.tool-hidden",
-            risk_class="opaque",
-            reason=f"{call.tool} is not offered under the {profile} profile.",
-        )
+        reason = f"{call.tool} is not offered under the {profile} profile."
+        return _refusal(f"profile.{profile}.tool-hidden", reason)
+    judge = _Judge(ctx, profile)
     try:
-        subjects, verdicts = _assess(call, spec.side_effect, ctx, profile)
-    except (_BadInput, ValueError, TypeError) as error:
-        return Decision(
-            decision="deny",
-            rule="input.invalid",
-            risk_class="opaque",
-            reason=f"The {call.tool} input cannot be checked: {error}.",
-        )
-    denied = _deny_rule(ctx.rules.deny, call.tool, subjects)
+        verdicts = judge.call(call, spec.side_effect)
+    except (ValueError, TypeError) as error:
+        return _refusal("input.invalid", f"The {call.tool} input cannot be checked: {error}.")
+    denied = _deny_rule(ctx.rules.deny, call.tool, judge.subjects)
     if denied is not None:
         return denied
-    final = _worst([_lift(v, ctx, call.tool) for v in verdicts])
-    manual = RunControl(ctx.run_control) == RunControl.MANUAL
-    if manual and final.decision == "allow" and final.risk not in _NO_SIDE_EFFECT:
-        reason = "Under manual run control every side effect waits for a person."
-        final = _Verdict("ask", "manual.side-effect", final.risk, reason)
+    final = _manual(_worst([_lift(v, ctx, call.tool) for v in verdicts]), ctx)
     return Decision(
         decision=final.decision, rule=final.rule, risk_class=final.risk, reason=final.reason
     )
@@ -191,7 +177,7 @@ def resolve_path(path: str, worktree: Path | str, cwd: str | None = None) -> Res
     root = _real_root(str(worktree))
     expanded = os.path.expanduser(path) if path.startswith("~") else path
     full = os.path.realpath(os.path.join(cwd or root, expanded))
-    inside = full == root or full.startswith(root.rstrip(os.sep) + os.sep)
+    inside = _within(full, root)
     relative = (full[len(root) :].lstrip(os.sep) or ".") if inside else None
     return ResolvedPath(path, full, inside, relative)
 
@@ -221,8 +207,7 @@ def collapse_whitespace(command: str) -> str:
     quote = ""
     escaped = pending = False
     for char in command.strip():
-        plain = not (escaped or quote)
-        if plain and char in " \t":
+        if not (escaped or quote) and char in " \t":
             pending = True
             continue
         if pending and char != "\n" and out and out[-1] != "\n":
@@ -240,178 +225,250 @@ def collapse_whitespace(command: str) -> str:
     return "".join(out)
 
 
-# -- assessing a call --------------------------------------------------------------------------
+# -- judging one call ------------------------------------------------------------------------------
 
 
-def _assess(
-    call: ToolCall, side_effect: str, ctx: GateContext, profile: str
-) -> tuple[list[str], list[_Verdict]]:
-    """The strings deny rules are matched against, and the verdicts on each part."""
-    if side_effect == "none":
-        subjects = [str(v) for v in call.input.values() if isinstance(v, str)]
-        return subjects, [
-            _Verdict("allow", "tool.no-side-effect", "none", f"{call.tool} has no side effect.")
-        ]
-    if call.tool == "run_command":
-        return _assess_command(call.input, ctx, profile)
-    raw = call.input.get("path", "." if side_effect == "read" else None)
-    if not isinstance(raw, str) or not raw or "\x00" in raw:
-        raise _BadInput("a path is required")
-    resolved = resolve_path(raw, ctx.worktree)
-    subjects = [raw, resolved.path, *([resolved.relative] if resolved.relative else [])]
-    subject = resolved.relative or resolved.path
-    paths: list[ResolvedPath | None] = [resolved]
-    if call.tool == "glob":
-        paths.append(_glob_base(str(call.input.get("pattern", "")), resolved.path, ctx))
-    write = side_effect == "write"
-    verdicts = [v for p in paths for v in _path_verdicts(p, profile, write=write, subject=subject)]
-    return subjects, verdicts
+class _Judge:
+    """The verdicts on one call, and the strings its deny rules are matched against."""
 
+    def __init__(self, ctx: GateContext, profile: str) -> None:
+        self.ctx = ctx
+        self.profile = profile
+        self.root = _real_root(str(ctx.worktree))
+        self.subjects: list[str] = []
+        self.cwds: list[str | None] = [self.root]  # None: known only at run time
 
-def _glob_base(pattern: str, base: str, ctx: GateContext) -> ResolvedPath | None:
-    """Where a glob pattern can reach: its literal directory, or unknown after a `..`."""
-    cut = min((pattern.find(c) for c in "*?[{" if c in pattern), default=len(pattern))
-    if ".." in pattern[cut:].split("/"):
-        return None
-    prefix = pattern[:cut].rsplit("/", 1)[0] if "/" in pattern[:cut] else ""
-    return resolve_path(prefix or ".", ctx.worktree, cwd=base)
+    def call(self, call: ToolCall, side_effect: str) -> list[_Verdict]:
+        if side_effect == "none":
+            self.subjects += [v for v in call.input.values() if isinstance(v, str)]
+            reason = f"{call.tool} has no side effect."
+            return [_Verdict("allow", "tool.no-side-effect", "none", reason)]
+        if call.tool == "run_command":
+            return self.command(call.input)
+        return self.file_tool(call, write=side_effect == "write")
 
+    def floor(self, floor: str, name: str, risk: str, what: str, subject: str) -> _Verdict:
+        """Allowed from ``floor`` up; below it ask, or deny under restricted."""
+        rule = f"profile.{self.profile}.{name}"
+        if profile_rank(self.profile) >= profile_rank(floor):
+            return _Verdict("allow", rule, risk, f"{what}; the {self.profile} profile allows it.")
+        if self.profile == R:
+            reason = f"{what}; the restricted profile does not allow it."
+            return _Verdict("deny", rule, risk, reason, "rule", subject)
+        reason = f"{what}; the {self.profile} profile asks first ({floor} allows it)."
+        return _Verdict("ask", rule, risk, reason, "rule", subject)
 
-def _assess_command(
-    data: dict[str, Any], ctx: GateContext, profile: str
-) -> tuple[list[str], list[_Verdict]]:
-    command = data.get("command")
-    if not isinstance(command, str):
-        raise _BadInput("a command string is required")
-    start = data.get("cwd")
-    cwds: list[str | None] = [
-        resolve_path(start, ctx.worktree).path
-        if isinstance(start, str)
-        else _real_root(str(ctx.worktree))
-    ]
-    analysis = analyze(command)
-    subjects = [collapse_whitespace(command)]
-    verdicts: list[_Verdict] = []
-    if analysis.opaque:
-        decision: Literal["ask", "deny"] = (
-            "deny" if profile == PermissionProfile.RESTRICTED else "ask"
-        )
-        verdicts.append(
-            _Verdict(
-                decision,
-                f"opaque.{analysis.opaque_kind}",
-                "opaque",
-                f"The command cannot be checked: {analysis.reason}.",
-            )
-        )
-    all_facts = []
-    for part in analysis.commands:
-        facts = classify(part)
-        all_facts.append(facts)
-        subjects += [part.text, " ".join(part.argv), " ".join((part.name, *part.args))]
-        verdicts += _part_verdicts(part, facts, ctx, profile, cwds)
-        cwds = _next_cwds(part, cwds, ctx)
-    attached = {r for part in analysis.commands for r in part.redirects}
-    for redirect in analysis.redirects:
-        if redirect.writes and redirect not in attached:
-            word = Word(redirect.target, redirect.dynamic)
-            verdicts += _word_verdicts(word, cwds, ctx, profile, write=True, subject=subjects[0])
-    verdicts += _pipe_to_shell(analysis.opaque_kind, all_facts, subjects[0])
-    if not verdicts:
-        verdicts.append(_Verdict("allow", "shell.empty", "none", "The command runs nothing."))
-    return subjects, verdicts
+    # -- file tools ----------------------------------------------------------------------------
 
+    def file_tool(self, call: ToolCall, *, write: bool) -> list[_Verdict]:
+        raw = call.input.get("path", "." if not write else None)
+        if not isinstance(raw, str) or not raw or "\x00" in raw:
+            raise _BadInput("a path is required")
+        resolved = resolve_path(raw, self.root)
+        self.subjects += [raw, resolved.path, *([resolved.relative] if resolved.relative else [])]
+        subject = resolved.relative or resolved.path
+        paths: list[ResolvedPath | None] = [resolved]
+        if call.tool == "glob":
+            paths.append(self.glob_base(str(call.input.get("pattern", "")), resolved.path))
+        return [v for p in paths for v in self.path(p, write=write, subject=subject)]
 
-def _pipe_to_shell(opaque_kind: str, all_facts: list[Facts], subject: str) -> list[_Verdict]:
-    """curl … | sh: code fetched from the network and run at once."""
-    fetches = any(f.family in ("network-read", "network-write") for f in all_facts)
-    runs = opaque_kind == "stdin-program" or any(f.family == "inline-code" for f in all_facts)
-    if fetches and runs:
-        return [_harness("pipe-to-shell", "runs code fetched from the network", subject)]
-    return []
+    def glob_base(self, pattern: str, base: str) -> ResolvedPath | None:
+        """Where a glob pattern can reach: its literal directory, or unknown after `..`."""
+        cut = min((pattern.find(c) for c in "*?[{" if c in pattern), default=len(pattern))
+        if ".." in pattern[cut:].split("/"):
+            return None
+        prefix = pattern[:cut].rsplit("/", 1)[0] if "/" in pattern[:cut] else ""
+        return resolve_path(prefix or ".", self.root, cwd=base)
 
+    # -- shell commands ------------------------------------------------------------------------
 
-def _part_verdicts(
-    part: SimpleCommand, facts: Facts, ctx: GateContext, profile: str, cwds: list[str | None]
-) -> list[_Verdict]:
-    subject = part.text
-    verdicts = [_family_verdict(facts.family, profile, subject)]
-    if facts.deny:
-        verdicts.append(_builtin(facts.deny, subject))
-    if facts.harness:
-        verdicts.append(_harness(facts.harness, _HARNESS[facts.harness], subject))
-    if part.function and part.function == part.name:
-        verdicts.append(_builtin("fork-bomb", subject))
-    if set(part.via) & PRIVILEGED_WRAPPERS:
-        verdicts.append(
-            _floor_verdict(
-                profile,
-                "unrestricted",
-                "privileged",
-                "exec-host",
-                f"`{_short(subject)}` runs with raised privileges",
-                subject,
-            )
-        )
-    unsafe = [name for name in part.assignments if not _safe_env(name)]
-    if unsafe:
-        verdicts.append(
-            _floor_verdict(
-                profile,
-                "unrestricted",
-                "env-injection",
-                "exec-code",
-                f"Setting {unsafe[0]} can change what programs do",
-                subject,
-            )
-        )
-    verdicts += _operand_verdicts(part, facts, ctx, profile, cwds)
-    if facts.family not in _READING and any(c is None or not _inside(c, ctx) for c in cwds):
-        verdicts.append(
-            _floor_verdict(
-                profile,
-                "unrestricted",
-                "outside-cwd",
-                "write-outside",
-                f"`{_short(subject)}` may run outside the worktree",
-                subject,
-            )
-        )
-    return verdicts
+    def command(self, data: dict[str, Any]) -> list[_Verdict]:
+        command = data.get("command")
+        if not isinstance(command, str):
+            raise _BadInput("a command string is required")
+        if isinstance(data.get("cwd"), str):
+            self.cwds = [resolve_path(data["cwd"], self.root).path]
+        analysis = analyze(command)
+        whole = collapse_whitespace(command)
+        self.subjects.append(whole)
+        verdicts = self.opaque(analysis)
+        facts = [classify(part) for part in analysis.commands]
+        for part, part_facts in zip(analysis.commands, facts, strict=True):
+            self.subjects += [part.text, " ".join(part.argv), " ".join((part.name, *part.args))]
+            verdicts += self.part(part, part_facts)
+            self.cwds = self.next_cwds(part)
+        attached = {r for part in analysis.commands for r in part.redirects}
+        for redirect in analysis.redirects:
+            if redirect.writes and redirect not in attached:  # `{ …; } > file`
+                verdicts += self.word(Word(redirect.target, redirect.dynamic), True, whole)
+        verdicts += _pipe_to_shell(analysis, facts, whole)
+        return verdicts or [_Verdict("allow", "shell.empty", "none", "The command runs nothing.")]
 
+    def opaque(self, analysis: ShellAnalysis) -> list[_Verdict]:
+        if not analysis.opaque:
+            return []
+        decision: Literal["ask", "deny"] = "deny" if self.profile == R else "ask"
+        reason = f"The command cannot be checked: {analysis.reason}."
+        return [_Verdict(decision, f"opaque.{analysis.opaque_kind}", "opaque", reason)]
 
-def _operand_verdicts(
-    part: SimpleCommand, facts: Facts, ctx: GateContext, profile: str, cwds: list[str | None]
-) -> list[_Verdict]:
-    subject = part.text
-    found: list[_Verdict] = []
+    def part(self, part: SimpleCommand, facts: Facts) -> list[_Verdict]:
+        subject = part.text
+        risk, floor, what = FAMILIES[facts.family]
+        verdicts = [self.floor(floor, facts.family, risk, f"`{_short(subject)}` {what}", subject)]
+        verdicts += [_builtin(facts.deny, subject)] if facts.deny else []
+        verdicts += [_harness(facts.harness, subject)] if facts.harness else []
+        if part.function and part.function == part.name:
+            verdicts.append(_builtin("fork-bomb", subject))
+        if set(part.via) & PRIVILEGED_WRAPPERS:
+            what = f"`{_short(subject)}` runs with raised privileges"
+            verdicts.append(self.floor(U, "privileged", "exec-host", what, subject))
+        unsafe = [name for name in part.assignments if not _safe_env(name)]
+        if unsafe:
+            what = f"Setting {unsafe[0]} can change what programs do"
+            verdicts.append(self.floor(U, "env-injection", "exec-code", what, subject))
+        return verdicts + self.operands(part, facts) + self.where(part, facts)
 
-    def paths(words: tuple[Word, ...] | list[Word], write: bool) -> None:
-        for word in words:
-            found.extend(
-                _word_verdicts(
-                    word,
-                    cwds,
-                    ctx,
-                    profile,
-                    write=write,
-                    subject=subject,
-                    recursive=facts.recursive,
-                    deletes=facts.deletes,
+    def operands(self, part: SimpleCommand, facts: Facts) -> list[_Verdict]:
+        subject, found = part.text, []
+        tree = {"recursive": facts.recursive, "deletes": facts.deletes}
+        for word in facts.reads:
+            found += self.word(word, False, subject)
+        for word in facts.writes:
+            found += self.word(word, True, subject, **tree)
+        if not facts.path_checked:  # an unknown command: its path-like operands at least
+            for word in operands(part.words[1:]):
+                found += self.word(word, False, subject) if _path_like(word.value) else []
+        if part.stdin_args:  # xargs: arguments read from standard input
+            unknown = Word("", dynamic=True)
+            found += self.word(unknown, bool(facts.writes) or facts.family == "write", subject)
+        for redirect in part.redirects:
+            if redirect.writes or redirect.op == "<":
+                found += self.word(
+                    Word(redirect.target, redirect.dynamic), redirect.writes, subject
                 )
-            )
+        return found
 
-    paths(facts.reads, False)
-    paths(facts.writes, True)
-    if not facts.path_checked:
-        paths([w for w in operands(part.words[1:]) if _path_like(w.value)], False)
-    if part.stdin_args:
-        unknown = Word("", dynamic=True)
-        paths([unknown], bool(facts.writes) or facts.family == "write")
-    for redirect in part.redirects:
-        if redirect.writes or redirect.op == "<":
-            paths([Word(redirect.target, redirect.dynamic)], redirect.writes)
-    return found
+    def where(self, part: SimpleCommand, facts: Facts) -> list[_Verdict]:
+        """A command that may run in a directory outside the worktree works outside it."""
+        if facts.family in ("cwd", "variables", "network-read"):
+            return []
+        if all(cwd is not None and _within(cwd, self.root) for cwd in self.cwds):
+            return []
+        what = f"`{_short(part.text)}` may run outside the worktree"
+        if facts.family in ("read", "git-read"):
+            return [self.floor(U, "read-outside", "read-outside", what, part.text)]
+        return [self.floor(U, "outside-cwd", "write-outside", what, part.text)]
+
+    def next_cwds(self, part: SimpleCommand) -> list[str | None]:
+        """Every directory the next command may run in (a `cd` adds one, never removes one)."""
+        if part.name not in ("cd", "pushd", "popd"):
+            return self.cwds
+        found = operands(part.words[1:])
+        if part.name == "popd" or (found and (found[0].dynamic or found[0].value == "-")):
+            added: list[str | None] = [None]
+        elif not found:
+            added = [os.path.expanduser("~")]
+        else:
+            resolved = [self.resolve(found[0].value, cwd) for cwd in self.cwds]
+            added = [r.path if r else None for r in resolved]
+        return list(dict.fromkeys([*self.cwds, *added]))
+
+    def resolve(self, value: str, cwd: str | None) -> ResolvedPath | None:
+        if cwd is None and not value.startswith(("/", "~")):
+            return None
+        return resolve_path(value, self.root, cwd)
+
+    # -- paths ---------------------------------------------------------------------------------
+
+    def word(
+        self, word: Word, write: bool, subject: str, recursive: bool = False, deletes: bool = False
+    ) -> list[_Verdict]:
+        verdicts: list[_Verdict] = []
+        for resolved in self.paths_of(word):
+            verdicts += self.path(
+                resolved, write=write, subject=subject, recursive=recursive, deletes=deletes
+            )
+        return verdicts
+
+    def paths_of(self, word: Word) -> list[ResolvedPath | None]:
+        """Where a path operand may point, for each possible working directory."""
+        value = word.value
+        if word.dynamic:
+            # "$HOME/x" is as good as ~/x; anything else is known only at run time.
+            home = _HOME_WORD.fullmatch(value)
+            if not home:
+                return [None]
+            value = "~" + (home.group(1) or "")
+        found: list[ResolvedPath | None] = []
+        for cwd in self.cwds:
+            literal = self.resolve(value, cwd)
+            found.append(literal)
+            if word.glob and literal is not None and literal.inside:
+                found += self.glob_matches(value, cwd)
+        return found
+
+    def glob_matches(self, pattern: str, cwd: str | None) -> list[ResolvedPath | None]:
+        """What a glob inside the worktree matches now: a matched symlink may point out.
+
+        Outside the worktree the literal pattern decides and is never expanded; inside,
+        deep patterns count as unknown so that the cost stays bounded.
+        """
+        if sum(1 for part in pattern.split("/") if _WILDCARD.search(part)) > 2:
+            return [None]
+        matches: list[ResolvedPath | None] = []
+        for match in globbing.iglob(os.path.expanduser(pattern), root_dir=cwd):
+            if len(matches) >= _GLOB_LIMIT:
+                return [None]
+            matches.append(resolve_path(match, self.root, cwd))
+        return matches
+
+    def path(
+        self,
+        resolved: ResolvedPath | None,
+        *,
+        write: bool,
+        subject: str,
+        recursive: bool = False,
+        deletes: bool = False,
+    ) -> list[_Verdict]:
+        if not write:
+            return [self.read(resolved, subject)]
+        found = _destruction(resolved, subject, recursive=recursive, deletes=deletes)
+        return [*found, self.write(resolved, subject, deletes=deletes)]
+
+    def read(self, resolved: ResolvedPath | None, subject: str) -> _Verdict:
+        if resolved is None:
+            what = f"`{_short(subject)}` reads a path known only at run time"
+            return self.floor(U, "path-unknown", "read-outside", what, subject)
+        if resolved.inside:
+            what = f"Reading {resolved.relative} in the worktree"
+            return self.floor(R, "read", "read", what, subject)
+        what = f"Reading {resolved.path}, outside the worktree,"
+        return self.floor(U, "read-outside", "read-outside", what, subject)
+
+    def write(self, resolved: ResolvedPath | None, subject: str, *, deletes: bool) -> _Verdict:
+        if resolved is None:
+            what = f"`{_short(subject)}` writes to a path known only at run time"
+            return self.floor(U, "path-unknown", "write-outside", what, subject)
+        relative = resolved.relative
+        # Deleting the worktree itself changes the directory that holds it.
+        if relative is None or (deletes and relative == "."):
+            return _outside_write(resolved.path, self.profile)
+        if relative == ".git" or relative.startswith(".git/"):
+            what = f"Writing {relative}, where git keeps hooks and configuration,"
+            return self.floor(U, "git-internals", "write-worktree", what, subject)
+        if any(fnmatchcase(relative, pattern) for pattern in PLANNING_ARTIFACTS):
+            what = f"Writing the planning artifact {relative}"
+            return self.floor(R, "planning-artifact", "write-worktree", what, subject)
+        what = f"Writing {relative} in the worktree"
+        return self.floor(N, "write-worktree", "write-worktree", what, subject)
+
+
+def _pipe_to_shell(analysis: ShellAnalysis, facts: list[Facts], subject: str) -> list[_Verdict]:
+    """curl … | sh: code fetched from the network and run at once."""
+    fetches = any(f.family in ("network-read", "network-write") for f in facts)
+    runs = analysis.opaque_kind == "stdin-program" or any(f.family == "inline-code" for f in facts)
+    return [_harness("pipe-to-shell", subject)] if fetches and runs else []
 
 
 def _path_like(value: str) -> bool:
@@ -419,204 +476,46 @@ def _path_like(value: str) -> bool:
     return value.startswith(("/", "~", "../")) or value == ".." or "/../" in value
 
 
-def _next_cwds(part: SimpleCommand, cwds: list[str | None], ctx: GateContext) -> list[str | None]:
-    """Every directory the next command may run in (a `cd` adds one, never removes one)."""
-    if part.name not in ("cd", "pushd", "popd"):
-        return cwds
-    found = operands(part.words[1:])
-    if part.name == "popd" or (found and (found[0].dynamic or found[0].value == "-")):
-        added: list[str | None] = [None]
-    elif not found:
-        added = [os.path.expanduser("~")]
-    else:
-        added = [_resolve_word(found[0].value, c, ctx) for c in cwds]
-    return list(dict.fromkeys([*cwds, *added]))
-
-
-def _resolve_word(value: str, cwd: str | None, ctx: GateContext) -> str | None:
-    if cwd is None and not value.startswith(("/", "~")):
-        return None
-    return resolve_path(value, ctx.worktree, cwd).path
-
-
-# -- paths ---------------------------------------------------------------------------------------
-
-
-def _word_verdicts(
-    word: Word,
-    cwds: list[str | None],
-    ctx: GateContext,
-    profile: str,
-    *,
-    write: bool,
-    subject: str,
-    recursive: bool = False,
-    deletes: bool = False,
+def _destruction(
+    resolved: ResolvedPath | None, subject: str, *, recursive: bool, deletes: bool
 ) -> list[_Verdict]:
-    verdicts: list[_Verdict] = []
-    for resolved in _word_paths(word, cwds, ctx):
-        verdicts += _path_verdicts(
-            resolved, profile, write=write, subject=subject, recursive=recursive, deletes=deletes
-        )
-    return verdicts
-
-
-def _word_paths(word: Word, cwds: list[str | None], ctx: GateContext) -> list[ResolvedPath | None]:
-    """Where a path operand may point, for each possible working directory."""
-    value = word.value
-    if word.dynamic:
-        # "$HOME/x" is as good as ~/x; anything else is known only at run time.
-        home = re.fullmatch(r"\"?\$(?:HOME|\{HOME\})\"?(/[^$`\"]*)?", value)
-        if not home:
-            return [None]
-        value = "~" + (home.group(1) or "")
-    found: list[ResolvedPath | None] = []
-    for cwd in cwds:
-        if cwd is None and not value.startswith(("/", "~")):
-            found.append(None)
-            continue
-        literal = resolve_path(value, ctx.worktree, cwd)
-        found.append(literal)
-        if word.glob and literal.inside:
-            found += _glob_matches(value, cwd, ctx)
+    """Built-in denies and harness asks: they hold whatever the profile."""
+    if resolved is None:
+        return [_harness("recursive-delete", subject)] if deletes and recursive else []
+    found: list[_Verdict] = []
+    if _BLOCK_DEVICE.match(resolved.path) or _BLOCK_DEVICE.match(resolved.raw):
+        found.append(_builtin("block-device", subject))
+    if recursive and _root_like(resolved.path):
+        found.append(_builtin("recursive-root", subject))
+    if deletes and recursive and _a_tree_that_matters(resolved):
+        found.append(_harness("recursive-delete", subject))
+    harness = "" if resolved.inside else _outside_harness(resolved.path)
+    if harness:
+        found.append(_harness(harness, subject))
     return found
 
 
-def _glob_matches(pattern: str, cwd: str | None, ctx: GateContext) -> list[ResolvedPath | None]:
-    """What a glob inside the worktree matches now: a matched symlink may point out.
-
-    Outside the worktree the literal pattern already decides, and it is never expanded
-    there; inside, deep patterns count as unknown so that the cost stays bounded.
-    """
-    if sum(1 for part in pattern.split("/") if _WILDCARD.search(part)) > 2:
-        return [None]
-    matches: list[ResolvedPath | None] = []
-    for match in globbing.iglob(os.path.expanduser(pattern), root_dir=cwd):
-        if len(matches) >= _GLOB_LIMIT:
-            return [None]
-        matches.append(resolve_path(match, ctx.worktree, cwd))
-    return matches
-
-
-def _path_verdicts(
-    resolved: ResolvedPath | None,
-    profile: str,
-    *,
-    write: bool,
-    subject: str,
-    recursive: bool = False,
-    deletes: bool = False,
-) -> list[_Verdict]:
-    if resolved is None:
-        risk = "write-outside" if write else "read-outside"
-        what = "writes to" if write else "reads"
-        return [
-            _floor_verdict(
-                profile,
-                "unrestricted",
-                "path-unknown",
-                risk,
-                f"`{_short(subject)}` {what} a path known only at run time",
-                subject,
-            )
-        ]
-    if not write:
-        if resolved.inside:
-            return [
-                _floor_verdict(
-                    profile, "restricted", "read", "read", "reading the worktree", subject
-                )
-            ]
-        return [
-            _floor_verdict(
-                profile,
-                "unrestricted",
-                "read-outside",
-                "read-outside",
-                f"Reading {resolved.path}, outside the worktree,",
-                subject,
-            )
-        ]
-    return _write_verdicts(resolved, profile, subject, recursive=recursive, deletes=deletes)
-
-
-def _write_verdicts(
-    resolved: ResolvedPath, profile: str, subject: str, *, recursive: bool, deletes: bool
-) -> list[_Verdict]:
-    path, relative = resolved.path, resolved.relative
-    if deletes and relative == ".":
-        relative = None  # deleting the worktree itself changes its parent directory
-    verdicts: list[_Verdict] = []
-    if _BLOCK_DEVICE.match(path) or _BLOCK_DEVICE.match(resolved.raw):
-        verdicts.append(_builtin("block-device", subject))
-    if recursive and _root_like(path):
-        verdicts.append(_builtin("recursive-root", subject))
-    if (
-        deletes
-        and recursive
-        and (
-            relative in (".", ".git")
-            or (relative or "").startswith(".git/")
-            or (relative is None and not _temporary(path))
-        )
-    ):
-        verdicts.append(_harness("recursive-delete", _HARNESS["recursive-delete"], subject))
+def _a_tree_that_matters(resolved: ResolvedPath) -> bool:
+    """Outside the temp directories; or the worktree itself, all of it, or its .git."""
+    relative = resolved.relative
     if relative is None:
-        harness = _outside_harness(path)
-        if harness:
-            verdicts.append(_harness(harness, _HARNESS[harness], subject))
-        if profile != PermissionProfile.UNRESTRICTED:
-            verdicts.append(
-                _Verdict(
-                    "deny",
-                    f"profile.{profile}.write-outside",
-                    "write-outside",
-                    f"{path} is outside the worktree; the {profile} profile only writes inside it.",
-                )
-            )
-        else:
-            verdicts.append(
-                _Verdict(
-                    "allow",
-                    f"profile.{profile}.write-outside",
-                    "write-outside",
-                    f"The unrestricted profile may write {path}.",
-                )
-            )
-    elif relative == ".git" or relative.startswith(".git/"):
-        verdicts.append(
-            _floor_verdict(
-                profile,
-                "unrestricted",
-                "git-internals",
-                "write-worktree",
-                f"Writing {relative}, where git keeps hooks and configuration,",
-                subject,
-            )
+        return not _temporary(resolved.path)
+    git = relative == ".git" or relative.startswith(".git/")
+    return relative == "." or git or bool(_WHOLE_ROOT.fullmatch(relative))
+
+
+def _outside_write(path: str, profile: str) -> _Verdict:
+    """Writes outside the worktree: denied below unrestricted, whatever a rule says."""
+    rule = f"profile.{profile}.write-outside"
+    if profile == U:
+        return _Verdict(
+            "allow", rule, "write-outside", f"The unrestricted profile may write {path}."
         )
-    elif any(fnmatchcase(relative, pattern) for pattern in PLANNING_ARTIFACTS):
-        verdicts.append(
-            _floor_verdict(
-                profile,
-                "restricted",
-                "planning-artifact",
-                "write-worktree",
-                f"Writing the planning artifact {relative}",
-                subject,
-            )
-        )
-    else:
-        verdicts.append(
-            _floor_verdict(
-                profile,
-                "normal",
-                "write-worktree",
-                "write-worktree",
-                f"Writing {relative} in the worktree",
-                subject,
-            )
-        )
-    return verdicts
+    reason = f"{path} is outside the worktree; the {profile} profile only writes inside it."
+    return _Verdict("deny", rule, "write-outside", reason)
+
+
+# -- places ----------------------------------------------------------------------------------------
 
 
 def _outside_harness(path: str) -> str:
@@ -648,8 +547,7 @@ def _real_root(worktree: str) -> str:
     return os.path.realpath(worktree)
 
 
-def _inside(path: str, ctx: GateContext) -> bool:
-    root = _real_root(str(ctx.worktree))
+def _within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
@@ -678,6 +576,7 @@ _HARNESS = {
     "git-stash-drop": "throws away stashed work",
     "git-reflog-expire": "removes the history that undo relies on",
     "git-tag-delete": "deletes a tag",
+    "git-discard-changes": "throws away every uncommitted change",
     "write-system": "writes to the operating system's files",
     "write-startup": "writes to shell start-up, credential or key files",
     "disk": "formats or repartitions a disk",
@@ -696,55 +595,30 @@ _BUILTIN = {
 }
 
 
-def _family_verdict(family: str, profile: str, subject: str) -> _Verdict:
-    risk, floor, what = FAMILIES[family]
-    return _floor_verdict(profile, floor, family, risk, f"`{_short(subject)}` {what}", subject)
-
-
-def _floor_verdict(
-    profile: str, floor: str, name: str, risk: str, what: str, subject: str
-) -> _Verdict:
-    """Allowed from ``floor`` up; below it ask, or deny under restricted."""
-    rule = f"profile.{profile}.{name}"
-    if profile_rank(profile) >= profile_rank(floor):
-        return _Verdict("allow", rule, risk, f"{what}; the {profile} profile allows it.")
-    if profile == PermissionProfile.RESTRICTED:
-        return _Verdict(
-            "deny",
-            rule,
-            risk,
-            f"{what}; the restricted profile does not allow it.",
-            "rule",
-            subject,
-        )
+def _harness(name: str, subject: str) -> _Verdict:
+    reason = f"`{_short(subject)}` {_HARNESS[name]}; a person confirms it under every profile."
     return _Verdict(
-        "ask",
-        rule,
-        risk,
-        f"{what}; the {profile} profile asks first ({floor} allows it).",
-        "rule",
-        subject,
-    )
-
-
-def _harness(name: str, what: str, subject: str) -> _Verdict:
-    return _Verdict(
-        "ask",
-        f"harness.destructive.{name}",
-        "exec-destructive",
-        f"`{_short(subject)}` {what}; a person confirms it under every profile.",
-        "approved",
-        subject,
+        "ask", f"harness.destructive.{name}", "exec-destructive", reason, "approved", subject
     )
 
 
 def _builtin(name: str, subject: str) -> _Verdict:
-    return _Verdict(
-        "deny",
-        f"builtin.{name}",
-        "exec-destructive",
-        f"`{_short(subject)}` {_BUILTIN[name]}; this is never allowed.",
-    )
+    reason = f"`{_short(subject)}` {_BUILTIN[name]}; this is never allowed."
+    return _Verdict("deny", f"builtin.{name}", "exec-destructive", reason)
+
+
+def _refusal(rule: str, reason: str) -> Decision:
+    return Decision(decision="deny", rule=rule, risk_class="opaque", reason=reason)
+
+
+def _manual(verdict: _Verdict, ctx: GateContext) -> _Verdict:
+    """Under manual run control a person drives every step that changes anything."""
+    if RunControl(ctx.run_control) != RunControl.MANUAL or verdict.decision != "allow":
+        return verdict
+    if verdict.risk in _NO_SIDE_EFFECT:
+        return verdict
+    reason = "Under manual run control every side effect waits for a person."
+    return _Verdict("ask", "manual.side-effect", verdict.risk, reason)
 
 
 def _lift(verdict: _Verdict, ctx: GateContext, tool: str) -> _Verdict:

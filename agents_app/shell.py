@@ -579,10 +579,11 @@ def _split_string(option: str, following: tuple[Word, ...]) -> tuple[Word, ...] 
 
 
 def _command_builtin(walker: _Walker, command: SimpleCommand) -> None:
-    if {"-v", "-V"} & set(command.flags[:2]):
+    start = _after_options(command.words, 1)
+    if {"-v", "-V"} & {w.value for w in command.words[1:start]}:
         walker.add(command)  # `command -v x` only looks a name up
         return
-    walker.rewrap(command, command.words[_after_options(command.words, 1) :], "command")
+    walker.rewrap(command, command.words[start:], "command")
 
 
 def _xargs(walker: _Walker, command: SimpleCommand) -> None:
@@ -756,6 +757,17 @@ _UV_RUN_VALUES: tuple[str, ...] = (
 )
 _UV_RUN_VALUES += ("--env-file", "--package", "--index", "--with-requirements")
 
+
+def _npx(walker: _Walker, command: SimpleCommand) -> None:
+    words = command.words
+    start = _after_options(words, 1, "pc", frozenset({"--package", "--call"}))
+    for index, word in enumerate(words[1:start], start=1):
+        if word.value in ("-c", "--call"):  # runs a shell command line
+            walker.script_text(command, words[index + 1 : index + 2], "npx -c")
+            return
+    walker.rewrap(command, words[start:], "npx")
+
+
 _UNWRAP: dict[str, _Unwrap] = {
     "sudo": _sudo,
     "doas": _prefix("uC"),
@@ -799,7 +811,7 @@ _UNWRAP: dict[str, _Unwrap] = {
     "hatch": _runner("run"),
     "conda": _runner("run", "np", ("--name", "--prefix", "--cwd")),
     # These may download a package and run it; the catalog judges what they run.
-    "npx": _prefix("p", ("--package", "--call")),
+    "npx": _npx,
     "pnpx": _prefix(),
     "bunx": _prefix("p", ("--package",)),
     "uvx": _prefix("p", ("--from", "--with", "--python")),

@@ -185,6 +185,23 @@ def option_value(command: SimpleCommand, short: str, long: str = "") -> Word | N
     return None
 
 
+def option_values(command: SimpleCommand, short: str, long: str) -> list[Word]:
+    """Every value of a repeatable option (sed -e A -e B)."""
+    found: list[Word] = []
+    words = command.words
+    for index, word in enumerate(words[1:], start=1):
+        following = words[index + 1] if index + 1 < len(words) else Word("")
+        if word.value == "--":
+            break
+        if word.value in (short, long):
+            found.append(following)
+        elif word.value.startswith(long + "="):
+            found.append(Word(word.value.split("=", 1)[1], word.dynamic))
+        elif word.value.startswith(short) and not word.value.startswith("--"):
+            found.append(Word(word.value[len(short) :], word.dynamic))
+    return found
+
+
 def has_short(command: SimpleCommand, letters: str, *long: str) -> bool:
     """Whether an option cluster holds one of ``letters`` or a long option is given."""
     for flag in command.flags:
@@ -277,12 +294,12 @@ def _find(command: SimpleCommand) -> Facts:
 def _sed(command: SimpleCommand) -> Facts:
     long = frozenset({"--expression", "--file", "--line-length"})
     found = operands(command.words[1:], "efl", long)
-    script = option_value(command, "-e", "--expression")
     if option_value(command, "-f", "--file") is not None:
         return Facts("inline-code")  # a script file may hold e or w commands
-    if script is None:
-        script, found = (found[0] if found else Word("")), found[1:]
-    if script.dynamic or not sed_script_is_safe(script.value):
+    scripts = option_values(command, "-e", "--expression")
+    if not scripts:
+        scripts, found = found[:1] or [Word("")], found[1:]
+    if any(s.dynamic or not sed_script_is_safe(s.value) for s in scripts):
         return Facts("inline-code")
     if has_short(command, "i", "--in-place"):
         return Facts("write", reads=tuple(found), writes=tuple(found))
@@ -528,7 +545,7 @@ _GIT_READ = _names(
 )
 _GIT_LOCAL = _names(
     "add rm mv restore commit switch checkout merge rebase cherry-pick revert reset am apply "
-    "init clean format-patch sparse-checkout bisect gc"
+    "clean sparse-checkout bisect gc"
 )
 _GIT_FETCH = frozenset({"fetch", "pull", "clone", "submodule", "remote-update"})
 # Subcommands that run commands given to them (`rebase -x`, `bisect run`, `submodule foreach`).
@@ -584,6 +601,10 @@ def _git_subcommand(sub: str, rest: tuple[str, ...]) -> Facts:
     if sub == "clone":
         found = [a for a in rest if not a.startswith("-")]
         return Facts("git-fetch", writes=(Word(found[1] if len(found) > 1 else "."),))
+    if sub in ("init", "format-patch"):
+        where: list[str] = [a for a in rest if not a.startswith("-")][:1] if sub == "init" else []
+        out = [rest[i + 1] for i, a in enumerate(rest[:-1]) if a in ("-o", "--output-directory")]
+        return Facts("git-local", writes=tuple(Word(w) for w in (*where, *out)))
     if sub in _GIT_FETCH:
         return Facts("git-fetch")
     if sub == "ls-remote":
@@ -611,6 +632,8 @@ def _git_listing(sub: str, rest: tuple[str, ...], flags: set[str], harness: str)
         return Facts("git-read")
     if sub in ("remote", "config"):
         return Facts("git-config")
+    if sub == "worktree" and positional[:1] == ["add"]:
+        return Facts("git-local", writes=tuple(Word(p) for p in positional[1:2]))
     return Facts("git-local", harness=harness)
 
 
@@ -631,6 +654,8 @@ def _git_harness(sub: str, rest: tuple[str, ...], flags: set[str]) -> str:
         return "git-branch-delete"
     if sub in ("checkout", "switch") and ({"--force", "--discard-changes"} & flags or "f" in short):
         return "git-checkout-force"
+    if sub in ("checkout", "restore") and set(rest) & {".", ":/", "*", ":/*"}:
+        return "git-discard-changes"
     if sub == "stash" and rest[:1] and rest[0] in ("drop", "clear"):
         return "git-stash-drop"
     if sub == "reflog" and rest[:1] and rest[0] in ("expire", "delete"):
@@ -681,7 +706,13 @@ def _curl(command: SimpleCommand) -> Facts:
         sends = sends or (name in ("-X", "--request") and _unsafe_method(value))
         _curl_paths(name, value, reads, writes)
     family = "network-write" if sends else "network-read"
-    return Facts(family, reads=tuple(reads), writes=tuple(writes))
+    return Facts(family, reads=(*reads, *_local_urls(command)), writes=tuple(writes))
+
+
+def _local_urls(command: SimpleCommand) -> tuple[Word, ...]:
+    """file:// URLs read local files, like cat."""
+    found = (w for w in command.words[1:] if w.value.lower().startswith("file:"))
+    return tuple(Word(re.sub(r"(?i)^file:(//[^/]*)?", "", w.value), w.dynamic) for w in found)
 
 
 def _curl_short(words: tuple[Word, ...], index: int) -> tuple[str, Word | None, int]:
@@ -732,7 +763,7 @@ def _wget(command: SimpleCommand) -> Facts:
     elif document is None and not has_short(command, "", "--spider"):
         writes.append(option_value(command, "-P", "--directory-prefix") or Word("."))
     family = "network-write" if sends else "network-read"
-    return Facts(family, reads=tuple(reads), writes=tuple(writes))
+    return Facts(family, reads=(*reads, *_local_urls(command)), writes=tuple(writes))
 
 
 # -- build, install, interpreters -----------------------------------------------------------
@@ -767,6 +798,7 @@ _NPM |= dict.fromkeys(
     _names("install i ci add remove rm uninstall un update up upgrade prune dedupe"), "install"
 )
 _NPM |= dict.fromkeys(_names("ls list view info outdated why explain audit"), "read")
+_NPM |= dict.fromkeys(_names("exec x dlx create init"), "inline-code")  # fetch and run a package
 _YARN = {**_NPM, "": "install"}  # bare `yarn` installs; `yarn NAME` runs a package script
 _CARGO = dict.fromkeys(
     _names("build b test t check c clippy fmt run r doc bench fix clean nextest"), "build"
@@ -801,11 +833,13 @@ def _python(command: SimpleCommand) -> Facts:
     index = 1
     while index < len(words):
         value = words[index].value
-        if value in ("-c", "-i") or (value.startswith("-c") and len(value) > 2):
-            return Facts("inline-code")
-        if value == "-m" or (value.startswith("-m") and len(value) > 2):
-            module = value[2:] or (words[index + 1].value if index + 1 < len(words) else "")
-            rest = command.words[index + (1 if value[2:] else 2) :]
+        cluster = value[1:] if value.startswith("-") and not value.startswith("--") else ""
+        if "c" in cluster or "i" in cluster:
+            return Facts("inline-code")  # -c CODE, also inside a cluster (-Ic); -i: a REPL
+        if "m" in cluster:
+            attached = cluster.split("m", 1)[1]
+            module = attached or (words[index + 1].value if index + 1 < len(words) else "")
+            rest = command.words[index + (1 if attached else 2) :]
             return _python_module(module.split(".")[0], rest)
         if value in _VERSION:
             return Facts("read")
