@@ -34,6 +34,10 @@ PRIVILEGED_WRAPPERS = frozenset({"sudo", "doas", "su", "runuser", "pkexec", "chr
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish", "busybox-sh"})
 HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 _ASTRAL = re.compile("[\\U00010000-\\U0010FFFF]")
+# Bash's reserved words: never a command name in a tree that reads the script right.
+_RESERVED = frozenset(
+    str.split("{ } ( ) if then else elif fi do done case esac while until for select function")
+) | {"in", "[[", "]]", "!"}
 _WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&", "&>|"})
 
 
@@ -241,7 +245,7 @@ class _Walker:
                     continue
                 words.append(_word(child.named_children[0]))
             elif kind.endswith("redirect"):
-                own.append(self.redirect(child, depth, words))
+                own.extend(self.redirect(child, depth, words))
             else:
                 words.append(_word(child))
         self.visit_children(node, depth)
@@ -259,7 +263,7 @@ class _Walker:
             if body is not None and child.id == body.id:
                 continue
             if child.type.endswith("redirect"):
-                redirects.append(self.redirect(child, depth, extra))
+                redirects.extend(self.redirect(child, depth, extra))
             else:
                 self.visit(child, depth + 1)
         self.redirects.extend(redirects)
@@ -270,29 +274,34 @@ class _Walker:
                 self.fail("parse-error", "words follow a redirect of a compound command")
             self.visit(body, depth + 1)
 
-    def redirect(self, node: Node, depth: int, extra: list[Word]) -> Redirect:
+    def redirect(self, node: Node, depth: int, extra: list[Word]) -> list[Redirect]:
+        """The redirects in ``node``; words that follow them go to ``extra``."""
         kind = node.type
         if kind == "heredoc_redirect":
-            return self.heredoc(node, depth)
+            return self.heredoc(node, depth, extra)
         parts = [c for c in node.named_children if c.type != "file_descriptor"]
         for child in parts:
             self.visit(child, depth + 1)
         op = next((c.type for c in node.children if not c.is_named), "")
         if not parts:
-            return Redirect(op, "")
+            return [Redirect(op, "")]
         target = _word(parts[0])
         extra.extend(_word(c) for c in parts[1:])
         if kind == "herestring_redirect":
-            return Redirect("<<<", target.value, target.dynamic)
-        return Redirect(op, target.value, target.dynamic, _writes(op, parts[0], target))
+            return [Redirect("<<<", target.value, target.dynamic)]
+        return [Redirect(op, target.value, target.dynamic, _writes(op, parts[0], target))]
 
-    def heredoc(self, node: Node, depth: int) -> Redirect:
+    def heredoc(self, node: Node, depth: int, extra: list[Word]) -> list[Redirect]:
         start = body = None
+        nested: list[Redirect] = []
         for child in node.named_children:
             if child.type == "heredoc_start":
                 start = child
             elif child.type == "heredoc_body":
                 body = child
+            elif child.type.endswith("redirect"):
+                # `cat <<EOF > /etc/x`: the grammar files the command's next redirects here.
+                nested += self.redirect(child, depth, extra)
             elif child.type != "heredoc_end":
                 self.visit(child, depth + 1)  # `cat <<EOF | sh` puts the pipe in here
         quoted = start is not None and any(q in _text(start) for q in "'\"\\")
@@ -303,7 +312,7 @@ class _Walker:
                 if child.type != "heredoc_content":
                     dynamic = True
                     self.visit(child, depth + 1)
-        return Redirect("<<", text, dynamic)
+        return [Redirect("<<", text, dynamic), *nested]
 
     def function_definition(self, node: Node, depth: int) -> None:
         name = node.child_by_field_name("name")
@@ -355,6 +364,12 @@ class _Walker:
         if words and (words[0].dynamic or words[0].glob):
             self.fail(
                 "dynamic-command", f"the command name {words[0].value!r} is known only at run time"
+            )
+        elif words and words[0].value in _RESERVED:
+            # `time { rm x; }`: the grammar reads `time` as a command and `{` as its
+            # argument, so the tree no longer says what runs.
+            self.fail(
+                "parse-error", f"the keyword {words[0].value!r} stands where a command should"
             )
         command = make_command(
             words,
@@ -707,6 +722,24 @@ def _eval(walker: _Walker, command: SimpleCommand) -> None:
     walker.script_text(command, command.words[1:], "eval")
 
 
+def _trap(walker: _Walker, command: SimpleCommand) -> None:
+    """`trap ACTION SIGNAL…`: the action is a script run later."""
+    found = [w for w in command.words[1:] if w.value not in ("-p", "-l", "--")]
+    if len(found) < 2 or found[0].value == "-":
+        walker.add(command)
+        return
+    walker.script_text(command, tuple(found[:1]), "trap")
+
+
+def _alias(walker: _Walker, command: SimpleCommand) -> None:
+    """`alias name=value`: the value runs wherever the name is used."""
+    walker.add(command)
+    for word in command.words[1:]:
+        if "=" in word.value:
+            value = word.value.split("=", 1)[1]
+            walker.script_text(command, (Word(value, word.dynamic, word.glob),), "alias")
+
+
 def _watch(walker: _Walker, command: SimpleCommand) -> None:
     words = command.words
     start = _after_options(words, 1, "nq", frozenset({"--interval"}))
@@ -801,6 +834,8 @@ _UNWRAP: dict[str, _Unwrap] = {
     "su": _su,
     "runuser": _su,
     "eval": _eval,
+    "trap": _trap,
+    "alias": _alias,
     "watch": _watch,
     "busybox": _busybox,
     "flock": _flock,

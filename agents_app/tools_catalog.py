@@ -846,8 +846,8 @@ def _python(command: SimpleCommand) -> Facts:
         if not value.startswith("-") or value == "-":
             break
         index += 2 if value in ("-W", "-X", "-Q") else 1
-    if index >= len(words) or words[index].value == "-":
-        return Facts("inline-code")  # reads its program from standard input
+    if index >= len(words) or words[index].value == "-" or words[index].dynamic:
+        return Facts("inline-code")  # a program from standard input, or from <(…)
     return Facts("script", reads=(words[index],))
 
 
@@ -877,8 +877,8 @@ def _interpreter(inline: frozenset[str]) -> Callable[[SimpleCommand], Facts]:
         ):
             return Facts("inline-code")
         found = operands(command.words[1:], "IMrx")
-        if not found or found[0].value == "-":
-            return Facts("inline-code")  # program from standard input
+        if not found or found[0].value == "-" or found[0].dynamic:
+            return Facts("inline-code")  # a program from standard input, or from <(…)
         return Facts("script", reads=tuple(found[:1]))
 
     return handler
@@ -891,7 +891,9 @@ def _clustered(flag: str, inline: frozenset[str]) -> bool:
 
 def _shell_script(command: SimpleCommand) -> Facts:
     found = operands(command.words[1:], "oO")
-    return Facts("script", reads=tuple(found[:1])) if found else Facts("inline-code")
+    if not found or found[0].dynamic:
+        return Facts("inline-code")  # `source <(curl …)`: a program from a stream
+    return Facts("script", reads=tuple(found[:1]))
 
 
 # -- host and irreversible operations ---------------------------------------------------------
@@ -999,7 +1001,7 @@ _NO_PATHS = (
     "echo printf true false : test [ [[ sleep seq expr basename dirname which type hash whoami "
     "id uname nproc locale tty uptime free ps pgrep getconf printenv env pwd dirs help read wait "
     "exit return break continue shift let set unset export declare typeset local readonly "
-    "shopt-no getopts logname groups arch"
+    "getopts logname groups arch trap alias unalias"
 )
 _BUILD = (
     "pytest py.test tox nox make gmake cmake ctest ninja meson bazel ruff mypy pyright black isort "

@@ -196,6 +196,16 @@ def test_redirects_of_compound_statements_are_recorded() -> None:
     assert names("{ ls; pwd; } > out") == ["ls", "pwd"]
 
 
+def test_redirects_after_a_here_doc_belong_to_the_command() -> None:
+    # tree-sitter-bash files them under the here-doc redirect.
+    (command,) = analyze("cat <<EOF > /etc/x -n\nhello\nEOF\n").commands
+    assert [(r.op, r.target, r.writes) for r in command.redirects] == [
+        ("<<", "hello\n", False),
+        (">", "/etc/x", True),
+    ]
+    assert command.argv == ("cat", "-n")
+
+
 def test_words_after_a_redirect_belong_to_the_command() -> None:
     # tree-sitter-bash files `-rf /` under the redirect; bash gives them to rm.
     assert argvs("rm > /dev/null -rf /") == [("rm", "-rf", "/")]
