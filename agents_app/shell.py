@@ -113,9 +113,8 @@ def analyze(command: str) -> ShellAnalysis:
     walker = _Walker(level=0)
     walker.script(command)
     kind, reason = walker.opaque or ("", "")
-    return ShellAnalysis(
-        command, tuple(walker.commands), tuple(walker.redirects), bool(kind), kind, reason
-    )
+    commands, redirects = tuple(walker.commands), tuple(walker.redirects)
+    return ShellAnalysis(command, commands, redirects, bool(kind), kind, reason)
 
 
 def make_command(
@@ -179,6 +178,18 @@ class _Walker:
             # outside the BMP (tree-sitter/tree-sitter-bash#337, open); never parse it.
             self.fail("parse-error", "the command has characters the shell parser cannot read")
             return
+        self.parse(data)
+        if b"\\\n" in data:
+            self.parse_joined(data)
+
+    def parse_joined(self, data: bytes) -> None:
+        """Bash drops a backslash-newline even inside a word (`r\\⏎m` is rm); the grammar
+        only between words. Both readings are judged: the second adds what it finds."""
+        known, start = set(self.commands), len(self.commands)
+        self.parse(data.replace(b"\\\n", b""))
+        self.commands[start:] = [c for c in self.commands[start:] if c not in known]
+
+    def parse(self, data: bytes) -> None:
         root = _PARSER.parse(data).root_node
         if root.has_error:
             self.fail("parse-error", "the shell parser could not read the whole command")
@@ -308,11 +319,22 @@ class _Walker:
         text = _text(body) if body is not None else ""
         dynamic = False
         if body is not None and not quoted:
+            self.check_backticks(body)
             for child in body.named_children:
                 if child.type != "heredoc_content":
                     dynamic = True
                     self.visit(child, depth + 1)
         return [Redirect("<<", text, dynamic), *nested]
+
+    def expansion(self, node: Node, depth: int) -> None:
+        self.check_backticks(node)
+        for child in node.named_children:
+            self.visit(child, depth + 1)
+
+    def check_backticks(self, node: Node) -> None:
+        """The grammar leaves `…` inside ${…} and here-doc bodies as text; bash runs it."""
+        if b"`" in (node.text or b"") and not _has_backtick_substitution(node):
+            self.fail("parse-error", "a backquoted command sits where the parser reads text")
 
     def function_definition(self, node: Node, depth: int) -> None:
         name = node.child_by_field_name("name")
@@ -321,6 +343,10 @@ class _Walker:
         if body is not None:
             self.visit(body, depth + 1)
         self.function = saved
+        extra: list[Word] = []
+        for child in node.named_children:
+            if child.type.endswith("redirect"):  # `f() { …; } > file` writes when f runs
+                self.redirects.extend(self.redirect(child, depth, extra))
 
     def assignment(self, node: Node, depth: int) -> None:
         self.visit_children(node, depth)
@@ -419,6 +445,12 @@ _ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": 
 _ANSI_SIMPLE |= {"r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _DQ_ESCAPE = re.compile(r"\\([$`\"\\\n])")
+
+
+def _has_backtick_substitution(node: Node) -> bool:
+    if node.type == "command_substitution" and (node.text or b"").startswith(b"`"):
+        return True
+    return any(_has_backtick_substitution(child) for child in node.named_children)
 
 
 def _text(node: Node) -> str:
@@ -861,4 +893,5 @@ _HANDLERS: dict[str, Callable[[_Walker, Node, int], None]] = {
     "declaration_command": _Walker.declaration,
     "unset_command": _Walker.declaration,
     "command_substitution": _Walker.substitution,
+    "expansion": _Walker.expansion,
 }
