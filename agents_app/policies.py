@@ -315,7 +315,6 @@ class _Judge:
         subject = part.text
         risk, floor, what = FAMILIES[facts.family]
         verdicts = [self.floor(floor, facts.family, risk, f"`{_short(subject)}` {what}", subject)]
-        verdicts += [_builtin(facts.deny, subject)] if facts.deny else []
         verdicts += [_harness(facts.harness, subject)] if facts.harness else []
         if part.function and part.function == part.name:
             verdicts.append(_builtin("fork-bomb", subject))
@@ -443,7 +442,7 @@ class _Judge:
         if resolved.inside:
             what = f"Reading {resolved.relative} in the worktree"
             return self.floor(R, "read", "read", what, subject)
-        what = f"Reading {resolved.path}, outside the worktree,"
+        what = f"Reading {resolved.path} (outside the worktree)"
         return self.floor(U, "read-outside", "read-outside", what, subject)
 
     def write(self, resolved: ResolvedPath | None, subject: str, *, deletes: bool) -> _Verdict:
@@ -455,7 +454,7 @@ class _Judge:
         if relative is None or (deletes and relative == "."):
             return _outside_write(resolved.path, self.profile)
         if relative == ".git" or relative.startswith(".git/"):
-            what = f"Writing {relative}, where git keeps hooks and configuration,"
+            what = f"Writing {relative} (git's hooks and configuration)"
             return self.floor(U, "git-internals", "write-worktree", what, subject)
         if any(fnmatchcase(relative, pattern) for pattern in PLANNING_ARTIFACTS):
             what = f"Writing the planning artifact {relative}"

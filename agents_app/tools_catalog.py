@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 
 from agents_app.axes import PROFILE_ORDER, profile_rank
 from agents_app.shell import SimpleCommand, Word, find_roots
@@ -95,8 +95,7 @@ class Facts:
     recursive: bool = False  # the writes reach whole trees (rm -r, chmod -R, find -delete)
     deletes: bool = False  # the writes delete (rm, find -delete, shred)
     harness: str = ""  # id of an irreversible operation: a person confirms it
-    deny: str = ""  # id of a built-in deny
-    path_checked: bool = field(default=True)  # False: look for path-like operands
+    path_checked: bool = True  # False: its operands are not known; check the path-like ones
 
 
 def classify(command: SimpleCommand) -> Facts:
@@ -112,18 +111,11 @@ def classify(command: SimpleCommand) -> Facts:
     program = command.program
     if "/" in program and program.rsplit("/", 1)[0] not in SYSTEM_BIN_DIRS:
         # `./ls` is the project's program called ls, not /bin/ls: judge it as a program
-        # file, and keep what its name implies (deny, harness) when that is worse.
+        # file, and keep what its name implies (paths, harness) when that is worse.
         riskier = facts.family != "unknown" and floor(facts.family) > floor("script")
         family = facts.family if riskier else "script"
-        return Facts(
-            family,
-            reads=(command.words[0], *facts.reads),
-            writes=facts.writes,
-            recursive=facts.recursive,
-            deletes=facts.deletes,
-            harness=facts.harness,
-            deny=facts.deny,
-        )
+        reads = (command.words[0], *facts.reads)
+        return replace(facts, family=family, reads=reads, path_checked=True)
     return facts
 
 
@@ -183,23 +175,6 @@ def option_value(command: SimpleCommand, short: str, long: str = "") -> Word | N
                 rest = value[position + 1 :]
                 return Word(rest, word.dynamic) if rest else following
     return None
-
-
-def option_values(command: SimpleCommand, short: str, long: str) -> list[Word]:
-    """Every value of a repeatable option (sed -e A -e B)."""
-    found: list[Word] = []
-    words = command.words
-    for index, word in enumerate(words[1:], start=1):
-        following = words[index + 1] if index + 1 < len(words) else Word("")
-        if word.value == "--":
-            break
-        if word.value in (short, long):
-            found.append(following)
-        elif word.value.startswith(long + "="):
-            found.append(Word(word.value.split("=", 1)[1], word.dynamic))
-        elif word.value.startswith(short) and not word.value.startswith("--"):
-            found.append(Word(word.value[len(short) :], word.dynamic))
-    return found
 
 
 def has_short(command: SimpleCommand, letters: str, *long: str) -> bool:
@@ -292,29 +267,86 @@ def _find(command: SimpleCommand) -> Facts:
 
 
 def _sed(command: SimpleCommand) -> Facts:
-    long = frozenset({"--expression", "--file", "--line-length"})
-    found = operands(command.words[1:], "efl", long)
-    if option_value(command, "-f", "--file") is not None:
-        return Facts("inline-code")  # a script file may hold e or w commands
-    scripts = option_values(command, "-e", "--expression")
+    parsed = _sed_options(command.words[1:])
+    if parsed is None:
+        return Facts("inline-code")  # an option the gate does not know, or a script file
+    scripts, files, in_place = parsed
     if not scripts:
-        scripts, found = found[:1] or [Word("")], found[1:]
+        scripts, files = files[:1] or [Word("")], files[1:]
     if any(s.dynamic or not sed_script_is_safe(s.value) for s in scripts):
         return Facts("inline-code")
-    if has_short(command, "i", "--in-place"):
-        return Facts("write", reads=tuple(found), writes=tuple(found))
-    return Facts("read", reads=tuple(found))
+    if in_place:
+        return Facts("write", reads=tuple(files), writes=tuple(files))
+    return Facts("read", reads=tuple(files))
+
+
+_SED_FLAGS = frozenset("nErszu")
+_SED_LONG = _names("--quiet --silent --regexp-extended --separate --null-data --unbuffered")
+_SED_LONG |= _names("--posix --debug --sandbox --follow-symlinks")
+
+
+def _sed_options(words: tuple[Word, ...]) -> tuple[list[Word], list[Word], bool] | None:
+    """sed's scripts, files and -i, or None for an option outside the allowed set.
+
+    Parsed exactly: -i takes an *attached* optional suffix, so `sed -ie SCRIPT` is
+    -i with suffix "e", and SCRIPT is the script, not a value of -e.
+    """
+    scripts: list[Word] = []
+    files: list[Word] = []
+    in_place = False
+    rest = iter(words)
+    for word in rest:
+        value = word.value
+        if value == "--":
+            files.extend(rest)
+        elif word.dynamic or not value.startswith("-") or value == "-":
+            files.append(word)
+        elif value.startswith("--"):
+            name, has_value, attached = value.partition("=")
+            if name in ("--expression", "--line-length") and not has_value:
+                attached = next(rest, Word("")).value
+            if name == "--expression":
+                scripts.append(Word(attached))
+            elif name == "--in-place":
+                in_place = True
+            elif name not in _SED_LONG and name != "--line-length":
+                return None
+        else:
+            for position, letter in enumerate(value[1:], start=1):
+                if letter in "el":
+                    tail = value[position + 1 :]
+                    taken = Word(tail, word.dynamic) if tail else next(rest, Word(""))
+                    scripts.extend([taken] if letter == "e" else [])
+                    break
+                if letter == "i":
+                    in_place = True
+                    break  # the rest of the cluster is the backup suffix
+                if letter not in _SED_FLAGS:
+                    return None
+    return scripts, files, in_place
 
 
 _AWK_DANGER = re.compile(r"system|getline|[|>]|\bclose\b")
 
 
 def _awk(command: SimpleCommand) -> Facts:
-    found = operands(command.words[1:], "Fvfi", frozenset({"--assign", "--file"}))
-    if option_value(command, "-f", "--file") is not None or not found:
-        return Facts("inline-code")
-    program = found[0]
-    if program.dynamic or _AWK_DANGER.search(program.value):
+    # Only -F and -v are allowed: gawk's -e, -f, -i and -l add code or extensions.
+    found: list[Word] = []
+    rest = iter(command.words[1:])
+    for word in rest:
+        value = word.value
+        if value in ("-F", "-v", "--field-separator", "--assign"):
+            next(rest, None)
+        elif value.startswith(("-F", "-v", "--field-separator=", "--assign=")):
+            continue
+        elif value.startswith("-") and value != "-" and not word.dynamic:
+            if value == "--":
+                found.extend(rest)
+                break
+            return Facts("inline-code")
+        else:
+            found.append(word)
+    if not found or found[0].dynamic or _AWK_DANGER.search(found[0].value):
         return Facts("inline-code")  # awk can run commands and write files
     return Facts("read", reads=tuple(w for w in found[1:] if "=" not in w.value))
 
@@ -406,8 +438,15 @@ def _dd(command: SimpleCommand) -> Facts:
 
 
 def _tar(command: SimpleCommand) -> Facts:
-    if has_short(command, "I", "--to-command", "--use-compress-program", "--checkpoint-action"):
-        return Facts("inline-code")
+    runs: tuple[str, ...] = (
+        "--to-command",
+        "--use-compress-program",
+        "--checkpoint-action",
+        "--info-script",
+    )
+    runs += ("--new-volume-script", "--rsh-command", "--rmt-command")
+    if has_short(command, "IF", *runs):
+        return Facts("inline-code")  # options that run a program
     first = command.args[0] if command.args else ""
     mode = first if not first.startswith("-") else "".join(f[1:] for f in command.flags)
     archive = option_value(command, "-f", "--file")
@@ -550,6 +589,8 @@ _GIT_LOCAL = _names(
 _GIT_FETCH = frozenset({"fetch", "pull", "clone", "submodule", "remote-update"})
 # Subcommands that run commands given to them (`rebase -x`, `bisect run`, `submodule foreach`).
 _GIT_RUNS = {"rebase": ("-x", "--exec"), "bisect": ("run",), "submodule": ("foreach",)}
+# Options that name a program git runs: transport helpers and hook templates.
+_GIT_PROGRAMS = _names("--upload-pack --receive-pack --exec --template --open-files-in-pager")
 _GIT_EXTERNAL = frozenset({"difftool", "mergetool", "filter-branch", "filter-repo", "daemon"})
 
 
@@ -586,8 +627,12 @@ def _git(command: SimpleCommand) -> Facts:
 def _git_subcommand(sub: str, rest: tuple[str, ...]) -> Facts:
     flags = {a.split("=", 1)[0] for a in rest if a.startswith("-")}
     runs = _GIT_RUNS.get(sub, ())
-    if sub in _GIT_EXTERNAL or any(r in rest or r in flags for r in runs):
+    if sub in _GIT_EXTERNAL or any(r in rest or r in flags for r in runs) or flags & _GIT_PROGRAMS:
         return Facts("inline-code")
+    if sub == "grep" and (flags & {"-O"} or any(a.startswith("-O") for a in rest)):
+        return Facts("inline-code")  # git grep -O CMD opens matches with a program
+    if sub == "clone" and flags & {"-c", "--config", "-u"}:
+        return Facts("git-config")
     harness = _git_harness(sub, rest, flags)
     if sub in ("branch", "tag", "stash", "remote", "config", "reflog", "worktree", "notes"):
         return _git_listing(sub, rest, flags, harness)
