@@ -7,7 +7,16 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from agents_app.models import AgentSession, ModeTransition, Project
+from agents_app.approvals import decision_review, may_review
+from agents_app.models import (
+    AgentSession,
+    ModeTransition,
+    Project,
+    ReviewStatus,
+    RiskDecision,
+    TraceEvent,
+)
+from sf_web.errors import SfError
 
 
 @admin.register(Project)
@@ -98,6 +107,113 @@ class ModeTransitionAdmin(admin.ModelAdmin):
     ]
     search_fields = ["reason", "session__title", "actor_label"]
     date_hierarchy = "requested_at"
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+def _review_action(approve: bool, scope: str, label: str) -> Any:
+    def action(modeladmin: RiskDecisionAdmin, request: HttpRequest, queryset: Any) -> None:
+        done = 0
+        for decision in queryset.filter(review_status=ReviewStatus.PENDING):
+            try:
+                decision_review(
+                    decision=decision,
+                    reviewer=request.user,  # type: ignore[arg-type]
+                    approve=approve,
+                    scope=scope,
+                    note=f"{label} in the admin",
+                )
+            except SfError as exc:
+                modeladmin.message_user(request, str(exc), level="error")
+                return
+            done += 1
+        skipped = queryset.count() - done
+        note = f" ({skipped} not pending, left alone)" if skipped else ""
+        modeladmin.message_user(request, f"{label}: {done} decision(s){note}")
+
+    action.__name__ = f"{'approve' if approve else 'reject'}_{scope}"
+    action.short_description = label  # type: ignore[attr-defined]
+    action.allowed_permissions = ("review",)  # type: ignore[attr-defined]
+    return action
+
+
+@admin.register(RiskDecision)
+class RiskDecisionAdmin(admin.ModelAdmin):
+    """The audit and review surface of the permission gate."""
+
+    list_display = [
+        "created_at",
+        "session",
+        "tool",
+        "decision",
+        "rule",
+        "risk_class",
+        "permission_profile",
+        "work_mode",
+        "run_control",
+        "review_status",
+        "reviewed_by",
+    ]
+    list_filter = [
+        "decision",
+        "permission_profile",
+        "work_mode",
+        "tool",
+        "review_status",
+        "created_at",
+    ]
+    search_fields = [
+        "=session__id",
+        "session__title",
+        "input_normalized",
+        "input_hash",
+        "rule",
+        "tool",
+    ]
+    date_hierarchy = "created_at"
+    actions = [
+        _review_action(True, "once", "Approve once"),
+        _review_action(True, "session", "Approve for the session"),
+        _review_action(True, "project", "Approve for the project (persistent rule)"),
+        _review_action(False, "once", "Reject"),
+    ]
+
+    def has_review_permission(self, request: HttpRequest) -> bool:
+        return may_review(request.user)  # type: ignore[arg-type]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        # Decisions are evidence: every field is read-only; reviews go through actions.
+        return [field.name for field in RiskDecision._meta.fields]
+
+
+@admin.register(TraceEvent)
+class TraceEventAdmin(admin.ModelAdmin):
+    list_display = [
+        "session",
+        "unit",
+        "seq",
+        "kind",
+        "name",
+        "tokens_in",
+        "tokens_out",
+        "cost",
+        "started_at",
+    ]
+    list_filter = ["kind"]
+    search_fields = ["=session__id", "name", "input_hash"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

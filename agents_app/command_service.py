@@ -62,9 +62,19 @@ def command_apply(
         case cmd.Query(name=name):
             return _query(session, name)
     session.refresh_from_db()
+    _start_dispatch(session)
     return CommandOutcome(
         session=session, message=_describe(session, transition), transition=transition
     )
+
+
+def _start_dispatch(session: AgentSession) -> None:
+    """A session that may run units now (autonomous or assisted, not paused) starts."""
+    if session.paused or session.run_control == "manual":
+        return
+    from tasks_app.dispatch import dispatch  # tasks_app builds on agents_app
+
+    dispatch(session_id=session.pk)
 
 
 def _describe(session: AgentSession, transition: ModeTransition | None) -> str:

@@ -46,3 +46,22 @@ def _template(part: str) -> str:
     if part == "badge":
         return "agents_app/_badge.html"
     return f"agents_app/session_detail.html#{part}"
+
+
+class ApprovalsConsumer(LivePartialConsumer):
+    """The approvals queue, live: a new ask or a review anywhere updates every page."""
+
+    def resolve_groups(self) -> list[str]:
+        from agents_app.approvals import APPROVALS
+
+        return [APPROVALS]
+
+    def render(self) -> str:
+        from agents_app.approval_views import approvals_context
+
+        return render_to_string(
+            "agents_app/approvals.html#queue", approvals_context(self.scope["user"])
+        )
+
+    async def approvals_changed(self, event: dict[str, Any]) -> None:
+        await self.push()

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from django.urls import URLPattern, path
 
-from agents_app.consumers import SessionConsumer
+from agents_app.consumers import ApprovalsConsumer, SessionConsumer
 from sf_web.consumers import SystemStatusConsumer
-from tasks_app.consumers import TaskBoardConsumer
+from tasks_app.consumers import TaskBoardConsumer, UnitConsumer
 
 websocket_urlpatterns: list[URLPattern] = [
     path("ws/status/", SystemStatusConsumer.as_asgi(), name="ws-status"),
     path("ws/sessions/<int:session_id>/", SessionConsumer.as_asgi(), name="ws-session"),
     path("ws/tasks/", TaskBoardConsumer.as_asgi(), name="ws-tasks"),
+    path("ws/approvals/", ApprovalsConsumer.as_asgi(), name="ws-approvals"),
+    path("ws/units/<int:unit_id>/", UnitConsumer.as_asgi(), name="ws-unit"),
 ]

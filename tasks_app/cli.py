@@ -7,7 +7,7 @@ from typing import Any
 
 from agents_app.axes import PermissionProfile
 from agents_app.cli import cli_actor, find_session
-from sf_web.cli import EXIT_OK, EXIT_USAGE, Subcommand, add_output_format
+from sf_web.cli import EXIT_ERROR, EXIT_OK, EXIT_USAGE, Subcommand, add_output_format
 from sf_web.errors import SfError
 from tasks_app.models import Plan, PlanSource, TaskStatus
 
@@ -174,4 +174,48 @@ class TasksCommand(Subcommand):
         return EXIT_OK
 
 
-SUBCOMMANDS: list[type[Subcommand]] = [PlanCommand, TasksCommand]
+class ReplayCommand(Subcommand):
+    name = "replay"
+    help = "Re-run a recorded unit from its trace, on a project repository (no live model)."
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "trace", help="a trace file (JSON Lines), e.g. examples/demo-trace.jsonl"
+        )
+        parser.add_argument(
+            "--project", required=True, help="path of the git repository to work on"
+        )
+        add_output_format(parser)
+
+    def run(self, options: dict[str, Any]) -> int:
+        from pathlib import Path
+
+        from tasks_app.replaying import replay_run
+
+        try:
+            result = replay_run(Path(options["trace"]), project_path=Path(options["project"]))
+        except SfError as exc:
+            self.err(f"error: {exc}")
+            return EXIT_USAGE
+        tasks = result.tasks()
+        done = all(task.status == TaskStatus.DONE for task in tasks)
+        if options["output_format"] == "json":
+            self.out_json(
+                {
+                    "ok": done,
+                    "session": result.session.pk,
+                    "plan": result.plan.pk,
+                    "units": result.units,
+                    "tasks": [
+                        {"key": t.key, "status": t.status, "reason": t.status_reason} for t in tasks
+                    ],
+                }
+            )
+        else:
+            for task in tasks:
+                self.out(f"{task.key}: {task.status} ({task.status_reason})")
+            self.out(f"session {result.session.pk}: {result.units} unit(s) replayed")
+        return EXIT_OK if done else EXIT_ERROR
+
+
+SUBCOMMANDS: list[type[Subcommand]] = [PlanCommand, TasksCommand, ReplayCommand]

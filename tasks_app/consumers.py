@@ -44,3 +44,33 @@ class TaskBoardConsumer(LivePartialConsumer):
 
     async def session_changed(self, event: dict[str, Any]) -> None:
         await self.push()
+
+
+class UnitConsumer(LivePartialConsumer):
+    """A unit's page: its state and trace, streamed as events are recorded."""
+
+    def resolve_groups(self) -> list[str]:
+        from agents_app.runtime.trace import unit_group
+        from tasks_app.lifecycle import task_groups
+        from tasks_app.models import Unit
+
+        self.unit_id = int(self.scope["url_route"]["kwargs"]["unit_id"])
+        unit = get_object_or_404(Unit.objects.select_related("task__plan"), pk=self.unit_id)
+        return [unit_group(self.unit_id), *task_groups(unit.task)]
+
+    def render(self) -> str:
+        from tasks_app.models import Unit
+        from tasks_app.unit_views import unit_context
+
+        unit = Unit.objects.select_related("task__plan").get(pk=self.unit_id)
+        context = unit_context(unit)
+        return "".join(
+            render_to_string(f"tasks_app/unit_detail.html#{part}", context)
+            for part in ("unit-state", "trace")
+        )
+
+    async def trace_appended(self, event: dict[str, Any]) -> None:
+        await self.push()
+
+    async def tasks_changed(self, event: dict[str, Any]) -> None:
+        await self.push()

@@ -40,6 +40,11 @@ def dispatchable(session: AgentSession) -> bool:
     )
 
 
+def worker_driven(session: AgentSession) -> bool:
+    """Workers (and their sweeps) dispatch only sessions that are not run inline."""
+    return session.driver == "workers"
+
+
 def due_tasks(session_id: int) -> list[int]:
     """Runnable tasks of the session's accepted plans whose schedule is due, oldest first."""
     return list(
@@ -59,6 +64,7 @@ def next_units(session: AgentSession) -> list[int]:
     parallel), assisted one unit at a time, manual none on its own."""
     if not dispatchable(session):
         return []
+    _resume_engine_paused(session)
     for plan in Plan.objects.filter(session=session, status=PlanStatus.ACCEPTED):
         schedule_ready(plan=plan)
     due = due_tasks(session.pk)
@@ -70,12 +76,30 @@ def next_units(session: AgentSession) -> list[int]:
     return due
 
 
+# Tasks the engine paused because the session paused, stopped or ran out of budget
+# go back to todo once it runs again; a task a person paused stays paused.
+ENGINE_PAUSE_REASONS = ("session paused", "stopped by /stop", "budget:", "session stopped")
+
+
+def _resume_engine_paused(session: AgentSession) -> None:
+    paused = Task.objects.filter(plan__session=session, status=TaskStatus.PAUSED).select_related(
+        "plan"
+    )
+    for task in paused:
+        if task.status_reason.startswith(ENGINE_PAUSE_REASONS):
+            task_transition(
+                task=task, to=TaskStatus.TODO, reason="session running again", actor="engine"
+            )
+
+
 def dispatch(*, session_id: int) -> list[int]:
     """Send the next units to the workers (after commit). Returns their task ids.
 
     Without a broker (the embedded default) they run inline in a background thread.
     """
     session = AgentSession.objects.get(pk=session_id)
+    if not worker_driven(session):
+        return []  # its inline driver (headless) runs the units itself
     task_ids = next_units(session)
     if not task_ids:
         return []
@@ -102,7 +126,8 @@ def _enqueue(task_id: int) -> bool:
         status=ScheduleStatus.DUE,
     ).update(enqueued_at=now)
     if sent:
-        transaction.on_commit(lambda: unit_run_task.delay(task_id))
+        queue = settings.CELERY_TASK_DEFAULT_QUEUE  # read now: tests point it at their worker
+        transaction.on_commit(lambda: unit_run_task.apply_async(args=[task_id], queue=queue))
     return bool(sent)
 
 
@@ -157,7 +182,10 @@ def engine_sweep() -> dict[str, int]:
     """
     recovered = sum(unit_recover(unit=unit) for unit in stale_units())
     sessions = AgentSession.objects.filter(
-        status=SessionStatus.ACTIVE, paused=False, run_control__in=("autonomous", "assisted")
+        status=SessionStatus.ACTIVE,
+        paused=False,
+        run_control__in=("autonomous", "assisted"),
+        driver="workers",
     )
     dispatched = sum(len(dispatch(session_id=s.pk)) for s in sessions)
     return {"recovered": recovered, "dispatched": dispatched}
@@ -165,7 +193,8 @@ def engine_sweep() -> dict[str, int]:
 
 def stale_units() -> list[Unit]:
     cutoff = timezone.now() - settings.SF_WORKER_STALE_AFTER
-    running = Unit.objects.filter(status=UnitStatus.RUNNING).select_related("task__plan")
+    running = Unit.objects.filter(status=UnitStatus.RUNNING, task__plan__session__driver="workers")
+    running = running.select_related("task__plan")
     stale_runtime = Q(task__runtime__last_heartbeat_at__lt=cutoff)
     no_runtime = Q(task__runtime__isnull=True, started_at__lt=cutoff)
     return list(running.filter(stale_runtime | no_runtime))

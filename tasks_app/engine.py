@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.conf import settings
@@ -24,7 +24,7 @@ from agents_app.models import Activity, AgentSession, SessionStatus
 from agents_app.runtime.gate import SessionGate
 from agents_app.runtime.llm import ModelRouter, complete, model_for
 from agents_app.runtime.loop import AgentLoop, LoopResult
-from agents_app.runtime.replay import Replay, replay_activate, replay_deactivate
+from agents_app.runtime.replay import Replay, replay_activate, replay_deactivate, replay_load
 from agents_app.runtime.tools import TOOLS, ToolContext
 from agents_app.runtime.trace import TraceRecorder
 from agents_app.services import Actor, DispatchPoint, session_apply_due, session_set_paused
@@ -167,6 +167,8 @@ def _session_may_run(session: AgentSession) -> bool:
 
 def _agent(task: Task, unit: Unit, ws: Workspace, options: UnitOptions) -> LoopResult:
     session = AgentSession.objects.select_related("project").get(pk=task.plan.session_id)
+    if options.replay is None and session.replay_trace:
+        options = replace(options, replay=replay_load(session.replay_trace))
     skills = skills_discover(ws.path)
     previous = Unit.objects.filter(task=task, attempt__lt=unit.attempt).order_by("-attempt").first()
     messages = unit_messages(

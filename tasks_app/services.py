@@ -93,6 +93,7 @@ def plan_accept(
     actor: Actor,
     autonomous: bool = False,
     permission_profile: str | None = None,
+    start: bool = True,
 ) -> Plan:
     """Accept a proposed plan: the explicit act between planning and building.
 
@@ -142,6 +143,10 @@ def plan_accept(
         plan.refresh_from_db()
         schedule_ready(plan=plan)
         _broadcast_plan(plan)
+    if start:
+        from tasks_app.dispatch import dispatch  # hands the ready tasks to the workers
+
+        dispatch(session_id=plan.session_id)
     return plan
 
 

@@ -76,6 +76,12 @@ class AgentSession(models.Model):
     )
     activity = models.CharField(max_length=8, choices=Activity.choices, default=Activity.IDLE)
     interrupt_requested = models.BooleanField(default=False)  # /stop while a unit runs
+    # Who runs the units: Celery workers, or one inline process (headless) that owns
+    # the session; workers and their sweeps leave an inline session alone.
+    driver = models.CharField(
+        max_length=8, choices=[("workers", "workers"), ("inline", "inline")], default="workers"
+    )
+    replay_trace = models.CharField(max_length=1000, blank=True)  # units answer from this trace
     mode_updated_at = models.DateTimeField(default=timezone.now)
     max_autonomous_continues = models.PositiveIntegerField(default=50)
     autonomous_continues = models.PositiveIntegerField(default=0)

@@ -18,10 +18,11 @@ from django.db.models import Q
 from django.utils import timezone
 
 import sf_native
+from agents_app.axes import PermissionProfile, RunControl, WorkMode
 from agents_app.models import (
     AgentSession,
     ApprovalRule,
-    Decision,
+    Project,
     ReviewScope,
     ReviewStatus,
     RiskDecision,
@@ -45,20 +46,25 @@ def input_hash(tool: str, normalized: dict[str, Any]) -> str:
     return sf_native.canonical_hash({"tool": tool, "input": normalized})
 
 
+def gate_rules(project: Project) -> PolicyRules:
+    """The project policy's allow and deny rules, as the gate reads them."""
+    policy = project.parsed_policy
+    return PolicyRules(
+        allow=[Rule(tool=r.tool, pattern=r.pattern, reason=r.reason) for r in policy.allow],
+        deny=[Rule(tool=r.tool, pattern=r.pattern, reason=r.reason) for r in policy.deny],
+    )
+
+
 def gate_context(session: AgentSession, worktree: Path) -> GateContext:
-    policy = session.project.parsed_policy
     granted = ApprovalRule.objects.filter(project_id=session.project_id).filter(
         Q(scope=ReviewScope.PROJECT) | Q(session=session)
     )
     return GateContext(
-        permission_profile=session.permission_profile,
-        run_control=session.run_control,
-        work_mode=session.work_mode,
+        permission_profile=PermissionProfile(session.permission_profile),
+        run_control=RunControl(session.run_control),
+        work_mode=WorkMode(session.work_mode),
         worktree=worktree,
-        rules=PolicyRules(
-            allow=[Rule(tool=r.tool, pattern=r.pattern, reason=r.reason) for r in policy.allow],
-            deny=[Rule(tool=r.tool, pattern=r.pattern, reason=r.reason) for r in policy.deny],
-        ),
+        rules=gate_rules(session.project),
         approved_rules=[
             Rule(tool=r.tool, pattern=r.pattern, reason=f"approved ({r.scope})") for r in granted
         ],
@@ -104,11 +110,11 @@ class SessionGate:
             rule=verdict.rule,
             reason=verdict.reason,
             review_status=ReviewStatus.PENDING
-            if verdict.decision == Decision.ASK
+            if verdict.decision == "ask"
             else ReviewStatus.NOT_NEEDED,
             **session.axes.as_dict(),
         )
-        if verdict.decision == Decision.ASK:
+        if verdict.decision == "ask":
             broadcast(APPROVALS, "approvals.changed", decision_id=record.pk)
         return GateVerdict(
             verdict.decision, verdict.rule, verdict.risk_class, verdict.reason, record.pk

@@ -1,0 +1,62 @@
+"""The approvals queue: pending risk decisions, reviewed live from the dashboard."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from agents_app.approvals import decision_review, may_review
+from agents_app.models import ReviewScope, ReviewStatus, RiskDecision
+from sf_web.errors import SfError
+from sf_web.http import AuthedRequest
+
+
+def approvals_context(user: object) -> dict[str, object]:
+    pending = RiskDecision.objects.filter(review_status=ReviewStatus.PENDING).select_related(
+        "session", "unit__task"
+    )
+    recent = RiskDecision.objects.exclude(
+        review_status__in=[ReviewStatus.PENDING, ReviewStatus.NOT_NEEDED]
+    )
+    return {
+        "pending": pending.order_by("created_at"),
+        "recent": recent.select_related("reviewed_by").order_by("-reviewed_at")[:20],
+        "scopes": ReviewScope.values,
+        "can_review": may_review(user),  # type: ignore[arg-type]
+    }
+
+
+@require_GET
+@login_required
+def approvals(request: AuthedRequest) -> HttpResponse:
+    return render(request, "agents_app/approvals.html", approvals_context(request.user))
+
+
+@require_POST
+@login_required
+def approval_review(request: AuthedRequest, decision_id: int) -> HttpResponse:
+    decision = get_object_or_404(RiskDecision, pk=decision_id)
+    approve = request.POST.get("action") == "approve"
+    error = ""
+    try:
+        decision_review(
+            decision=decision,
+            reviewer=request.user,
+            approve=approve,
+            scope=request.POST.get("scope") or ReviewScope.ONCE,
+            note=request.POST.get("note", ""),
+        )
+    except SfError as exc:
+        error = str(exc)
+    if not request.htmx:
+        if error:
+            return HttpResponse(error, status=exc_status(error), content_type="text/plain")
+        return redirect("approvals")
+    context = {**approvals_context(request.user), "error": error}
+    return render(request, "agents_app/approvals.html#queue", context)
+
+
+def exc_status(error: str) -> int:
+    return 403 if "only staff" in error else 409

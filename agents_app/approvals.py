@@ -1,0 +1,81 @@
+"""Reviewing risk decisions: a person approves or rejects an ``ask``, with a scope.
+
+*once* lets exactly that call through once; *session* and *project* write an allow
+rule (the project one persists for every later session). Only staff with the
+``agents_app.review_riskdecision`` permission may review. An approval unblocks the
+task that was waiting on it; a rejection leaves it blocked with the reason.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.utils import timezone
+
+from agents_app.models import ApprovalRule, ReviewScope, ReviewStatus, RiskDecision
+from sf_web.errors import InvalidTransition, NotAllowed, SfError
+from sf_web.live import broadcast, group_name
+
+APPROVALS = group_name("approvals")
+REVIEW_PERMISSION = "agents_app.review_riskdecision"
+
+
+def may_review(user: User) -> bool:
+    return user.is_active and user.is_staff and user.has_perm(REVIEW_PERMISSION)
+
+
+def decision_review(
+    *,
+    decision: RiskDecision,
+    reviewer: User,
+    approve: bool,
+    scope: str = ReviewScope.ONCE,
+    note: str = "",
+) -> RiskDecision:
+    """Approve or reject a pending decision (a conditional update: reviewed once)."""
+    if not may_review(reviewer):
+        raise NotAllowed(
+            "only staff with the review permission may approve or reject risk decisions"
+        )
+    if scope not in ReviewScope.values:
+        raise SfError(f"unknown scope {scope!r}; accepted: {', '.join(ReviewScope.values)}")
+    with transaction.atomic():
+        updated = RiskDecision.objects.filter(
+            pk=decision.pk, review_status=ReviewStatus.PENDING
+        ).update(
+            review_status=ReviewStatus.APPROVED if approve else ReviewStatus.REJECTED,
+            review_scope=scope if approve else "",
+            reviewed_by=reviewer,
+            reviewed_at=timezone.now(),
+            review_note=note,
+        )
+        if updated != 1:
+            raise InvalidTransition(f"decision {decision.pk} is not pending review")
+        decision.refresh_from_db()
+        if approve and scope != ReviewScope.ONCE:
+            _grant_rule(decision, reviewer, scope)
+        broadcast(APPROVALS, "approvals.changed", decision_id=decision.pk)
+        transaction.on_commit(lambda: _resume_task(decision.pk, approve))
+    return decision
+
+
+def _grant_rule(decision: RiskDecision, reviewer: User, scope: str) -> None:
+    subject = (
+        decision.input_normalized.get("command") or decision.input_normalized.get("path") or "*"
+    )
+    ApprovalRule.objects.create(
+        project_id=decision.session.project_id,
+        session=decision.session if scope == ReviewScope.SESSION else None,
+        scope=scope,
+        tool=decision.tool,
+        pattern=str(subject),
+        granted_by=reviewer,
+        granted_from=decision,
+    )
+
+
+def _resume_task(decision_id: int, approved: bool) -> None:
+    """Hand the waiting task back to the engine (tasks_app builds on this app)."""
+    from tasks_app.approvals import task_after_review
+
+    task_after_review(decision_id=decision_id, approved=approved)

@@ -1,0 +1,28 @@
+"""What a reviewed risk decision means for the task that was waiting on it."""
+
+from __future__ import annotations
+
+from agents_app.models import RiskDecision
+from tasks_app.dispatch import dispatch
+from tasks_app.lifecycle import task_transition
+from tasks_app.models import TaskStatus
+
+
+def task_after_review(*, decision_id: int, approved: bool) -> None:
+    """Approved: the blocked task runs again (its next unit can make the approved
+    call). Rejected: it stays blocked, with the rejection as its reason."""
+    decision = RiskDecision.objects.select_related("unit__task__plan").get(pk=decision_id)
+    if decision.unit is None:
+        return
+    task = decision.unit.task
+    if task.status != TaskStatus.BLOCKED:
+        return
+    if approved:
+        task_transition(
+            task=task, to=TaskStatus.TODO, reason=f"decision {decision_id} approved", actor="review"
+        )
+        dispatch(session_id=task.plan.session_id)
+    else:
+        note = f": {decision.review_note}" if decision.review_note else ""
+        task.status_reason = f"decision {decision_id} rejected{note}"
+        task.save(update_fields=["status_reason"])

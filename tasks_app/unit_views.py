@@ -1,0 +1,47 @@
+"""The unit page (live trace, verification output, checkpoint diff) and task review."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from agents_app.models import TraceEvent
+from sf_web.errors import SfError
+from sf_web.http import AuthedRequest
+from tasks_app.models import Task, Unit
+from tasks_app.review import task_approve, task_request_changes
+
+
+def unit_context(unit: Unit) -> dict[str, object]:
+    return {
+        "unit": unit,
+        "task": unit.task,
+        "events": TraceEvent.objects.filter(unit=unit).order_by("seq"),
+        "units": unit.task.units.order_by("attempt"),
+    }
+
+
+@require_GET
+@login_required
+def unit_detail(request: AuthedRequest, unit_id: int) -> HttpResponse:
+    unit = get_object_or_404(Unit.objects.select_related("task__plan__session"), pk=unit_id)
+    return render(request, "tasks_app/unit_detail.html", unit_context(unit))
+
+
+@require_POST
+@login_required
+def task_review(request: AuthedRequest, task_id: int) -> HttpResponse:
+    """Approve (and merge) a task in review, or request changes."""
+    task = get_object_or_404(Task.objects.select_related("plan"), pk=task_id)
+    actor = request.user.get_username()
+    try:
+        if request.POST.get("action") == "approve":
+            task_approve(task=task, actor=actor)
+        else:
+            task_request_changes(task=task, actor=actor, reason=request.POST.get("reason", ""))
+    except SfError as exc:
+        return HttpResponse(str(exc), status=exc.status_code, content_type="text/plain")
+    unit = task.units.order_by("-attempt").first()
+    return redirect("unit-detail", unit_id=unit.pk) if unit else redirect("task-board")
