@@ -139,6 +139,12 @@ class ModelRouter:
                     current, failures = self.fallback, 0
                 else:
                     raise ProviderUnavailable(f"{current}: {_short(exc)}") from exc
+            except Exception as exc:
+                # Anything else litellm raises (a bad request, a context window too
+                # small) ends the unit with the provider's words, not a crash.
+                if type(exc).__module__.split(".")[0] not in ("litellm", "openai"):
+                    raise
+                raise ProviderUnavailable(f"{current}: {_short(exc)}") from exc
 
 
 def _server_errors(litellm: Any) -> tuple[type[Exception], ...]:

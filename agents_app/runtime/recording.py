@@ -1,0 +1,96 @@
+"""Writing trace files: from a unit's recorded events, or from hand-written steps."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+import sf_native
+from agents_app.models import TraceEvent, TraceKind
+from agents_app.policies import ToolCall, normalize_input
+from agents_app.runtime.replay import TRACE_FORMAT
+from agents_app.runtime.tools import TOOLS
+
+
+def trace_export(*, unit_id: int, header: dict[str, Any]) -> list[dict[str, Any]]:
+    """A unit's trace as replayable records (model steps and executed tool calls)."""
+    records: list[dict[str, Any]] = [{"type": "header", "format": TRACE_FORMAT, **header}]
+    for event in TraceEvent.objects.filter(unit_id=unit_id).order_by("seq"):
+        if event.kind == TraceKind.MODEL_STEP:
+            records.append(
+                {
+                    "type": "model_step",
+                    "content": event.payload.get("content", ""),
+                    "tool_calls": event.payload.get("tool_calls", []),
+                    "tokens_in": event.tokens_in,
+                    "tokens_out": event.tokens_out,
+                    "cost": float(event.cost),
+                }
+            )
+        elif event.kind == TraceKind.TOOL_CALL:
+            records.append(
+                {
+                    "type": "tool_call",
+                    "name": event.name,
+                    "input": event.payload.get("arguments"),
+                    "input_hash": event.input_hash,
+                    "output": event.payload.get("output", ""),
+                }
+            )
+    return records
+
+
+def trace_from_steps(
+    steps: Sequence[tuple[str, Sequence[tuple[str, dict[str, Any]]]]],
+    *,
+    header: dict[str, Any],
+    worktree: Path,
+    cost_per_step: float = 0.0,
+) -> list[dict[str, Any]]:
+    """Build a trace from ``(content, [(tool, arguments), …])`` steps, hashing each call
+    exactly as the agent loop does (parsed with the tool's schema, then normalized)."""
+    records: list[dict[str, Any]] = [{"type": "header", "format": TRACE_FORMAT, **header}]
+    counter = 0
+    for content, calls in steps:
+        numbered = []
+        for tool, arguments in calls:
+            counter += 1
+            numbered.append(
+                {"id": f"call_{counter}", "name": tool, "arguments": json.dumps(arguments)}
+            )
+        records.append(
+            {
+                "type": "model_step",
+                "content": content,
+                "tool_calls": numbered,
+                "tokens_in": 100,
+                "tokens_out": 20,
+                "cost": cost_per_step,
+            }
+        )
+        for tool, arguments in calls:
+            if tool not in TOOLS:
+                continue  # an unknown tool never runs: nothing to match on replay
+            try:
+                parsed = TOOLS[tool].parse(arguments).model_dump()
+            except ValidationError:
+                continue  # nor does a call with bad arguments
+            normalized = normalize_input(ToolCall(tool=tool, input=parsed), worktree)
+            records.append(
+                {
+                    "type": "tool_call",
+                    "name": tool,
+                    "input": normalized,
+                    "input_hash": sf_native.canonical_hash({"tool": tool, "input": normalized}),
+                }
+            )
+    return records
+
+
+def trace_write(path: Path, records: Iterable[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    return path
