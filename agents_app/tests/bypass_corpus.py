@@ -159,6 +159,11 @@ CORPUS: tuple[Bypass, ...] = (
     Bypass("echo x | sudo tee /etc/sudoers", "deny", "sudo tee writes sudoers"),
     Bypass("cp ~/.ssh/id_rsa ./leak", "ask", "copies a private key into the worktree"),
     Bypass("mv .git /tmp/x", "deny", "moves the repository out"),
+    Bypass("mkdir -p /etc/evil", "deny", "-p takes no value: /etc/evil is the operand"),
+    Bypass("mv -t /etc/cron.d evil", "deny", "mv -t names the destination"),
+    Bypass("ls -p /root", "ask", "-p takes no value: /root is read"),
+    Bypass("patch -r /etc/x.rej -p1 < fix.diff", "deny", "patch writes rejects where told"),
+    Bypass("tar -cf out.tar -C / etc", "ask", "tar -C / reads etc from the root"),
     Bypass("ln -s /etc/passwd p && echo x > p", "deny", "a new link is written through at once"),
     Bypass(
         "echo x > etc-link/hosts",
