@@ -241,6 +241,9 @@ def test_a_decision_names_the_rule_and_risk_that_decided(
         ("cp -a src /tmp/sf-x", "deny"),
         ("chmod -R u+w /tmp/sf-x", "deny"),
         ("truncate -s 0 /tmp/sf-x", "deny"),
+        ("dd if=src/a.py of=/dev/null", "allow"),
+        ("curl -so /dev/null https://example.org", "allow"),
+        ("cp src/a.py /dev/stdout", "allow"),
     ],
 )
 def test_a_path_after_an_option_is_still_checked(
