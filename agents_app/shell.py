@@ -16,14 +16,18 @@ escapes, ANSI-C ``$'…'``), so ``'r''m'``, ``r\\m`` and ``$'\\x72m'`` all read 
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
-# One parser for the process: building it loads the grammar, parsing reuses it.
+# One parser for the process: building it loads the grammar, parsing reuses it. A
+# TSParser is not thread-safe; py-tree-sitter 0.26 holds the GIL while it parses, and
+# the lock keeps it safe should a later binding release it (it costs well under 1 µs).
 _PARSER = Parser(Language(tree_sitter_bash.language()))
+_PARSER_LOCK = threading.Lock()
 
 MAX_LENGTH = 32_768  # longer commands are not analysed at all (opaque)
 MAX_DEPTH = 64  # syntax-tree nesting
@@ -190,7 +194,8 @@ class _Walker:
         self.commands[start:] = [c for c in self.commands[start:] if c not in known]
 
     def parse(self, data: bytes) -> None:
-        root = _PARSER.parse(data).root_node
+        with _PARSER_LOCK:
+            root = _PARSER.parse(data).root_node
         if root.has_error:
             self.fail("parse-error", "the shell parser could not read the whole command")
         self.visit(root, 0)
