@@ -61,8 +61,8 @@ FILES = (
 PROFILES = ("restricted", "normal", "trusted", "unrestricted")
 
 
-def scratch_worktree() -> Path:
-    root = Path(tempfile.mkdtemp(prefix="sf-gate-bench-")) / "wt"
+def scratch_worktree(base: Path) -> Path:
+    root = base / "wt"
     (root / "src" / "pkg").mkdir(parents=True)
     (root / ".sf").mkdir()
     for name in ("app.py", "parser.py", "cli.py"):
@@ -111,13 +111,17 @@ def main() -> None:
     parser.add_argument("--passes", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=6, help="rounds over the corpus per pass")
     args = parser.parse_args()
-    worktree = scratch_worktree()
+    with tempfile.TemporaryDirectory(prefix="sf-gate-bench-") as base:
+        run(scratch_worktree(Path(base)), args.passes, args.rounds)
+
+
+def run(worktree: Path, passes: int, rounds: int) -> None:
     calls = corpus()
     measure(calls, worktree, 1)  # warm-up: imports, regex and lru caches
     p99s, walls, cpus = [], [], []
     started = time.perf_counter()
-    for number in range(args.passes):
-        wall, cpu = measure(calls, worktree, args.rounds)
+    for number in range(passes):
+        wall, cpu = measure(calls, worktree, rounds)
         p99s.append(percentile(wall, 0.99))
         walls += wall
         cpus += cpu
