@@ -36,7 +36,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents_app.axes import PROFILE_ORDER, PermissionProfile, RunControl, WorkMode, profile_rank
-from agents_app.shell import PRIVILEGED_WRAPPERS, ShellAnalysis, SimpleCommand, Word, analyze
+from agents_app.shell import (
+    HARMLESS_TARGETS,
+    PRIVILEGED_WRAPPERS,
+    ShellAnalysis,
+    SimpleCommand,
+    Word,
+    analyze,
+)
 from agents_app.tools_catalog import FAMILIES, TOOLS, Facts, classify, operands
 
 R, N, T, U = PROFILE_ORDER  # restricted, normal, trusted, unrestricted
@@ -432,6 +439,8 @@ class _Judge:
     ) -> list[_Verdict]:
         if not write:
             return [self.read(resolved, subject)]
+        if resolved is not None and _harmless(resolved.raw):
+            return []  # /dev/null, /dev/stdout …: written to, nothing changes
         found = _destruction(resolved, subject, recursive=recursive, deletes=deletes)
         return [*found, self.write(resolved, subject, deletes=deletes)]
 
@@ -468,6 +477,10 @@ def _pipe_to_shell(analysis: ShellAnalysis, facts: list[Facts], subject: str) ->
     fetches = any(f.family in ("network-read", "network-write") for f in facts)
     runs = analysis.opaque_kind == "stdin-program" or any(f.family == "inline-code" for f in facts)
     return [_harness("pipe-to-shell", subject)] if fetches and runs else []
+
+
+def _harmless(raw: str) -> bool:
+    return raw in HARMLESS_TARGETS or raw.startswith("/dev/fd/")
 
 
 def _path_like(value: str) -> bool:

@@ -16,14 +16,18 @@ escapes, ANSI-C ``$'…'``), so ``'r''m'``, ``r\\m`` and ``$'\\x72m'`` all read 
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
-# One parser for the process: building it loads the grammar, parsing reuses it.
+# One parser for the process: building it loads the grammar, parsing reuses it. A
+# TSParser is not thread-safe; py-tree-sitter 0.26 holds the GIL while it parses, and
+# the lock keeps it safe should a later binding release it (it costs well under 1 µs).
 _PARSER = Parser(Language(tree_sitter_bash.language()))
+_PARSER_LOCK = threading.Lock()
 
 MAX_LENGTH = 32_768  # longer commands are not analysed at all (opaque)
 MAX_DEPTH = 64  # syntax-tree nesting
@@ -190,7 +194,8 @@ class _Walker:
         self.commands[start:] = [c for c in self.commands[start:] if c not in known]
 
     def parse(self, data: bytes) -> None:
-        root = _PARSER.parse(data).root_node
+        with _PARSER_LOCK:
+            root = _PARSER.parse(data).root_node
         if root.has_error:
             self.fail("parse-error", "the shell parser could not read the whole command")
         self.visit(root, 0)
@@ -418,13 +423,26 @@ class _Walker:
         label: str,
         assignments: tuple[str, ...] = (),
         stdin_args: bool = False,
+        chdir: Word | None = None,
+        output: Word | None = None,
     ) -> None:
-        """Emit the command a wrapper runs, or the wrapper itself when it runs none."""
+        """Emit the command a wrapper runs, or the wrapper itself when it runs none.
+
+        ``chdir``: the wrapper runs it in that directory (``env -C``), recorded as a
+        ``cd`` before it; ``output``: a file the wrapper writes (``strace -o``).
+        """
         if not rest:
             self.add(command)
             return
         via = (*command.via, label)
-        self.emit(list(rest), assignments, command.redirects, via, stdin_args or command.stdin_args)
+        if chdir is not None:
+            self.add(make_command([Word("cd"), chdir], via=via, function=self.function))
+        redirects = command.redirects
+        if output is not None:
+            written = Redirect(">", output.value, output.dynamic, writes=True)
+            self.redirects.append(written)
+            redirects = (*redirects, written)
+        self.emit(list(rest), assignments, redirects, via, stdin_args or command.stdin_args)
 
     def script_text(self, command: SimpleCommand, words: tuple[Word, ...], label: str) -> None:
         if any(w.dynamic or w.glob for w in words):
@@ -571,16 +589,44 @@ def _after_options(
 
 
 def _prefix(
-    short: str = "", long: tuple[str, ...] = (), operands: int = 0
-) -> Callable[[_Walker, SimpleCommand], None]:
-    """A wrapper of the form ``wrapper [options] [N operands] command [args]``."""
+    short: str = "",
+    long: tuple[str, ...] = (),
+    operands: int = 0,
+    chdir: tuple[str, str] = ("", ""),
+    output: tuple[str, str] = ("", ""),
+) -> _Unwrap:
+    """A wrapper of the form ``wrapper [options] [N operands] command [args]``.
+
+    ``chdir``/``output`` name its options (short, long) that set the directory the
+    command runs in, or a file the wrapper writes.
+    """
     long_set = frozenset(long)
 
     def unwrap(walker: _Walker, command: SimpleCommand) -> None:
-        start = _after_options(command.words, 1, short, long_set) + operands
-        walker.rewrap(command, command.words[start:], command.name)
+        words = command.words
+        end = _after_options(words, 1, short, long_set)
+        walker.rewrap(
+            command,
+            words[end + operands :],
+            command.name,
+            chdir=_option_word(words, end, *chdir),
+            output=_option_word(words, end, *output),
+        )
 
     return unwrap
+
+
+def _option_word(words: tuple[Word, ...], end: int, short: str, long: str) -> Word | None:
+    """The value of a wrapper's own option (among ``words[1:end]``)."""
+    for index in range(1, end):
+        value = words[index].value
+        if value and value in (short, long) and index + 1 < len(words):
+            return words[index + 1]
+        if long and value.startswith(long + "="):
+            return Word(value.split("=", 1)[1], words[index].dynamic)
+        if short and value.startswith(short) and len(value) > 2 and value[1] != "-":
+            return Word(value[2:], words[index].dynamic)
+    return None
 
 
 def _sudo(walker: _Walker, command: SimpleCommand) -> None:
@@ -596,7 +642,8 @@ def _sudo(walker: _Walker, command: SimpleCommand) -> None:
         else:
             walker.script_text(command, words[start:], command.name)
     else:
-        walker.rewrap(command, words[start:], command.name)
+        chdir = _option_word(words, start, "-D", "--chdir")
+        walker.rewrap(command, words[start:], command.name, chdir=chdir)
 
 
 def _env(walker: _Walker, command: SimpleCommand) -> None:
@@ -611,7 +658,8 @@ def _env(walker: _Walker, command: SimpleCommand) -> None:
     while start < len(words) and _ASSIGNMENT.match(words[start].value):
         assignments.append(words[start].value.split("=", 1)[0])
         start += 1
-    walker.rewrap(command, words[start:], "env", assignments=tuple(assignments))
+    chdir = _option_word(words, start, "-C", "--chdir")
+    walker.rewrap(command, words[start:], "env", assignments=tuple(assignments), chdir=chdir)
 
 
 def _split_string(option: str, following: tuple[Word, ...]) -> tuple[Word, ...] | None:
@@ -794,7 +842,8 @@ def _flock(walker: _Walker, command: SimpleCommand) -> None:
         if word.value in ("-c", "--command"):
             walker.script_text(command, words[index + 1 : index + 2], "flock -c")
             return
-    walker.rewrap(command, words[start + 1 :], "flock")
+    lock = words[start] if start < len(words) else None  # created if missing
+    walker.rewrap(command, words[start + 1 :], "flock", output=lock)
 
 
 def _runner(subcommand: str, short: str = "", long: tuple[str, ...] = ()) -> _Unwrap:
@@ -838,7 +887,7 @@ _UNWRAP: dict[str, _Unwrap] = {
     "doas": _prefix("uC"),
     "env": _env,
     "nohup": _prefix(),
-    "time": _prefix("fo"),
+    "time": _prefix("fo", ("--output", "--format"), output=("-o", "--output")),
     "command": _command_builtin,
     "builtin": _prefix(),
     "exec": _prefix("a"),
@@ -853,8 +902,8 @@ _UNWRAP: dict[str, _Unwrap] = {
     "torsocks": _prefix(),
     "proxychains": _prefix("f"),
     "proxychains4": _prefix("f"),
-    "strace": _prefix("eoEpPsSuUXIa"),
-    "ltrace": _prefix("eoEpPsSuUXIa"),
+    "strace": _prefix("eoEpPsSuUXIa", output=("-o", "--output")),
+    "ltrace": _prefix("eoEpPsSuUXIa", output=("-o", "--output")),
     "caffeinate": _prefix("tw"),
     "chroot": _prefix("", ("--userspec", "--groups"), operands=1),
     "taskset": _prefix("", (), operands=1),

@@ -394,8 +394,10 @@ def _recursive(command: SimpleCommand) -> bool:
 def _all_written(values: str = "", deletes: bool = False) -> Callable[[SimpleCommand], Facts]:
     def handler(command: SimpleCommand) -> Facts:
         found = tuple(operands(command.words[1:], values))
+        target = option_value(command, "-t", "--target-directory") if "t" in values else None
+        writes = (*found, *((target,) if target and command.name == "mv" else ()))
         recursive = deletes and _recursive(command)
-        return Facts("write", writes=found, recursive=recursive, deletes=deletes)
+        return Facts("write", writes=writes, recursive=recursive, deletes=deletes)
 
     return handler
 
@@ -455,7 +457,9 @@ def _tar(command: SimpleCommand) -> Facts:
     if "x" in mode or "--extract" in command.argv:
         return Facts("write", reads=(archive,) if archive else (), writes=(into,))
     if "c" in mode or "r" in mode or "u" in mode:
-        return Facts("write", reads=found, writes=(archive,) if archive else ())
+        base = option_value(command, "-C", "--directory")  # operands are read from there
+        reads = (*found, *((base,) if base else ()))
+        return Facts("write", reads=reads, writes=(archive,) if archive else ())
     return Facts("read", reads=(archive,) if archive else ())
 
 
@@ -471,7 +475,8 @@ def _zip(command: SimpleCommand) -> Facts:
     if has_short(command, "T", "--unzip-command"):
         return Facts("inline-code")
     found = tuple(operands(command.words[1:], "bnt"))
-    return Facts("write", reads=found[1:], writes=found[:1])
+    temp = option_value(command, "-b", "--temp-path")
+    return Facts("write", reads=found[1:], writes=(*found[:1], *((temp,) if temp else ())))
 
 
 def _compress(command: SimpleCommand) -> Facts:
@@ -486,7 +491,9 @@ def _patch(command: SimpleCommand) -> Facts:
     out = option_value(command, "-o", "--output")
     given = option_value(command, "-i", "--input")
     found = operands(command.words[1:], "dopiBrFDVYz")
-    return Facts("write", reads=tuple(found) + ((given,) if given else ()), writes=(out or into,))
+    side = [option_value(command, "-r", "--reject-file"), option_value(command, "-B", "--prefix")]
+    writes = (out or into, *(w for w in side if w))
+    return Facts("write", reads=tuple(found) + ((given,) if given else ()), writes=writes)
 
 
 def _tee(command: SimpleCommand) -> Facts:
@@ -1019,28 +1026,28 @@ _READ_PLAIN = (
     "realpath readlink md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum cksum "
     "base64 base32 od hexdump strings ls dir vdir cut tr expand unexpand fmt pr"
 )
-# Value-taking short options, so that `head -n 5` does not read a file called 5.
+# Short options that take a value, so that `head -n 5` does not read a file called 5.
+# Only letters known to take one: a wrong letter would hide the path after it.
 _READ_VALUES = {
     "head": "nc",
     "tail": "ncs",
     "cut": "dfcb",
     "du": "dBtX",
-    "ls": "IwTpx",
-    "diff": "CUIFLSx",
-    "column": "cstoNR",
+    "ls": "IwT",
+    "diff": "CUIFLSxX",
+    "column": "csoNRlHWE",
     "fold": "w",
     "paste": "d",
-    "join": "12jteo",
+    "join": "12jteoav",
     "cmp": "in",
-    "nl": "bvisw",
-    "od": "AjNtw",
+    "nl": "bdfhilnsvw",
+    "od": "AjNtwS",
     "strings": "nte",
-    "fmt": "wp",
-    "pr": "hlwo",
+    "fmt": "wpg",
+    "pr": "hlwoWN",
     "base64": "w",
     "stat": "c",
-    "tr": "",
-    "hexdump": "eEnsfe",
+    "hexdump": "efns",
 }
 _NO_PATHS = (
     "echo printf true false : test [ [[ sleep seq expr basename dirname which type hash whoami "
@@ -1082,7 +1089,10 @@ _HANDLERS: dict[str, Callable[[SimpleCommand], Facts]] = {
     "hostname": _hostname,
     **dict.fromkeys(("cd", "pushd", "popd"), _simple("cwd", paths=False)),
     **dict.fromkeys(("rm", "rmdir", "unlink"), _all_written("", deletes=True)),
-    **dict.fromkeys(("touch", "mkdir", "truncate", "dos2unix", "unix2dos"), _all_written("mdrtsp")),
+    "touch": _all_written("dtr"),
+    "mkdir": _all_written("m"),
+    "truncate": _all_written("sr"),
+    **dict.fromkeys(("dos2unix", "unix2dos"), _all_written()),
     "mv": _all_written("tS"),
     **dict.fromkeys(("cp", "ln", "install"), _copy),
     **dict.fromkeys(("chmod", "chown", "chgrp"), _mode_first),

@@ -3,7 +3,10 @@
 Each decision is timed on its own, parse included (nothing is cached between calls),
 over a mixed corpus: the bypass corpus, ordinary agent commands and file tool calls,
 under each profile, in a scratch worktree with a symlink that points out of it.
-The last line is JSON: ``{"gate_decisions_per_s": …, "gate_p99_ms": …}``.
+``gate_p99_ms`` is the median over passes of each pass's wall-clock p99;
+``gate_cpu_p99_ms`` is the p99 of thread CPU time, which pre-emption by other processes
+on a shared machine does not inflate (one scheduler tick is 4 ms here). The last line
+is JSON: ``{"gate_cpu_p99_ms": …, "gate_decisions_per_s": …, "gate_p99_ms": …}``.
 """
 
 from __future__ import annotations
@@ -58,8 +61,8 @@ FILES = (
 PROFILES = ("restricted", "normal", "trusted", "unrestricted")
 
 
-def scratch_worktree() -> Path:
-    root = Path(tempfile.mkdtemp(prefix="sf-gate-bench-")) / "wt"
+def scratch_worktree(base: Path) -> Path:
+    root = base / "wt"
     (root / "src" / "pkg").mkdir(parents=True)
     (root / ".sf").mkdir()
     for name in ("app.py", "parser.py", "cli.py"):
@@ -82,38 +85,60 @@ def corpus() -> list[ToolCall]:
     return calls
 
 
-def measure(calls: list[ToolCall], worktree: Path, rounds: int) -> list[float]:
+def measure(calls: list[ToolCall], worktree: Path, rounds: int) -> tuple[list[float], list[float]]:
+    """Wall and thread-CPU milliseconds of each decision."""
     contexts = [
         GateContext(
             permission_profile=p, run_control="autonomous", work_mode="build", worktree=worktree
         )
         for p in PROFILES
     ]
-    timings: list[float] = []
-    clock = time.perf_counter_ns
+    wall: list[float] = []
+    cpu: list[float] = []
+    clock, cpu_clock = time.perf_counter_ns, time.thread_time_ns
     for _ in range(rounds):
         for ctx in contexts:
             for call in calls:
-                started = clock()
+                started, cpu_started = clock(), cpu_clock()
                 decide(call, ctx)
-                timings.append((clock() - started) / 1e6)
-    return timings
+                cpu.append((cpu_clock() - cpu_started) / 1e6)
+                wall.append((clock() - started) / 1e6)
+    return wall, cpu
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--passes", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=6, help="rounds over the corpus per pass")
     args = parser.parse_args()
-    worktree = scratch_worktree()
+    with tempfile.TemporaryDirectory(prefix="sf-gate-bench-") as base:
+        run(scratch_worktree(Path(base)), args.passes, args.rounds)
+
+
+def run(worktree: Path, passes: int, rounds: int) -> None:
     calls = corpus()
     measure(calls, worktree, 1)  # warm-up: imports, regex and lru caches
+    p99s, walls, cpus = [], [], []
     started = time.perf_counter()
-    timings = measure(calls, worktree, args.rounds)
+    for number in range(passes):
+        wall, cpu = measure(calls, worktree, rounds)
+        p99s.append(percentile(wall, 0.99))
+        walls += wall
+        cpus += cpu
+        print(f"pass {number + 1}: p50 {statistics.median(wall):.3f} ms  p99 {p99s[-1]:.3f} ms")
     elapsed = time.perf_counter() - started
-    p50, p99 = statistics.median(timings), percentile(timings, 0.99)
-    print(f"{len(timings)} decisions over {len(calls)} calls x {len(PROFILES)} profiles")
-    print(f"p50 {p50:.3f} ms  p99 {p99:.3f} ms  max {max(timings):.3f} ms")
-    report({"gate_decisions_per_s": round(len(timings) / elapsed), "gate_p99_ms": round(p99, 3)})
+    print(f"{len(walls)} decisions over {len(calls)} calls x {len(PROFILES)} profiles")
+    print(f"wall: p50 {statistics.median(walls):.3f} ms  p99 {percentile(walls, 0.99):.3f} ms")
+    print(f"cpu:  p50 {statistics.median(cpus):.3f} ms  p99 {percentile(cpus, 0.99):.3f} ms")
+    # The median pass: one burst of load from other processes moves one pass, not the figure.
+    figure = statistics.median(p99s)
+    report(
+        {
+            "gate_decisions_per_s": round(len(walls) / elapsed),
+            "gate_p99_ms": round(figure, 3),
+            "gate_cpu_p99_ms": round(percentile(cpus, 0.99), 3),
+        }
+    )
 
 
 if __name__ == "__main__":

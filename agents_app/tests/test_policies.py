@@ -220,6 +220,39 @@ def test_a_decision_names_the_rule_and_risk_that_decided(
     assert (decision.rule, decision.risk_class) == (rule, risk)
 
 
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("ls -la /etc", "ask"),
+        ("ls -p /etc", "ask"),
+        ("cat -n /etc/hostname", "ask"),
+        ("head -5 /etc/hostname", "ask"),
+        ("head -n 5 /etc/hostname", "ask"),
+        ("wc -l /etc/hostname", "ask"),
+        ("grep -rn x /etc", "ask"),
+        ("grep -e x -r /etc", "ask"),
+        ("du -sh /etc", "ask"),
+        ("column -t /etc/hostname", "ask"),
+        ("diff -u src/a.py /etc/hostname", "ask"),
+        ("sort -u /etc/hostname", "ask"),
+        ("mkdir -p /tmp/sf-x", "deny"),
+        ("touch -a /tmp/sf-x", "deny"),
+        ("rm -f /tmp/sf-x", "deny"),
+        ("cp -a src /tmp/sf-x", "deny"),
+        ("chmod -R u+w /tmp/sf-x", "deny"),
+        ("truncate -s 0 /tmp/sf-x", "deny"),
+        ("dd if=src/a.py of=/dev/null", "allow"),
+        ("curl -so /dev/null https://example.org", "allow"),
+        ("cp src/a.py /dev/stdout", "allow"),
+    ],
+)
+def test_a_path_after_an_option_is_still_checked(
+    worktree: Path, command: str, expected: str
+) -> None:
+    # An option wrongly taken to have a value would swallow the path that follows it.
+    assert decide(shell(command), context(worktree)).decision == expected
+
+
 def test_a_compound_command_takes_its_most_severe_part(worktree: Path) -> None:
     ctx = context(worktree)
     assert decide(shell("ls && git status"), ctx).decision == "allow"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 from agents_app.shell import analyze
@@ -271,6 +273,13 @@ def test_a_parse_error_still_lists_the_commands_it_read() -> None:
 def test_its_canonical_text_puts_wrappers_first() -> None:
     (command,) = analyze("sudo   rm  'a b'").commands
     assert command.text == "sudo rm a b"
+
+
+def test_analysis_is_the_same_from_many_threads() -> None:
+    commands = [f"ls src{i} && rm -rf build{i} | tee out{i}" for i in range(200)]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(analyze, commands))
+    assert results == [analyze(c) for c in commands]
 
 
 def test_an_empty_command_runs_nothing() -> None:
