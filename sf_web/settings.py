@@ -238,12 +238,14 @@ LOGGING = {
     },
     "root": {"handlers": ["stderr"], "level": "WARNING"},
     "loggers": {
+        # litellm's own notices (prices, retries) are not an operator's concern.
+        "LiteLLM": {"level": "ERROR"},
         "sf": {
             "handlers": ["stderr"],
             "level": env.choice(
                 "SF_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
             ),
             "propagate": False,
-        }
+        },
     },
 }

@@ -12,6 +12,7 @@ from django.utils import timezone
 from agents_app.budget import session_charge
 from agents_app.models import AgentSession, TraceKind
 from agents_app.runtime.loop import LoopResult, Outcome
+from agents_app.runtime.redaction import redact_text
 from agents_app.runtime.trace import TraceRecorder
 from agents_app.services import (
     Actor,
@@ -95,7 +96,7 @@ def _checkpoint(task: Task, unit: Unit, ws: Workspace) -> str | None:
     except GitError as exc:
         Unit.objects.filter(pk=unit.pk).update(summary=f"checkpoint failed: {exc}")
         return None
-    Unit.objects.filter(pk=unit.pk).update(checkpoint_patch=patch)
+    Unit.objects.filter(pk=unit.pk).update(checkpoint_patch=redact_text(patch))
     if commit:
         Task.objects.filter(pk=task.pk).update(checkpoint_ref=commit)
     return commit or (task.checkpoint_ref or None)

@@ -36,6 +36,7 @@ from agents_app.policies import (
     normalize_input,
 )
 from agents_app.runtime.loop import GateVerdict
+from agents_app.runtime.redaction import redact_payload
 from agents_app.tools_catalog import tools_for_profile
 from sf_web.live import broadcast, group_name
 
@@ -103,7 +104,7 @@ class SessionGate:
             session=session,
             unit_id=self.unit_id,
             tool=tool,
-            input_normalized=normalized,
+            input_normalized=redact_payload(normalized),  # the hash is of the real input
             input_hash=hashed,
             risk_class=verdict.risk_class,
             decision=verdict.decision,

@@ -26,7 +26,11 @@ class ScriptedModel:
         step = {
             "content": content,
             "tool_calls": [
-                {"id": f"c{len(self.calls)}_{i}", "name": tool, "arguments": args if isinstance(args, str) else json.dumps(args)}
+                {
+                    "id": f"c{len(self.calls)}_{i}",
+                    "name": tool,
+                    "arguments": args if isinstance(args, str) else json.dumps(args),
+                }
                 for i, (tool, args) in enumerate(calls)
             ],
             "tokens_in": 50,

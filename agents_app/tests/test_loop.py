@@ -25,12 +25,16 @@ FINISH = ("done", [("finish", {"summary": "all good"})])
 @pytest.fixture
 def build_session(agent_session: AgentSession) -> AgentSession:
     """build | autonomous | normal | smart (manual run control would ask for every write)."""
-    AgentSession.objects.filter(pk=agent_session.pk).update(work_mode="build", run_control="autonomous")
+    AgentSession.objects.filter(pk=agent_session.pk).update(
+        work_mode="build", run_control="autonomous"
+    )
     agent_session.refresh_from_db()
     return agent_session
 
 
-def make_loop(session: AgentSession, worktree: Path, model: ScriptedModel, **extra: Any) -> AgentLoop:
+def make_loop(
+    session: AgentSession, worktree: Path, model: ScriptedModel, **extra: Any
+) -> AgentLoop:
     return AgentLoop(
         router=ModelRouter(model="openai/gpt-4o", completion=model, sleep=lambda s: None),
         tools=TOOLS,
@@ -58,9 +62,12 @@ def test_it_runs_tools_until_finish(build_session: AgentSession, git_repo: Path)
     assert (git_repo / "NOTES.md").read_text() == "hello\n"
     kinds = list(TraceEvent.objects.order_by("seq").values_list("kind", "name"))
     assert kinds == [
-        ("model_step", "openai/gpt-4o"), ("tool_call", "read_file"),
-        ("model_step", "openai/gpt-4o"), ("tool_call", "write_file"),
-        ("model_step", "openai/gpt-4o"), ("tool_call", "finish"),
+        ("model_step", "openai/gpt-4o"),
+        ("tool_call", "read_file"),
+        ("model_step", "openai/gpt-4o"),
+        ("tool_call", "write_file"),
+        ("model_step", "openai/gpt-4o"),
+        ("tool_call", "finish"),
     ]
     read = TraceEvent.objects.get(name="read_file")
     assert "# sample" in read.payload["output"]
@@ -68,7 +75,9 @@ def test_it_runs_tools_until_finish(build_session: AgentSession, git_repo: Path)
     assert model.calls[1]["messages"][-1]["role"] == "tool"  # the result went back to the model
 
 
-def test_malformed_calls_are_answered_not_crashed(build_session: AgentSession, git_repo: Path) -> None:
+def test_malformed_calls_are_answered_not_crashed(
+    build_session: AgentSession, git_repo: Path
+) -> None:
     model = ScriptedModel(
         ("oops", [("read_file", {"lines": 3})]),
         ("oops again", [("read_file", "{not json")]),
@@ -84,23 +93,39 @@ def test_malformed_calls_are_answered_not_crashed(build_session: AgentSession, g
     assert answers[2].startswith("unknown tool 'delete_everything'; available: ")
 
 
-def test_a_denied_call_is_recorded_with_all_five_axes(build_session: AgentSession, git_repo: Path) -> None:
+def test_a_denied_call_is_recorded_with_all_five_axes(
+    build_session: AgentSession, git_repo: Path
+) -> None:
     model = ScriptedModel(("clean", [("run_command", {"command": "rm -rf /"})]), FINISH)
     result = make_loop(build_session, git_repo, model).run([{"role": "user", "content": "go"}])
     assert result.outcome == Outcome.FINISHED
     decision = RiskDecision.objects.get(tool="run_command")
     assert decision.decision == Decision.DENY
     assert decision.review_status == ReviewStatus.NOT_NEEDED
-    assert (decision.work_mode, decision.run_control, decision.permission_profile, decision.model_mode, decision.surface) == (
-        "build", "autonomous", "normal", "smart", "web",
+    assert (
+        decision.work_mode,
+        decision.run_control,
+        decision.permission_profile,
+        decision.model_mode,
+        decision.surface,
+    ) == (
+        "build",
+        "autonomous",
+        "normal",
+        "smart",
+        "web",
     )
     assert decision.input_normalized == {"command": "rm -rf /", "cwd": None, "timeout_s": 120}
     tool_answer = [m for m in model.calls[1]["messages"] if m["role"] == "tool"][0]["content"]
     assert tool_answer.startswith(f"denied by {decision.rule}")
 
 
-def test_an_ask_blocks_the_loop_with_a_pending_decision(build_session: AgentSession, git_repo: Path) -> None:
-    model = ScriptedModel(("ship it", [("run_command", {"command": "git push origin main"})]), FINISH)
+def test_an_ask_blocks_the_loop_with_a_pending_decision(
+    build_session: AgentSession, git_repo: Path
+) -> None:
+    model = ScriptedModel(
+        ("ship it", [("run_command", {"command": "git push origin main"})]), FINISH
+    )
     result = make_loop(build_session, git_repo, model).run([{"role": "user", "content": "go"}])
     assert result.outcome == Outcome.BLOCKED
     decision = RiskDecision.objects.get(pk=result.decision_id)
@@ -111,7 +136,9 @@ def test_an_ask_blocks_the_loop_with_a_pending_decision(build_session: AgentSess
 
 def test_the_step_limit_stops_the_loop(build_session: AgentSession, git_repo: Path) -> None:
     model = ScriptedModel(*[("again", [("list_dir", {"path": "."})])] * 5)
-    result = make_loop(build_session, git_repo, model, max_steps=3).run([{"role": "user", "content": "go"}])
+    result = make_loop(build_session, git_repo, model, max_steps=3).run(
+        [{"role": "user", "content": "go"}]
+    )
     assert result.outcome == Outcome.STEP_LIMIT
     assert result.steps == 3
 
@@ -124,25 +151,39 @@ def test_the_budget_stops_the_loop(build_session: AgentSession, git_repo: Path) 
     assert result.steps == 3
 
 
-def test_answers_without_tools_are_nudged_then_stopped(build_session: AgentSession, git_repo: Path) -> None:
+def test_answers_without_tools_are_nudged_then_stopped(
+    build_session: AgentSession, git_repo: Path
+) -> None:
     model = ScriptedModel(("thinking", []), ("still thinking", []), ("hmm", []))
     result = make_loop(build_session, git_repo, model).run([{"role": "user", "content": "go"}])
     assert result.outcome == Outcome.NO_PROGRESS
     assert "call finish" in model.calls[1]["messages"][-1]["content"]
 
 
-def test_a_replay_miss_stops_before_the_call_runs(build_session: AgentSession, git_repo: Path) -> None:
+def test_a_replay_miss_stops_before_the_call_runs(
+    build_session: AgentSession, git_repo: Path
+) -> None:
     recorded = trace_from_steps(
-        [("write", [("write_file", {"path": "a.txt", "content": "recorded"})])], header={}, worktree=git_repo
+        [("write", [("write_file", {"path": "a.txt", "content": "recorded"})])],
+        header={},
+        worktree=git_repo,
     )
-    replay = Replay(header=recorded[0], model_steps=[], tool_calls=[r for r in recorded if r["type"] == "tool_call"])
+    replay = Replay(
+        header=recorded[0],
+        model_steps=[],
+        tool_calls=[r for r in recorded if r["type"] == "tool_call"],
+    )
     model = ScriptedModel(("write", [("write_file", {"path": "a.txt", "content": "changed"})]))
     with pytest.raises(ReplayMiss, match="tool call #1 differs from the recording"):
-        make_loop(build_session, git_repo, model, replay=replay).run([{"role": "user", "content": "go"}])
+        make_loop(build_session, git_repo, model, replay=replay).run(
+            [{"role": "user", "content": "go"}]
+        )
     assert not (git_repo / "a.txt").exists()
 
 
-def test_manual_run_control_asks_for_every_side_effect(agent_session: AgentSession, git_repo: Path) -> None:
+def test_manual_run_control_asks_for_every_side_effect(
+    agent_session: AgentSession, git_repo: Path
+) -> None:
     model = ScriptedModel(("write", [("write_file", {"path": "x.txt", "content": "x"})]), FINISH)
     result = make_loop(agent_session, git_repo, model).run([{"role": "user", "content": "go"}])
     assert result.outcome == Outcome.BLOCKED

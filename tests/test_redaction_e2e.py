@@ -1,0 +1,141 @@
+"""Nothing secret is stored, logged, broadcast or sent to a model (end to end)."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+from channels.db import database_sync_to_async
+
+from agents_app.models import AgentSession, RiskDecision, TraceEvent
+from agents_app.runtime.gate import SessionGate
+from agents_app.runtime.llm import ModelRouter
+from agents_app.runtime.loop import AgentLoop, Outcome
+from agents_app.runtime.tools import TOOLS, ToolContext
+from agents_app.runtime.trace import TraceRecorder
+from agents_app.tests.runtime_helpers import NullHooks, ScriptedModel
+from conftest import websocket
+from tasks_app.models import Unit
+from tasks_app.tests.conftest import make_plan, task_data
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+SECRETS = {
+    "aws": "AKIAZ7QJ3N5R8TXW2PLM",
+    "github": "ghp_R8sK2mQ9vX4tL7pB1nC6dF3hJ5wY0zA2eG8u",
+    "openai": "sk-proj-Vb3N8qR2tY6uI9oP1aS4dF7gH0jK5lZ3xC6vB9nM2qW5eR8t",
+    "anthropic": "sk-ant-api03-Qw8Er5Ty2Ui9Op3As6Df1Gh4Jk7Lz0Xc3Vb6Nm9Qw2Er5Ty8Ui1Op4As7Df0Gh3Jk6Lz9X",
+    "slack": "xoxb-2847561930-4857201938-Xk3Lm8Np2Qr7St4Uv9Wx5Yz1",
+    "db password": "postgres://deploy:Zq8$wP2m!Lx7Rv4@db.internal:5432/app",
+}
+ENV_FILE = "\n".join(
+    [
+        f"AWS_ACCESS_KEY_ID={SECRETS['aws']}",
+        f"GITHUB_TOKEN={SECRETS['github']}",
+        f"OPENAI_API_KEY={SECRETS['openai']}",
+        f"ANTHROPIC_API_KEY={SECRETS['anthropic']}",
+        f"SLACK_TOKEN={SECRETS['slack']}",
+        f"DATABASE_URL={SECRETS['db password']}",
+    ]
+)
+LEAKS = [
+    SECRETS["aws"],
+    SECRETS["github"],
+    SECRETS["openai"],
+    SECRETS["anthropic"],
+    SECRETS["slack"],
+    "Zq8$wP2m!Lx7Rv4",
+]
+
+
+def leaked(text: str) -> list[str]:
+    return [secret for secret in LEAKS if secret in text]
+
+
+def run_loop(session: AgentSession, worktree: Path, unit_id: int) -> tuple[Any, ScriptedModel]:
+    model = ScriptedModel(
+        ("reading the config", [("read_file", {"path": "config.env"})]),
+        (f"the key is {SECRETS['github']}", [("run_command", {"command": "cat config.env"})]),
+        (
+            "saving a note",
+            [("write_file", {"path": "note.txt", "content": f"token {SECRETS['openai']}"})],
+        ),
+        ("done", [("finish", {"summary": f"used {SECRETS['aws']}"})]),
+    )
+    loop = AgentLoop(
+        router=ModelRouter(model="openai/gpt-4o", completion=model, sleep=lambda s: None),
+        tools=TOOLS,
+        context=ToolContext(worktree=worktree),
+        gate=SessionGate(session_id=session.pk, worktree=worktree, unit_id=unit_id),
+        recorder=TraceRecorder(session=session, unit_id=unit_id),
+        hooks=NullHooks(),
+    )
+    return loop.run([{"role": "user", "content": "go"}]), model
+
+
+@pytest.fixture
+def unit(agent_session: AgentSession, git_repo: Path) -> Unit:
+    AgentSession.objects.filter(pk=agent_session.pk).update(
+        work_mode="build", run_control="autonomous", permission_profile="trusted"
+    )
+    (git_repo / "config.env").write_text(ENV_FILE + "\n")
+    plan = make_plan(agent_session, task_data("secrets"))
+    return Unit.objects.create(task=plan.tasks.get(), attempt=1)
+
+
+@pytest.mark.asyncio
+async def test_no_secret_reaches_the_trace_the_model_or_the_websocket(
+    session_cookie: bytes, agent_session: AgentSession, git_repo: Path, unit: Unit
+) -> None:
+    communicator = websocket(f"/ws/units/{unit.pk}/", cookie=session_cookie)
+    connected, _ = await communicator.connect()
+    assert connected
+    frames = [await communicator.receive_from(timeout=5)]
+    try:
+        result, model = await database_sync_to_async(run_loop)(agent_session, git_repo, unit.pk)
+        while not await communicator.receive_nothing(timeout=1.5):
+            frames.append(await communicator.receive_from())
+    finally:
+        await communicator.disconnect()
+    assert result.outcome == Outcome.FINISHED
+
+    rows = await database_sync_to_async(
+        lambda: [json.dumps(e.payload) for e in TraceEvent.objects.all()]
+    )()
+    decisions = await database_sync_to_async(
+        lambda: [json.dumps(d.input_normalized) for d in RiskDecision.objects.all()]
+    )()
+    sent = [json.dumps(call["messages"]) for call in model.calls]
+
+    assert "[REDACTED:github_token]" in " ".join(rows)
+    assert "[REDACTED:aws_access_key_id]" in " ".join(rows)
+    assert len(frames) > 3
+    for where, texts in (
+        ("trace rows", rows),
+        ("decisions", decisions),
+        ("model input", sent),
+        ("websocket", frames),
+    ):
+        for text in texts:
+            assert leaked(text) == [], f"a secret leaked into {where}"
+
+
+def test_logs_are_redacted_by_the_configured_handler() -> None:
+    handler = next(
+        h for h in logging.getLogger("sf").handlers if isinstance(h, logging.StreamHandler)
+    )
+    stream = io.StringIO()
+    previous = handler.setStream(stream)
+    try:
+        logging.getLogger("sf.test").warning("connecting with %s", SECRETS["db password"])
+        logging.getLogger("sf.test").warning(f"token {SECRETS['github']}")
+    finally:
+        handler.setStream(previous)
+    output = stream.getvalue()
+    assert leaked(output) == []
+    assert "postgres://deploy:[REDACTED:url_password]@db.internal" in output
+    assert "[REDACTED:github_token]" in output
