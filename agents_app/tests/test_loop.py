@@ -116,7 +116,7 @@ def test_a_denied_call_is_recorded_with_all_five_axes(
         "web",
     )
     assert decision.input_normalized == {"command": "rm -rf /", "cwd": None, "timeout_s": 120}
-    tool_answer = [m for m in model.calls[1]["messages"] if m["role"] == "tool"][0]["content"]
+    tool_answer = next(m for m in model.calls[1]["messages"] if m["role"] == "tool")["content"]
     assert tool_answer.startswith(f"denied by {decision.rule}")
 
 
