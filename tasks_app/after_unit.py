@@ -180,7 +180,7 @@ def _same_failure_repeated(task: Task) -> bool:
 
 def _end_unit(unit: Unit, status: str, *, summary: str = "") -> None:
     Unit.objects.filter(pk=unit.pk).update(
-        status=status, summary=summary[:20_000], finished_at=timezone.now()
+        status=status, summary=redact_text(summary[:20_000]), finished_at=timezone.now()
     )
 
 

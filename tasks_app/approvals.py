@@ -6,6 +6,7 @@ from agents_app.models import RiskDecision
 from tasks_app.dispatch import dispatch
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import TaskStatus
+from tasks_app.services import schedule_ready
 
 
 def task_after_review(*, decision_id: int, approved: bool) -> None:
@@ -21,6 +22,7 @@ def task_after_review(*, decision_id: int, approved: bool) -> None:
         task_transition(
             task=task, to=TaskStatus.TODO, reason=f"decision {decision_id} approved", actor="review"
         )
+        schedule_ready(plan=task.plan)
         dispatch(session_id=task.plan.session_id)
     else:
         note = f": {decision.review_note}" if decision.review_note else ""

@@ -72,4 +72,9 @@ def task_request_changes(*, task: Task, actor: str, reason: str) -> Task:
     task_transition(
         task=task, to=TaskStatus.TODO, reason=f"changes requested by {actor}: {reason}", actor=actor
     )
+    from tasks_app.dispatch import dispatch
+    from tasks_app.services import schedule_ready
+
+    schedule_ready(plan=task.plan)
+    dispatch(session_id=task.plan.session_id)
     return task

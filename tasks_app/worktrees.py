@@ -36,7 +36,7 @@ def workspace_for(
 
 def worktree_ensure(ws: Workspace) -> Path:
     """Create the worktree (and its branch from the base) or reuse the existing one."""
-    if (ws.path / ".git").exists():
+    if (ws.path / ".git").exists() and _registered(ws):
         return ws.path
     ws.path.parent.mkdir(parents=True, exist_ok=True)
     if ws.path.exists():
@@ -50,6 +50,12 @@ def worktree_ensure(ws: Workspace) -> Path:
     else:
         git("worktree", "add", "-b", ws.branch, str(ws.path), ws.base, cwd=ws.repo)
     return ws.path
+
+
+def _registered(ws: Workspace) -> bool:
+    """Is ``ws.path`` a worktree of this repository (not a leftover of another one)?"""
+    listing = git("worktree", "list", "--porcelain", cwd=ws.repo)
+    return f"worktree {ws.path.resolve()}" in listing.splitlines()
 
 
 def checkpoint_commit(ws: Workspace, message: str) -> str | None:

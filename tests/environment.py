@@ -8,6 +8,7 @@ running SF on the same Redis is left alone). Anything already set wins.
 from __future__ import annotations
 
 import os
+import tempfile
 
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/sf")
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/9")
@@ -16,3 +17,5 @@ os.environ.setdefault("SF_CELERY_QUEUE", "sf-test")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 # Threads of database_sync_to_async must not keep connections that block teardown.
 os.environ.setdefault("SF_DB_CONN_MAX_AGE", "0")
+# Worktrees and other data of this run live apart from a developer's .sf/.
+os.environ.setdefault("SF_DATA_DIR", tempfile.mkdtemp(prefix="sf-test-data-"))
