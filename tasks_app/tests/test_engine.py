@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 from datetime import timedelta
 from decimal import Decimal
@@ -265,10 +266,7 @@ def test_budget_warnings_fire_in_order_and_pause_at_100(repo: Path) -> None:
         == f"budget reached: ${session.cost_spent} of $0.1000; approve to continue"
     )
     assert crossings[-1] == [75, 80, 90, 100]
-    assert all(
-        earlier == later[: len(earlier)]
-        for earlier, later in zip(crossings, crossings[1:], strict=False)
-    )
+    assert all(earlier == later[: len(earlier)] for earlier, later in itertools.pairwise(crossings))
     waiting = plan.tasks.filter(status="todo").first()
     assert waiting is not None
     assert unit_run(task_id=waiting.pk, worker="test") is None, "no unit runs past the budget"
@@ -286,7 +284,7 @@ def test_a_timed_out_unit_is_recorded_and_the_loop_advances(repo: Path) -> None:
 
 
 def test_assisted_pauses_after_one_unit(repo: Path) -> None:
-    session, plan = start(repo, task_spec(), task_spec("second", verify=["true"]))
+    session, _plan = start(repo, task_spec(), task_spec("second", verify=["true"]))
     AgentSession.objects.filter(pk=session.pk).update(run_control="assisted")
     ran = drain(
         session_id=session.pk,
