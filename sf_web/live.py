@@ -3,15 +3,23 @@
 Services broadcast small, high-level events (``{"type": "status.changed"}``); the
 consumers in each app render the same template partial the page uses and push
 the HTML for htmx to swap by id.
+
+Sending happens on one long-lived event loop in a background thread: the
+channel layer keeps its Redis connections there (``async_to_sync`` would build a
+loop and a connection per message), messages keep their order, and a service
+never waits for a browser.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
+from concurrent.futures import Future
 from typing import Any
 
 from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
+from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.db import transaction
 
 logger = logging.getLogger("sf.live")
@@ -34,14 +42,50 @@ def broadcast(group: str, event_type: str, **payload: Any) -> None:
     is logged, never raised: a live update must not undo the write it reports.
     """
     message = {"type": event_type, **payload}
-    transaction.on_commit(lambda: _send(group, message))
+    transaction.on_commit(lambda: _SENDER.send(group, message))
 
 
-def _send(group: str, message: dict[str, Any]) -> None:
-    layer = get_channel_layer()
-    if layer is None:
-        return
-    try:
-        async_to_sync(layer.group_send)(group, message)
-    except Exception:  # the layer (Redis) may be down; the database already has the truth
-        logger.warning("could not broadcast %s to %s", message["type"], group, exc_info=True)
+class _Sender:
+    """A daemon thread running the event loop that all broadcasts go through."""
+
+    def __init__(self) -> None:
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.lock = threading.Lock()
+
+    def send(self, group: str, message: dict[str, Any]) -> Future[None] | None:
+        layer = get_channel_layer()
+        if layer is None:
+            return None
+        if isinstance(layer, InMemoryChannelLayer):
+            # Its queues belong to the server's own loop, which async_to_sync targets.
+            async_to_sync(self._send)(layer, group, message)
+            return None
+        future = asyncio.run_coroutine_threadsafe(self._send(layer, group, message), self._loop())
+        return future
+
+    def flush(self, timeout: float = 5) -> None:
+        """Wait until everything sent so far is out (tests, process shutdown)."""
+        if self.loop is not None:
+            asyncio.run_coroutine_threadsafe(asyncio.sleep(0), self.loop).result(timeout)
+
+    def _loop(self) -> asyncio.AbstractEventLoop:
+        with self.lock:
+            if self.loop is None or self.loop.is_closed():
+                loop = asyncio.new_event_loop()
+                threading.Thread(target=loop.run_forever, name="sf-live", daemon=True).start()
+                self.loop = loop
+            return self.loop
+
+    @staticmethod
+    async def _send(layer: Any, group: str, message: dict[str, Any]) -> None:
+        try:
+            await layer.group_send(group, message)
+        except Exception:  # the layer (Redis) may be down; the database already has the truth
+            logger.warning("could not broadcast %s to %s", message["type"], group, exc_info=True)
+
+
+_SENDER = _Sender()
+
+
+def flush() -> None:
+    _SENDER.flush()

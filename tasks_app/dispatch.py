@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from functools import partial
 
 from django.conf import settings
 from django.db import transaction
@@ -106,11 +107,11 @@ def dispatch(*, session_id: int) -> list[int]:
     if settings.CELERY_TASK_ALWAYS_EAGER:
         _drain_in_background(session_id)
         return task_ids
-    return [task_id for task_id in task_ids if _enqueue(task_id)]
+    return _enqueue(task_ids)
 
 
-def _enqueue(task_id: int) -> bool:
-    """Send a task id to the workers, unless it was sent recently.
+def _enqueue(task_ids: list[int]) -> list[int]:
+    """Send task ids to the workers, except those sent recently. Returns those sent.
 
     A message lost with the broker (a Redis restart) is sent again after
     ``SF_REDISPATCH_AFTER``; a duplicate is harmless, because the worker's claim is a
@@ -120,15 +121,18 @@ def _enqueue(task_id: int) -> bool:
 
     now = timezone.now()
     resend_before = now - settings.SF_REDISPATCH_AFTER
-    sent = TaskSchedule.objects.filter(
-        Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=resend_before),
-        task_id=task_id,
-        status=ScheduleStatus.DUE,
-    ).update(enqueued_at=now)
-    if sent:
-        queue = settings.CELERY_TASK_DEFAULT_QUEUE  # read now: tests point it at their worker
-        transaction.on_commit(lambda: unit_run_task.apply_async(args=[task_id], queue=queue))
-    return bool(sent)
+    with transaction.atomic():
+        unsent = TaskSchedule.objects.select_for_update(skip_locked=True).filter(
+            Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=resend_before),
+            task_id__in=task_ids,
+            status=ScheduleStatus.DUE,
+        )
+        sending = list(unsent.values_list("task_id", flat=True))
+        TaskSchedule.objects.filter(task_id__in=sending).update(enqueued_at=now)
+    queue = settings.CELERY_TASK_DEFAULT_QUEUE  # read now: tests point it at their worker
+    for task_id in sending:
+        transaction.on_commit(partial(unit_run_task.apply_async, args=[task_id], queue=queue))
+    return sending
 
 
 def drain(

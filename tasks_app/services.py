@@ -26,6 +26,9 @@ from tasks_app.scheduler import Edge, blockers_of, edges_by
 from tasks_app.schemas import PlanSpec, TaskSpec
 
 OPEN_PLAN_STATUSES = (PlanStatus.DRAFT, PlanStatus.PROPOSED)
+# Schedules that may become due: queued (new), expired (a lost claim) or consumed
+# (a task back in todo after review or an approval).
+WAITING_SCHEDULES = (ScheduleStatus.QUEUED, ScheduleStatus.EXPIRED, ScheduleStatus.CONSUMED)
 
 
 def plan_create(*, session: AgentSession, spec: PlanSpec, source: str) -> Plan:
@@ -153,13 +156,19 @@ def plan_accept(
 def schedule_ready(*, plan: Plan) -> list[Task]:
     """Mark every ready task's schedule *due*; block tasks whose dependency ended the
     wrong way (a person decides what happens to them). Returns the newly due tasks."""
-    tasks = list(plan.tasks.select_related("schedule"))
-    statuses = {task.key: task.status for task in tasks}
+    # Only tasks that are todo and not yet due can change; three queries whatever the
+    # plan's size, plus one update per task that becomes due.
+    candidates = list(
+        plan.tasks.filter(
+            status=TaskStatus.TODO, schedule__status__in=WAITING_SCHEDULES
+        ).select_related("plan")
+    )
+    if not candidates:
+        return []
+    statuses = dict(plan.tasks.values_list("key", "status"))
     by_task = edges_by(plan_edges(plan))
     due: list[Task] = []
-    for task in tasks:
-        if task.status != TaskStatus.TODO:
-            continue
+    for task in candidates:
         blockers = blockers_of(task.key, by_task, statuses)
         if any(not blocker.satisfiable for blocker in blockers):
             reasons = "; ".join(b.describe() for b in blockers if not b.satisfiable)  # by key
@@ -202,9 +211,7 @@ def plan_edges(plan: Plan) -> list[Edge]:
 
 def _mark_due(task: Task) -> bool:
     now = timezone.now()
-    # Queued (new), expired (a lost claim) or consumed (back to todo after review).
-    waiting = (ScheduleStatus.QUEUED, ScheduleStatus.EXPIRED, ScheduleStatus.CONSUMED)
-    updated = TaskSchedule.objects.filter(task=task, status__in=waiting).update(
+    updated = TaskSchedule.objects.filter(task=task, status__in=WAITING_SCHEDULES).update(
         status=ScheduleStatus.DUE, due_at=now, enqueued_at=None
     )
     if updated:

@@ -123,11 +123,16 @@ class SfProcess:
 
 class WorkerProcess(SfProcess):
     def __init__(
-        self, *, pool: str = "solo", concurrency: int = 1, extra_env: dict[str, str] | None = None
+        self,
+        *,
+        pool: str = "solo",
+        concurrency: int = 1,
+        extra_env: dict[str, str] | None = None,
+        queue: str | None = None,
     ) -> None:
         super().__init__(extra_env=extra_env)
         self.hostname = f"{self.name}@sf-test"
-        self.queue = f"q-{self.name}"
+        self.queue = queue or f"q-{self.name}"  # workers that share a queue share the work
         self.pool = pool
         self.concurrency = concurrency
 

@@ -102,10 +102,9 @@ def test_the_demo_trace_replays_to_a_merged_commit(repo: Path) -> None:
     assert ran == 1
     assert task.status == "done"
     assert "merged as" in task.status_reason
-    assert git(repo, "log", "--format=%s", "-2").splitlines() == [
-        "sf: merge shout-flag: Add a --shout flag that upper-cases the greeting",
-        "sf(shout-flag): attempt 1",
-    ]
+    history = git(repo, "log", "--format=%s").splitlines()
+    assert history[0] == "sf: merge shout-flag: Add a --shout flag that upper-cases the greeting"
+    assert sorted(history[1:]) == ["The greeter", "sf(shout-flag): attempt 1"]
     assert (
         subprocess.run(
             ["python3", "greet.py", "--shout", "Ada"], cwd=repo, capture_output=True, text=True

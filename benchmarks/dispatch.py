@@ -1,0 +1,197 @@
+"""Dispatch costs, with a replayed model (no LLM time) and a trivial verify command.
+
+* ``unit_overhead_median_ms``: one unit end to end inline — claim, worktree, prompt,
+  a replayed model step that writes a file and finishes, the gate and trace, the
+  verify command, commit, review and the fail-closed merge — median over many units.
+  Target: under 300 ms.
+* ``units_per_minute`` and ``lost``: 100 small tasks through 2 real Celery worker
+  processes (solo pool) against PostgreSQL and Redis; every task must end done.
+Needs team mode (DATABASE_URL and REDIS_URL from the environment or .sf/env);
+creates and deletes throw-away projects.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from _common import ROOT, django_team_mode, report
+
+django_team_mode()
+
+from django.conf import settings  # noqa: E402
+
+from agents_app.models import AgentSession  # noqa: E402
+from agents_app.runtime.recording import trace_from_steps, trace_write  # noqa: E402
+from agents_app.runtime.replay import replay_load  # noqa: E402
+from agents_app.services import Actor, project_create, session_create  # noqa: E402
+from tasks_app.engine import UnitOptions, unit_run  # noqa: E402
+from tasks_app.models import Task  # noqa: E402
+from tasks_app.replaying import demo_repo_create  # noqa: E402
+from tasks_app.schemas import plan_spec_parse  # noqa: E402
+from tasks_app.services import plan_accept, plan_create  # noqa: E402
+
+
+def small_plan(count: int) -> dict[str, object]:
+    return {
+        "summary": f"{count} small tasks",
+        "tasks": [
+            {
+                "key": f"t{i}",
+                "title": f"write t{i}.txt",
+                "acceptance_criteria": ["the file exists"],
+                "verify": ["true"],
+                "risk_level": "low",
+            }
+            for i in range(count)
+        ],
+    }
+
+
+def trace_for(tmp: Path) -> Path:
+    """One trace for every task: it creates a uniquely named file (no merge conflicts)."""
+    steps = [
+        ("writing", [("run_command", {"command": "mktemp -p . out-XXXXXX"})]),
+        ("done", [("finish", {"summary": "wrote a file"})]),
+    ]
+    return trace_write(
+        tmp / "trace.jsonl", trace_from_steps(steps, header={"note": "benchmark"}, worktree=tmp)
+    )
+
+
+def setup(tmp: Path, name: str, count: int, *, driver: str) -> tuple[object, AgentSession, object]:
+    repo = demo_repo_create(tmp / name)
+    # Enough autonomous continuations for every task (the default limit pauses at 50).
+    policy = {"budgets": {"max_autonomous_continues": count + 10}}
+    project = project_create(
+        name=f"bench-{name}-{uuid.uuid4().hex[:6]}", repo_path=str(repo), policy=policy
+    )
+    session = session_create(project=project, axes={"work_mode": "plan"})
+    AgentSession.objects.filter(pk=session.pk).update(
+        driver=driver, replay_trace=str(trace_for(tmp))
+    )
+    session.refresh_from_db()
+    plan = plan_create(session=session, spec=plan_spec_parse(small_plan(count)), source="api")
+    plan_accept(
+        plan=plan,
+        actor=Actor.system("bench"),
+        autonomous=True,
+        permission_profile="trusted",
+        start=False,
+    )
+    return project, session, plan
+
+
+def unit_overhead(tmp: Path, units: int) -> list[float]:
+    project, session, plan = setup(tmp, "inline", units + 1, driver="inline")
+    times = []
+    try:
+        for task in Task.objects.filter(plan=plan).order_by("position"):
+            options = UnitOptions(replay=replay_load(session.replay_trace))
+            started = time.perf_counter()
+            report_ = unit_run(task_id=task.pk, worker="bench", options=options)
+            times.append((time.perf_counter() - started) * 1000)
+            assert report_ is not None, "the unit did not run"
+            assert report_.task_status == "done", report_
+        return times[1:]  # the first pays for importing litellm
+    finally:
+        project.delete()
+
+
+def through_workers(tmp: Path, count: int, workers: int) -> tuple[float, int]:
+    project, session, plan = setup(tmp, "workers", count, driver="workers")
+    queue = f"bench-{uuid.uuid4().hex[:8]}"
+    env = {
+        **os.environ,
+        "SF_CELERY_QUEUE": queue,
+        "SF_SWEEP_INTERVAL": "1s",
+        "SF_WORKER_HEARTBEAT": "1s",
+    }
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "sf_web",
+                "worker",
+                "--pool=solo",
+                "-Q",
+                queue,
+                "-n",
+                f"{queue}-{n}@bench",
+                "--without-gossip",
+                "--without-mingle",
+                "--loglevel=WARNING",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for n in range(workers)
+    ]
+    try:
+        time.sleep(8)  # let the workers import everything before the clock starts
+        started = time.perf_counter()
+        from django.test.utils import override_settings
+
+        from tasks_app.dispatch import dispatch
+
+        AgentSession.objects.filter(pk=session.pk).update(driver="workers")
+        with override_settings(CELERY_TASK_DEFAULT_QUEUE=queue):
+            dispatch(session_id=session.pk)
+        deadline = time.monotonic() + 1800
+        while time.monotonic() < deadline:
+            open_tasks = (
+                Task.objects.filter(plan=plan)
+                .exclude(status__in=["done", "failed", "blocked", "cancelled"])
+                .count()
+            )
+            if open_tasks == 0:
+                break
+            time.sleep(0.5)
+        elapsed = time.perf_counter() - started
+        lost = Task.objects.filter(plan=plan).exclude(status="done").count()
+        return count / (elapsed / 60), lost
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait(timeout=30)
+        project.delete()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--units", type=int, default=20)
+    parser.add_argument("--tasks", type=int, default=100)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    assert not settings.CELERY_TASK_ALWAYS_EAGER, "needs REDIS_URL (team mode)"
+    with tempfile.TemporaryDirectory() as tmp:
+        overhead = unit_overhead(Path(tmp), args.units)
+        per_minute, lost = through_workers(Path(tmp), args.tasks, args.workers)
+    median = statistics.median(overhead)
+    print(f"unit overhead over {len(overhead)} units: median {median:.0f} ms")
+    print(f"{args.tasks} tasks through {args.workers} workers: {per_minute:.1f} units/min")
+    print(f"not done: {lost}")
+    report(
+        {
+            "unit_overhead_median_ms": round(median, 1),
+            "units_per_minute": round(per_minute, 1),
+            "lost": lost,
+        }
+    )
+
+
+if __name__ == "__main__":
+    main()
