@@ -39,6 +39,25 @@ def decision_review(
         )
     if scope not in ReviewScope.values:
         raise SfError(f"unknown scope {scope!r}; accepted: {', '.join(ReviewScope.values)}")
+    return _settle(decision, approve=approve, scope=scope, reviewer=reviewer, note=note)
+
+
+def decision_answer(*, decision: RiskDecision, approve: bool, source: str) -> RiskDecision:
+    """Settle a pending decision from answers a person wrote down in advance for an
+    unattended run (``sf headless --answers FILE``). Approval is *once*; the note
+    names the answers file, and no reviewer is recorded."""
+    return _settle(
+        decision,
+        approve=approve,
+        scope=ReviewScope.ONCE,
+        reviewer=None,
+        note=f"pre-supplied answer from {source}",
+    )
+
+
+def _settle(
+    decision: RiskDecision, *, approve: bool, scope: str, reviewer: User | None, note: str
+) -> RiskDecision:
     with transaction.atomic():
         updated = RiskDecision.objects.filter(
             pk=decision.pk, review_status=ReviewStatus.PENDING
@@ -52,7 +71,7 @@ def decision_review(
         if updated != 1:
             raise InvalidTransition(f"decision {decision.pk} is not pending review")
         decision.refresh_from_db()
-        if approve and scope != ReviewScope.ONCE:
+        if approve and scope != ReviewScope.ONCE and reviewer is not None:
             _grant_rule(decision, reviewer, scope)
         broadcast(APPROVALS, "approvals.changed", decision_id=decision.pk)
         transaction.on_commit(lambda: _resume_task(decision.pk, approve))

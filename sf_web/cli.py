@@ -12,7 +12,13 @@ import json
 import sys
 from typing import Any, ClassVar, Protocol
 
-SUBCOMMAND_MODULES = ("sf_web.cli", "agents_app.cli", "agents_app.cli_gate", "tasks_app.cli")
+SUBCOMMAND_MODULES = (
+    "sf_web.cli",
+    "agents_app.cli",
+    "agents_app.cli_gate",
+    "tasks_app.cli",
+    "tasks_app.headless.cli",
+)
 
 EXIT_OK = 0
 EXIT_ERROR = 1

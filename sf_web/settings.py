@@ -225,6 +225,19 @@ SF_SWEEP_INTERVAL = env.duration(
     "SF_SWEEP_INTERVAL", timedelta(seconds=15), minimum=timedelta(seconds=1)
 )
 
+# Headless (``manage.py sf headless``): how often it emits a heartbeat event, how long
+# it waits for a running unit to stop after SIGINT/SIGTERM, and after how many units
+# one process asks to be restarted with resume (exit 12; 0 = never).
+SF_HEADLESS_HEARTBEAT = env.duration(
+    "SF_HEADLESS_HEARTBEAT", timedelta(seconds=60), minimum=timedelta(milliseconds=100)
+)
+SF_HEADLESS_GRACE = env.duration(
+    "SF_HEADLESS_GRACE", timedelta(seconds=30), minimum=timedelta(seconds=0)
+)
+SF_HEADLESS_UNITS_PER_PROCESS = env.integer(
+    "SF_HEADLESS_UNITS_PER_PROCESS", 0, minimum=0, maximum=100_000
+)
+
 # --- logging --------------------------------------------------------------------------
 
 LOGGING = {

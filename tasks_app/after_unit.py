@@ -31,6 +31,7 @@ from tasks_app.verification import verify
 from tasks_app.worktrees import Workspace, checkpoint_commit, checkpoint_patch
 
 TIMEOUTS = ("hard timeout", "idle timeout")
+APPROVAL_NEEDED = "approval needed"  # how a task blocked on a risk decision says so
 
 
 def unit_complete(*, task: Task, unit: Unit, ws: Workspace, result: LoopResult) -> UnitReport:
@@ -43,7 +44,7 @@ def unit_complete(*, task: Task, unit: Unit, ws: Workspace, result: LoopResult) 
         outcome, detail = _verify_and_review(task, unit, ws, result, commit)
     elif result.outcome in (Outcome.BLOCKED, Outcome.NEEDS_PERSON):
         waiting = (
-            result.question or f"approval needed (decision {result.decision_id}): {result.detail}"
+            result.question or f"{APPROVAL_NEEDED} (decision {result.decision_id}): {result.detail}"
         )
         _end_unit(unit, UnitStatus.BLOCKED, summary=waiting)
         task_transition(task=task, to=TaskStatus.BLOCKED, reason=waiting)

@@ -204,7 +204,7 @@ def stale_units() -> list[Unit]:
     return list(running.filter(stale_runtime | no_runtime))
 
 
-def unit_recover(*, unit: Unit) -> bool:
+def unit_recover(*, unit: Unit, cause: str = "worker lost (stale heartbeat)") -> bool:
     """A unit whose worker died: mark it crashed and make the task runnable again.
 
     The next unit gets a recovery briefing from the crashed unit's trace. A crash is
@@ -215,7 +215,7 @@ def unit_recover(*, unit: Unit) -> bool:
             Unit.objects.filter(pk=unit.pk, status=UnitStatus.RUNNING).update(
                 status=UnitStatus.CRASHED,
                 finished_at=timezone.now(),
-                summary="worker lost (stale heartbeat)",
+                summary=cause,
             )
             != 1
         ):

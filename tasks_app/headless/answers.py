@@ -1,0 +1,134 @@
+"""Pre-supplied answers for unattended runs: ``sf headless --answers FILE``.
+
+A YAML or JSON file::
+
+    ask_user:                       # question -> answer; "*" answers any question
+      "Which Python version?": "3.11"
+    approvals:                      # first matching entry settles a pending decision
+      - tool: run_command           # a tool name or a glob ("*")
+        match: "pip install *"      # glob over the command or path (default "*")
+        decision: approve           # approve (once) or reject
+
+An approval or ask_user the file does not answer still blocks the run (exit 10).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agents_app.approvals import decision_answer
+from agents_app.models import ReviewStatus, RiskDecision
+from sf_web.errors import SfError
+from tasks_app.after_unit import APPROVAL_NEEDED
+from tasks_app.lifecycle import task_transition
+from tasks_app.models import Task, TaskStatus, Unit, UnitStatus
+from tasks_app.services import schedule_ready
+
+
+class AnswersInvalid(SfError):
+    """An answers file that cannot be read or does not match its schema."""
+
+
+class ApprovalAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str = Field(min_length=1)
+    match: str = Field(default="*", min_length=1)
+    decision: Literal["approve", "reject"]
+
+    def matches(self, decision: RiskDecision) -> bool:
+        subject = _subject(decision.input_normalized)
+        return fnmatch.fnmatchcase(decision.tool, self.tool) and fnmatch.fnmatchcase(
+            subject, self.match
+        )
+
+
+class Answers(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    ask_user: dict[str, str] = Field(default_factory=dict)
+    approvals: list[ApprovalAnswer] = Field(default_factory=list)
+    source: str = Field(default="", exclude=True)
+
+
+def answers_load(path: str | Path) -> Answers:
+    """Read and validate an answers file; every problem names the file and the field."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise AnswersInvalid(f"--answers {path}: cannot read: {exc.strerror}") from None
+    try:
+        data = yaml.safe_load(text) if text.strip() else {}
+    except yaml.YAMLError as exc:
+        raise AnswersInvalid(f"--answers {path}: not YAML or JSON: {_first_line(exc)}") from None
+    if not isinstance(data, dict):
+        raise AnswersInvalid(f"--answers {path}: expected a mapping with ask_user and/or approvals")
+    try:
+        answers = Answers.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}" for error in exc.errors()
+        )
+        raise AnswersInvalid(f"--answers {path}: {problems}") from None
+    answers.source = str(path)
+    return answers
+
+
+def answers_apply(answers: Answers, *, session_id: int) -> int:
+    """Settle what the file answers: pending decisions of the session, and tasks
+    blocked on a question it answers. Returns how many things it unblocked."""
+    settled = 0
+    pending = RiskDecision.objects.filter(session_id=session_id, review_status=ReviewStatus.PENDING)
+    for decision in pending.order_by("pk"):
+        rule = next((r for r in answers.approvals if r.matches(decision)), None)
+        if rule is None:
+            continue
+        decision_answer(
+            decision=decision, approve=rule.decision == "approve", source=answers.source
+        )
+        settled += rule.decision == "approve"
+    if answers.ask_user:
+        blocked = Task.objects.filter(plan__session_id=session_id, status=TaskStatus.BLOCKED)
+        for task in blocked.select_related("plan"):
+            question = asked_question(task)
+            if question is None:
+                continue
+            if question in answers.ask_user or "*" in answers.ask_user:
+                task_transition(
+                    task=task,
+                    to=TaskStatus.TODO,
+                    reason="answered from --answers",
+                    actor="headless",
+                )
+                schedule_ready(plan=task.plan)
+                settled += 1
+    return settled
+
+
+def asked_question(task: Task) -> str | None:
+    """The question a blocked task waits on (its last unit asked it), if any."""
+    last = Unit.objects.filter(task=task).order_by("-attempt").first()
+    if last is None or last.status != UnitStatus.BLOCKED:
+        return None
+    if task.status_reason.startswith(APPROVAL_NEEDED):
+        return None
+    return task.status_reason
+
+
+def _subject(normalized: dict[str, Any]) -> str:
+    for key in ("command", "path", "url"):
+        value = normalized.get(key)
+        if isinstance(value, str):
+            return value
+    return json.dumps(normalized, sort_keys=True)
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
