@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Install everything (scripts/setup.sh), then run SF: the web app on 127.0.0.1:8000 and
-# one Celery worker, until Ctrl-C.
+# one Celery worker, until Ctrl-C. Once they answer it runs the offline demo: a fresh
+# copy of examples/sample-repo, planned by examples/plan.yaml and built by a replayed
+# trace (no model credentials needed), headless via the worker, watchable live on the
+# dashboard. SF_DEMO=0 skips it.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -16,9 +19,31 @@ pids=()
 cleanup() { trap - INT TERM EXIT; kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; }
 trap cleanup INT TERM EXIT
 
-celery -A sf_web worker --loglevel=INFO --concurrency=2 -Q "${SF_CELERY_QUEUE:-sf}" -n "sf-worker@%h" &
+# Replayed model steps take as long as a live model's would, so the demo can be watched.
+SF_REPLAY_PACE=${SF_REPLAY_PACE:-2s} \
+  celery -A sf_web worker --loglevel=INFO --concurrency=2 -Q "${SF_CELERY_QUEUE:-sf}" -n "sf-worker@%h" &
 pids+=($!)
 echo "[run] SF is starting on http://$HOST:$PORT/ (log in as admin; password in .sf/admin-password)" >&2
 daphne -b "$HOST" -p "$PORT" sf_web.asgi:application &
 pids+=($!)
+
+demo() {
+  local repo="$ROOT/.sf/demo/greeter"
+  for _ in $(seq 1 120); do (exec 3<>"/dev/tcp/$HOST/$PORT") 2>/dev/null && break; sleep 0.5; done
+  for _ in $(seq 1 30); do
+    python manage.py sf status 2>/dev/null | grep -Eq "workers +[1-9][0-9]* online" && break; sleep 1
+  done
+  rm -rf "$repo" && mkdir -p "$(dirname "$repo")" && cp -r examples/sample-repo "$repo"
+  git -C "$repo" init -q -b main && git -C "$repo" add --all
+  git -C "$repo" -c user.name="SF demo" -c user.email=demo@localhost commit -qm "The greeter"
+  echo "[run] demo: a replayed session on $repo; watch it at http://$HOST:$PORT/" >&2
+  python manage.py sf headless --project "$repo" --replay examples/demo-trace.jsonl \
+    --autonomous --via-workers --timeout 600 \
+    && echo "[run] demo done: git -C $repo log --oneline shows the merged change" >&2 \
+    || echo "[run] demo ended with exit code $? (see above)" >&2
+  echo "[run] for a live model: set SF_MODEL_SMART and SF_MODEL_DEEP (litellm names such as" \
+    "anthropic/claude-sonnet-4-5) and the provider's key, then" \
+    "python manage.py sf headless --project PATH --intent '...' --autonomous" >&2
+}
+if [ "${SF_DEMO:-1}" = 1 ]; then demo & fi
 wait -n "${pids[@]}"

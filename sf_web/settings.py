@@ -237,6 +237,11 @@ SF_HEADLESS_GRACE = env.duration(
 SF_HEADLESS_UNITS_PER_PROCESS = env.integer(
     "SF_HEADLESS_UNITS_PER_PROCESS", 0, minimum=0, maximum=100_000
 )
+# A replayed model step waits this long, as a live model would (the demo uses it so
+# that its progress can be watched on the dashboard); 0 answers at once.
+SF_REPLAY_PACE = env.duration(
+    "SF_REPLAY_PACE", timedelta(0), minimum=timedelta(0), maximum=timedelta(minutes=1)
+)
 
 # --- logging --------------------------------------------------------------------------
 

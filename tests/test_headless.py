@@ -24,7 +24,7 @@ from agents_app.runtime.recording import trace_from_steps, trace_write
 from tasks_app.headless.events import event_parse
 from tasks_app.models import Plan, Task, TaskRuntime, Unit
 from tasks_app.replaying import DEMO_TRACE, demo_repo_create
-from tests.processes import ROOT, backends_of, child_database_url, wait_for
+from tests.processes import ROOT, WorkerProcess, backends_of, child_database_url, wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 NAME = "test-headless"
@@ -256,7 +256,9 @@ def test_query_is_a_snapshot_without_a_model(repo: Path) -> None:
 
 
 def test_a_failed_task_exits_1(repo: Path) -> None:
-    trace = make_trace(repo.parent, [WORK, FINISH], plan_yaml("broken", verify="false", max_retries=0))
+    trace = make_trace(
+        repo.parent, [WORK, FINISH], plan_yaml("broken", verify="false", max_retries=0)
+    )
     run = headless(
         "--project", str(repo), "--replay", str(trace), "--autonomous", "--output-format", "json"
     )
@@ -521,3 +523,33 @@ def test_a_crashed_run_is_restarted_with_backoff_and_resumes(repo: Path, tmp_pat
     assert (repo / "out.txt").read_text() == "ok\n"
     sessions = {e.session for e in done.events() if e.type == "session"}
     assert len(sessions) == 1  # the restart resumed the same session
+
+
+# --- via the workers ---------------------------------------------------------------------
+
+
+def test_via_workers_the_units_run_on_a_celery_worker(repo: Path) -> None:
+    worker = WorkerProcess(extra_env={"SF_WORKER_HEARTBEAT": "1s"}).start()
+    try:
+        run = headless(
+            "--project",
+            str(repo),
+            "--replay",
+            str(DEMO_TRACE),
+            "--autonomous",
+            "--via-workers",
+            "--output-format",
+            "stream-json",
+            "--timeout",
+            "120",
+            SF_CELERY_QUEUE=worker.queue,
+            SF_HEADLESS_HEARTBEAT="500ms",
+        )
+        assert run.code == 0, run.stderr + worker.log()
+        assert run.result().tasks[0].status == "done"
+        task = Task.objects.get()
+        assert task.schedule.claimed_by == worker.hostname  # not this process
+        assert "heartbeat" in run.types()
+        assert AgentSession.objects.get().driver == "workers"
+    finally:
+        worker.stop()

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from django.conf import settings
 
 from sf_web.errors import SfError
 
@@ -142,7 +145,9 @@ def _provider() -> Any:
                 raise ReplayMiss(
                     f"no active recording {replay_id}; replay never calls a live model"
                 )
-            return recorded_response(model, replay.take_model_step())
+            step = replay.take_model_step()
+            time.sleep(settings.SF_REPLAY_PACE.total_seconds())
+            return recorded_response(model, step)
 
     return ReplayLLM()
 
