@@ -58,10 +58,22 @@ def _registered(ws: Workspace) -> bool:
     return f"worktree {ws.path.resolve()}" in listing.splitlines()
 
 
+# Caches that running code or tests leaves behind are never part of a unit's work,
+# whether or not the project's .gitignore lists them.
+NEVER_COMMIT = (
+    "**/__pycache__/**",
+    "**/*.py[co]",
+    "**/.pytest_cache/**",
+    "**/.mypy_cache/**",
+    "**/.ruff_cache/**",
+)
+
+
 def checkpoint_commit(ws: Workspace, message: str) -> str | None:
     """Commit everything the unit changed in its worktree; the new commit, or None."""
-    git("add", "--all", cwd=ws.path)
-    if not git("status", "--porcelain", cwd=ws.path):
+    excluded = [f":(exclude,glob){pattern}" for pattern in NEVER_COMMIT]
+    git("add", "--all", "--", ".", *excluded, cwd=ws.path)
+    if not git("diff", "--cached", "--name-only", cwd=ws.path):
         return None
     git(
         "-c",
