@@ -74,8 +74,47 @@ fn diff<'a>(old: &'a str, new: &'a str, options: &DiffOptions) -> Diff<'a> {
     let new_ids: Vec<u32> = new.iter().map(|line| intern(line)).collect();
     let deadline = Instant::now().checked_add(DEADLINE);
     let ops = capture_diff_slices_deadline(options.algorithm, &old_ids, &new_ids, deadline);
-    let hunks = group_diff_ops(ops, options.context);
+    let hunks = group_diff_ops(sequential(ops), options.context);
     Diff { old, new, hunks }
+}
+
+/// The ops with their positions recomputed in order on both sides. `similar` can
+/// give a deletion the position on the other side where it was found rather than
+/// where it sits (a `Delete` before an `Equal` at new line 0 with `new_index: 2`),
+/// which would put a hunk header at the wrong line.
+fn sequential(ops: Vec<DiffOp>) -> Vec<DiffOp> {
+    let (mut old_pos, mut new_pos) = (0, 0);
+    ops.into_iter()
+        .map(|op| {
+            let (old_len, new_len) = (op.old_range().len(), op.new_range().len());
+            let fixed = match op.tag() {
+                DiffTag::Equal => DiffOp::Equal {
+                    old_index: old_pos,
+                    new_index: new_pos,
+                    len: old_len,
+                },
+                DiffTag::Delete => DiffOp::Delete {
+                    old_index: old_pos,
+                    old_len,
+                    new_index: new_pos,
+                },
+                DiffTag::Insert => DiffOp::Insert {
+                    old_index: old_pos,
+                    new_index: new_pos,
+                    new_len,
+                },
+                DiffTag::Replace => DiffOp::Replace {
+                    old_index: old_pos,
+                    old_len,
+                    new_index: new_pos,
+                    new_len,
+                },
+            };
+            old_pos += old_len;
+            new_pos += new_len;
+            fixed
+        })
+        .collect()
 }
 
 /// The unified diff from `old` to `new`; empty when the texts are equal.

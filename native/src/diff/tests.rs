@@ -118,3 +118,13 @@ fn algorithms_are_named() {
         Err(NativeFailure::InvalidValue(_))
     ));
 }
+
+#[test]
+fn a_leading_deletion_before_a_changed_last_line_gets_the_right_header() {
+    // Found by the Python property test against `patch`: `similar` placed the
+    // deletion at new line 2, and the hunk header said +2,2.
+    assert_eq!(
+        udiff("b\na\na", "a\na\na\n", 1),
+        "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n-b\n a\n-a\n\\ No newline at end of file\n+a\n+a\n"
+    );
+}

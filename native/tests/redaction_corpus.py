@@ -1,0 +1,105 @@
+"""Realistic (fake) secrets of every kind in ``sf_native.SECRET_KINDS``, in the places
+they turn up — env files, code, logs, URLs, headers — and near-misses that must
+survive redaction untouched. Shared by the native tests and the benchmark."""
+
+from __future__ import annotations
+
+PRIVATE_KEY = (
+    "-----BEGIN RSA PRIVATE KEY-----\n"
+    "MIIEowIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MhgHcTz6sE2I2yPB\n"
+    "aFDrBz9vFqU4yU0P6w5gQmJ0d3WbN4h3Zx5W7Kq9p8R2v1Xo3LmT6YbHc4Nf5Jt2\n"
+    "-----END RSA PRIVATE KEY-----"
+)
+
+# (kind, the secret, the text it appears in)
+SAMPLES: list[tuple[str, str, str]] = [
+    ("private_key", PRIVATE_KEY, f"deploy key:\n{PRIVATE_KEY}\n"),
+    (
+        "aws_access_key_id",
+        "AKIAZ7QJ3N5R8TXW2PLM",
+        "export AWS_ACCESS_KEY_ID=AKIAZ7QJ3N5R8TXW2PLM\n",
+    ),
+    (
+        "aws_secret_access_key",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ3kT9vL2m",
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ3kT9vL2m\n",
+    ),
+    (
+        "github_token",
+        "ghp_R8sK2mQ9vX4tL7pB1nC6dF3hJ5wY0zA2eG8u",
+        "git clone https://x:ghp_R8sK2mQ9vX4tL7pB1nC6dF3hJ5wY0zA2eG8u@github.com/o/r\n",
+    ),
+    (
+        "github_token",
+        "github_pat_11ABCDEFG0aBcDeFgHiJkL_mNoPqRsTuVwXyZ0123456789aBcDeFgHiJkLmNoPqRsTuVwXyZ01234",
+        'token: "github_pat_11ABCDEFG0aBcDeFgHiJkL_mNoPqRsTuVwXyZ0123456789aBcDeFgHiJkLmNoPqRsTuVwXyZ01234"',
+    ),
+    (
+        "slack_token",
+        "xoxb-2847561930-4857201938-Xk3Lm8Np2Qr7St4Uv9Wx5Yz1",
+        "SLACK_BOT_TOKEN=xoxb-2847561930-4857201938-Xk3Lm8Np2Qr7St4Uv9Wx5Yz1\n",
+    ),
+    (
+        "slack_webhook",
+        "https://hooks.slack.com/services/T024BE7LD/B01ABCDEF12/Zx8Yw7Vu6Ts5Rq4Po3Nm2Lk1",
+        "curl -X POST https://hooks.slack.com/services/T024BE7LD/B01ABCDEF12/Zx8Yw7Vu6Ts5Rq4Po3Nm2Lk1 -d @msg.json",
+    ),
+    (
+        "anthropic_api_key",
+        "sk-ant-api03-Qw8Er5Ty2Ui9Op3As6Df1Gh4Jk7Lz0Xc3Vb6Nm9Qw2Er5Ty8Ui1Op4As7Df0Gh3Jk6Lz9X",
+        "client = Anthropic(api_key='sk-ant-api03-Qw8Er5Ty2Ui9Op3As6Df1Gh4Jk7Lz0Xc3Vb6Nm9Qw2Er5Ty8Ui1Op4As7Df0Gh3Jk6Lz9X')",
+    ),
+    (
+        "openai_api_key",
+        "sk-proj-Vb3N8qR2tY6uI9oP1aS4dF7gH0jK5lZ3xC6vB9nM2qW5eR8t",
+        "2026-11-23 04:12:01 DEBUG calling with key sk-proj-Vb3N8qR2tY6uI9oP1aS4dF7gH0jK5lZ3xC6vB9nM2qW5eR8t\n",
+    ),
+    (
+        "stripe_key",
+        "sk_live_51Hq2Zx8Yw7Vu6Ts5Rq4Po3Nm2Lk1Jh0Gf9",
+        "STRIPE_SECRET=sk_live_51Hq2Zx8Yw7Vu6Ts5Rq4Po3Nm2Lk1Jh0Gf9",
+    ),
+    (
+        "jwt",
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkFkYSJ9.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+        "cookie session=eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkFkYSJ9.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c; path=/",
+    ),
+    (
+        "bearer_token",
+        "9f8e7d6c5b4a39281706f5e4d3c2b1a0ZxYwVu",
+        "Authorization: Bearer 9f8e7d6c5b4a39281706f5e4d3c2b1a0ZxYwVu\r\n",
+    ),
+    (
+        "url_password",
+        "Zq8wP2mLx7Rv4",
+        "DATABASE_URL=postgres://deploy:Zq8wP2mLx7Rv4@db.internal:5432/app\n",
+    ),
+    (
+        "generic_secret",
+        "h7G2kP9xQ4mZ8vR3tL6wN1bY5cJ0",
+        'config = {"api_key": "h7G2kP9xQ4mZ8vR3tL6wN1bY5cJ0", "region": "eu-west-1"}',
+    ),
+    ("generic_secret", "Tr0ub4dor&3xKq9!vLm2", "DB_PASSWORD=Tr0ub4dor&3xKq9!vLm2\n"),
+]
+
+# Text that looks a little like a secret and must come through unchanged.
+NEAR_MISSES: list[str] = [
+    "token = get_token()",
+    "api_key = settings.API_KEY",
+    "password: changeme",
+    "API_KEY=${API_KEY}",
+    "secret = '<your-secret-here>'",
+    "OPENAI_API_KEY=your-key-here",
+    "AWS_SECRET_ACCESS_KEY=",
+    "git checkout 3f9a2c1e8b7d6f5a4c3b2a1908f7e6d5c4b3a291",
+    "sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "https://example.com/path?page=2&sort=desc",
+    "postgres://localhost:5432/app",
+    "the word skeleton and sk-8 skates",
+    "AKIA is how AWS key ids begin",
+    "Bearer tokens go in the Authorization header",
+    "uuid = 123e4567-e89b-12d3-a456-426614174000",
+    "-----BEGIN PUBLIC KEY-----",
+    "token_count = 4096",
+    "password_hash = make_password(raw)",
+]
