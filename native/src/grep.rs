@@ -9,7 +9,7 @@ mod file;
 
 use crate::cancel::Cancel;
 use crate::errors::{NativeFailure, NativeResult};
-use crate::walk::{walk, WalkOptions};
+use crate::walk::{path_order, walk, walk_visit, WalkOptions};
 use grep_matcher::LineTerminator;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
@@ -86,12 +86,56 @@ pub fn grep(
     cancel: &Cancel,
 ) -> NativeResult<Vec<FileMatches>> {
     let matcher = build_matcher(pattern, options)?;
+    let Some(limit) = options.max_total else {
+        return search_while_walking(root, &matcher, options, cancel);
+    };
     let paths = walk(root, &options.walk, cancel)?;
     let mut found = search_paths(root, &paths, &matcher, options, cancel)?;
-    if let Some(limit) = options.max_total {
-        truncate_total(&mut found, limit);
-    }
+    truncate_total(&mut found, limit);
     Ok(found)
+}
+
+/// Without a total limit the order of the search does not matter: each walker
+/// thread searches the files it finds at once (as ripgrep does), and the files with
+/// matches are sorted by path at the end.
+fn search_while_walking(
+    root: &Path,
+    matcher: &RegexMatcher,
+    options: &GrepOptions,
+    cancel: &Cancel,
+) -> NativeResult<Vec<FileMatches>> {
+    let found: Mutex<Vec<FileMatches>> = Mutex::new(Vec::new());
+    let failure: Mutex<Option<NativeFailure>> = Mutex::new(None);
+    walk_visit(root, &options.walk, None, cancel, || {
+        let (mut searcher, mut buffer) = (build_searcher(options), Vec::new());
+        let (found, failure) = (&found, &failure);
+        move |relative: &Path, path: &Path| {
+            // Binary, unreadable or vanished since the walk: skipped, as rg does.
+            if !matches!(file::read_text(path, &mut buffer), Ok(true)) {
+                return;
+            }
+            match search_bytes(matcher, &mut searcher, &buffer) {
+                Ok(lines) if lines.is_empty() => {}
+                Ok(lines) => lock(found).push(FileMatches {
+                    path: relative.to_path_buf(),
+                    lines,
+                }),
+                Err(err) => {
+                    lock(failure).get_or_insert(NativeFailure::Other(format!("grep: {err}")));
+                }
+            }
+        }
+    })?;
+    if let Some(err) = lock(&failure).take() {
+        return Err(err);
+    }
+    let mut found = found.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+    found.sort_unstable_by(|a, b| path_order(&a.path, &b.path));
+    Ok(found)
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn worker_count(requested: usize, files: usize) -> usize {

@@ -128,13 +128,39 @@ fn walk_matching(
     extra: Option<PathGlobs>,
     cancel: &Cancel,
 ) -> NativeResult<Vec<PathBuf>> {
+    let (sender, receiver) = mpsc::channel::<PathBuf>();
+    walk_visit(root, options, extra, cancel, || {
+        let sender = sender.clone();
+        // The receiver outlives the walk, so sending cannot fail.
+        move |relative: &Path, _: &Path| {
+            let _ = sender.send(relative.to_path_buf());
+        }
+    })?;
+    drop(sender);
+    let mut paths: Vec<PathBuf> = receiver.into_iter().collect();
+    sort_paths(&mut paths);
+    Ok(paths)
+}
+
+/// Calls a visitor for every file of the walk (relative path, full path), on the
+/// walker's threads and in no particular order: `visitor` makes one per thread.
+pub fn walk_visit<M, V>(
+    root: &Path,
+    options: &WalkOptions,
+    extra: Option<PathGlobs>,
+    cancel: &Cancel,
+    visitor: M,
+) -> NativeResult<()>
+where
+    M: Fn() -> V + Sync,
+    V: FnMut(&Path, &Path) + Send,
+{
     check_root(root)?;
     let include = PathGlobs::new(&options.include)?;
     let exclude = Arc::new(PathGlobs::new(&options.exclude)?);
     let builder = builder(root, options, exclude);
-    let (sender, receiver) = mpsc::channel::<PathBuf>();
     builder.build_parallel().run(|| {
-        let sender = sender.clone();
+        let mut visit = visitor();
         let (include, extra) = (&include, &extra);
         Box::new(move |entry| {
             if cancel.is_cancelled() {
@@ -152,17 +178,12 @@ fn walk_matching(
             };
             let included = include.is_empty() || include.is_match(relative);
             if included && extra.as_ref().is_none_or(|globs| globs.is_match(relative)) {
-                // The receiver outlives the walk, so sending cannot fail.
-                let _ = sender.send(relative.to_path_buf());
+                visit(relative, entry.path());
             }
             WalkState::Continue
         })
     });
-    drop(sender);
-    cancel.check()?;
-    let mut paths: Vec<PathBuf> = receiver.into_iter().collect();
-    sort_paths(&mut paths);
-    Ok(paths)
+    cancel.check()
 }
 
 fn builder(root: &Path, options: &WalkOptions, exclude: Arc<PathGlobs>) -> WalkBuilder {
@@ -194,7 +215,12 @@ fn builder(root: &Path, options: &WalkOptions, exclude: Arc<PathGlobs>) -> WalkB
 
 /// Sorts by the path's bytes: code-point order for UTF-8 names, and stable.
 pub fn sort_paths(paths: &mut [PathBuf]) {
-    paths.sort_unstable_by(|a, b| path_bytes(a).cmp(path_bytes(b)));
+    paths.sort_unstable_by(|a, b| path_order(a, b));
+}
+
+/// The order of [`sort_paths`].
+pub fn path_order(a: &Path, b: &Path) -> std::cmp::Ordering {
+    path_bytes(a).cmp(path_bytes(b))
 }
 
 #[cfg(unix)]
