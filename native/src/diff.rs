@@ -6,8 +6,8 @@
 //! `\ No newline at end of file`, as in `diff -u`.
 
 use crate::errors::{NativeFailure, NativeResult};
-use similar::{capture_diff_slices_deadline, group_diff_ops, Algorithm, DiffOp, DiffTag};
 use rustc_hash::FxHashMap;
+use similar::{capture_diff_slices_deadline, group_diff_ops, Algorithm, DiffOp, DiffTag};
 use std::fmt::Write;
 use std::time::{Duration, Instant};
 

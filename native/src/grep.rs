@@ -129,13 +129,17 @@ fn search_while_walking(
     if let Some(err) = lock(&failure).take() {
         return Err(err);
     }
-    let mut found = found.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut found = found
+        .into_inner()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     found.sort_unstable_by(|a, b| path_order(&a.path, &b.path));
     Ok(found)
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn worker_count(requested: usize, files: usize) -> usize {
