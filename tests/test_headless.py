@@ -138,6 +138,16 @@ FINISH = ("done", [("finish", {"summary": "wrote a file"})])
 WORK = ("working", [("run_command", {"command": "mktemp -p . done.XXXXXX"})])
 
 
+def slow_trace(tmp: Path, key: str, *, seconds: int) -> Path:
+    """A unit that works for a while (a tool call), then writes out.txt and finishes."""
+    steps = [
+        ("working", [("run_command", {"command": f"sleep {seconds}"})]),
+        ("writing", [("write_file", {"path": "out.txt", "content": "ok\n"})]),
+        FINISH,
+    ]
+    return make_trace(tmp, steps, plan_yaml(key, verify="test -f out.txt"))
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     return demo_repo_create(tmp_path / "repo")
@@ -417,12 +427,7 @@ def test_ask_user_blocks_until_answered(repo: Path, tmp_path: Path) -> None:
 
 
 def test_sigint_mid_unit_keeps_state_and_a_resume_finishes(repo: Path, tmp_path: Path) -> None:
-    steps = [
-        ("working", [("run_command", {"command": "sleep 2"})]),
-        ("writing", [("write_file", {"path": "out.txt", "content": "ok\n"})]),
-        FINISH,
-    ]
-    trace = make_trace(tmp_path, steps, plan_yaml("slow", verify="test -f out.txt"))
+    trace = slow_trace(tmp_path, "slow", seconds=2)
     run = Background(
         "--project",
         str(repo),
@@ -493,12 +498,7 @@ def test_reload_exits_12_and_the_supervisor_restarts_through_it(repo: Path, tmp_
 
 
 def test_a_crashed_run_is_restarted_with_backoff_and_resumes(repo: Path, tmp_path: Path) -> None:
-    steps = [
-        ("working", [("run_command", {"command": "sleep 3"})]),
-        ("writing", [("write_file", {"path": "out.txt", "content": "ok\n"})]),
-        FINISH,
-    ]
-    trace = make_trace(tmp_path, steps, plan_yaml("crashy", verify="test -f out.txt"))
+    trace = slow_trace(tmp_path, "crashy", seconds=3)
     run = Background(
         "--project",
         str(repo),
@@ -553,3 +553,33 @@ def test_via_workers_the_units_run_on_a_celery_worker(repo: Path) -> None:
         assert AgentSession.objects.get().driver == "workers"
     finally:
         worker.stop()
+
+
+def test_after_max_restarts_crashes_the_supervisor_exits_1(repo: Path, tmp_path: Path) -> None:
+    trace = slow_trace(tmp_path, "doomed", seconds=20)
+    run = Background(
+        "--project",
+        str(repo),
+        "--replay",
+        str(trace),
+        "--autonomous",
+        "--max-restarts",
+        "1",
+        "--output-format",
+        "json",
+    )
+    killed: list[int] = []
+    for _ in range(2):  # the first run, then its one restart
+        runtime = wait_for(
+            lambda: TaskRuntime.objects.exclude(pid__in=killed).filter(pid__isnull=False).first(),
+            timeout=60,
+            what="a unit",
+        )
+        os.kill(runtime.pid, signal.SIGKILL)
+        killed.append(runtime.pid)
+    done = run.finish(timeout=60)
+    assert done.code == 1, done.stderr
+    result = json.loads(done.stdout)  # json: the supervisor's one result object
+    assert (result["status"], result["exit_code"]) == ("error", 1)
+    assert "1 restarts spent" in result["reason"]
+    assert result["resume"] == f"python manage.py sf headless --session {result['session']}"

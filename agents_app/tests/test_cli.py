@@ -6,26 +6,16 @@ import json
 import os
 import subprocess
 import sys
-from io import StringIO
 from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.core.management import call_command
 
 from agents_app.models import AgentSession, ModeTransition, Project
+from tests.cli import run_sf
 from tests.processes import child_database_url
 
 pytestmark = pytest.mark.django_db
-
-
-def run_sf(*args: str) -> tuple[int, str, str]:
-    out, err = StringIO(), StringIO()
-    try:
-        call_command("sf", *args, stdout=out, stderr=err)
-    except SystemExit as exit_:
-        return int(exit_.code or 0), out.getvalue(), err.getvalue()
-    return 0, out.getvalue(), err.getvalue()
 
 
 def test_command_prints_the_resulting_axes(agent_session: AgentSession) -> None:

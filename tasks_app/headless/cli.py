@@ -188,6 +188,7 @@ class HeadlessCommand(Subcommand):
             return supervise(
                 max_restarts=options["max_restarts"],
                 emit=output.emit,
+                finish=output.result,
                 progress=output.progress,
                 stdout=output.stdout if fileno else None,
             )

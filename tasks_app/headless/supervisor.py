@@ -45,13 +45,15 @@ def supervise(
     *,
     max_restarts: int,
     emit: Callable[[Any], None],
+    finish: Callable[[ResultEvent], None],
     progress: Callable[[str], None],
     stdout: Any = None,
     argv: list[str] | None = None,
 ) -> int:
     """Run the child until it ends other than by a crash or reload; its exit code.
 
-    ``stdout`` is where results go (the child writes its events there directly)."""
+    ``stdout`` is where results go (the child writes its events there directly);
+    ``finish`` prints the supervisor's own result when it gives up."""
     from tasks_app.headless.runner import SESSION_FILE
 
     command = [sys.executable, *(argv or sys.argv)]
@@ -82,7 +84,7 @@ def supervise(
                 reason, wait = "the engine asked for a reload", 0.0
             else:
                 if restarts >= max_restarts:
-                    emit(_gave_up(code, restarts, env.get(RESUME)))
+                    finish(_gave_up(code, restarts, env.get(RESUME)))
                     return int(ExitCode.ERROR)
                 restarts += 1
                 reason = _crash_reason(code)

@@ -7,13 +7,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from io import StringIO
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from django.core.management import call_command
 
 from agents_app.models import TraceEvent, TraceKind
 from agents_app.runtime import llm
@@ -25,6 +23,7 @@ from tasks_app.models import TaskSchedule, Unit
 from tasks_app.replaying import demo_repo_create, replay_run
 from tasks_app.schemas import plan_spec_parse
 from tasks_app.services import plan_accept, plan_create
+from tests.cli import run_sf
 from tests.processes import ROOT, child_database_url
 
 pytestmark = pytest.mark.django_db
@@ -148,15 +147,6 @@ def test_a_changed_tool_input_is_a_miss_that_never_reaches_a_live_model(
     assert not (copy / "farewell.py").exists()
     unit = Unit.objects.get(task=task)
     assert [name for name, _, _ in calls(unit)] == ["read_file"]  # the miss never ran
-
-
-def run_sf(*args: str) -> tuple[int, str, str]:
-    out, err = StringIO(), StringIO()
-    try:
-        call_command("sf", *args, stdout=out, stderr=err)
-    except SystemExit as exit_:
-        return int(exit_.code or 0), out.getvalue(), err.getvalue()
-    return 0, out.getvalue(), err.getvalue()
 
 
 def test_sf_replay_prints_the_outcome_and_exits_by_it(tmp_path: Path) -> None:
