@@ -48,6 +48,7 @@ LIFTABLE_PAUSES = (PAUSE_PREFIX, "assisted run control")
 ACTIVE = (TaskStatus.IN_PROGRESS, TaskStatus.VERIFYING)
 FINISHED = (TaskStatus.DONE, TaskStatus.CANCELLED)
 POLL = 0.2
+SETTLE_EVERY = 1.0  # seconds between checks that worker-driven units are all done
 SESSION_FILE = "SF_HEADLESS_SESSION_FILE"
 
 
@@ -271,6 +272,7 @@ class HeadlessRun:
         heartbeat_every = settings.SF_HEADLESS_HEARTBEAT.total_seconds()
         next_heartbeat = time.monotonic() + heartbeat_every
         stopping: tuple[ExitCode, str, float] | None = None
+        next_settle_check = time.monotonic()
         while True:
             self._flush(observer)
             now = time.monotonic()
@@ -288,8 +290,10 @@ class HeadlessRun:
             if engine is not None:
                 if not engine.is_alive():
                     break
-            elif self._workers_settled(session_id):
-                break
+            elif now >= next_settle_check:  # it dispatches too: once a second is plenty
+                if self._workers_settled(session_id):
+                    break
+                next_settle_check = now + SETTLE_EVERY
             if stopping is not None and (now >= stopping[2] or self.abandon.is_set()):
                 self.progress("a unit is still running; leaving it for crash recovery")
                 break
