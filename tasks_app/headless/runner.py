@@ -32,12 +32,22 @@ from agents_app.runtime.llm import model_for
 from agents_app.runtime.replay import Replay, replay_load
 from agents_app.services import Actor, session_change_mode, session_create, session_set_paused
 from sf_web.errors import SfError
-from tasks_app.dispatch import dispatch, due_tasks, next_units, unit_recover
+from tasks_app.dispatch import IN_FLIGHT, dispatch, due_tasks, next_units, unit_recover
 from tasks_app.engine import UnitOptions, unit_run
 from tasks_app.headless.answers import Answers, answers_apply, asked_question
 from tasks_app.headless.events import ExitCode, ResultEvent, TaskOutcome
 from tasks_app.headless.observer import Observer, session_event
-from tasks_app.models import Plan, PlanSource, PlanStatus, Task, TaskStatus, Unit, UnitStatus
+from tasks_app.models import (
+    Plan,
+    PlanSource,
+    PlanStatus,
+    Task,
+    TaskRuntime,
+    TaskSchedule,
+    TaskStatus,
+    Unit,
+    UnitStatus,
+)
 from tasks_app.schemas import PlanSpec
 from tasks_app.services import plan_accept, plan_create, schedule_ready
 
@@ -384,11 +394,12 @@ class HeadlessRun:
         return task_ids[0] if task_ids else None
 
     def _workers_settled(self, session_id: int) -> bool:
-        """Via workers: nothing running and nothing the engine would dispatch."""
-        if self.stop.is_set():
-            return not Task.objects.filter(plan__session_id=session_id, status__in=ACTIVE).exists()
-        if Task.objects.filter(plan__session_id=session_id, status__in=ACTIVE).exists():
+        """Via workers: no unit in flight (from its claim until its runtime row is gone,
+        review and merge included) and nothing the engine would dispatch."""
+        if self._in_flight(session_id):
             return False
+        if self.stop.is_set():
+            return True
         close_old_connections()
         session = AgentSession.objects.get(pk=session_id)
         if next_units(session):
@@ -398,6 +409,16 @@ class HeadlessRun:
             dispatch(session_id=session_id)
             return False
         return True
+
+    @staticmethod
+    def _in_flight(session_id: int) -> bool:
+        return (
+            Task.objects.filter(plan__session_id=session_id, status__in=ACTIVE).exists()
+            or TaskSchedule.objects.filter(
+                task__plan__session_id=session_id, status__in=IN_FLIGHT
+            ).exists()
+            or TaskRuntime.objects.filter(task__plan__session_id=session_id).exists()
+        )
 
     # --- the outcome ----------------------------------------------------------------
 
