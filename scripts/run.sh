@@ -36,7 +36,8 @@ demo() {
   rm -rf "$repo" && mkdir -p "$(dirname "$repo")" && cp -r examples/sample-repo "$repo"
   git -C "$repo" init -q -b main && git -C "$repo" add --all
   git -C "$repo" -c user.name="SF demo" -c user.email=demo@localhost commit -qm "The greeter"
-  echo "[run] demo: a replayed session on $repo; watch it at http://$HOST:$PORT/" >&2
+  echo "[run] demo: a replayed session on $repo; watch it at http://$HOST:$PORT/" \
+    "(Recent sessions, then the session, its task board and the unit's live trace)" >&2
   python manage.py sf headless --project "$repo" --replay examples/demo-trace.jsonl \
     --autonomous --via-workers --timeout 600 \
     && echo "[run] demo done: git -C $repo log --oneline shows the merged change" >&2 \

@@ -14,7 +14,10 @@ from sf_web.status import system_status
 @require_GET
 @login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
-    return render(request, "sf_web/dashboard.html", {"status": system_status()})
+    from agents_app.selectors import session_list
+
+    recent = session_list().select_related("project").order_by("-created_at", "-pk")[:10]
+    return render(request, "sf_web/dashboard.html", {"status": system_status(), "sessions": recent})
 
 
 @require_GET

@@ -36,6 +36,15 @@ def test_the_dashboard_shell_loads_htmx_and_the_websocket(logged_in_client: Clie
     assert "cdn" not in html.lower()
 
 
+def test_the_dashboard_lists_recent_sessions_with_their_badges(
+    logged_in_client: Client, agent_session: object
+) -> None:
+    html = logged_in_client.get(reverse("dashboard")).content.decode()
+    assert f'data-session="{agent_session.pk}"' in html  # type: ignore[attr-defined]
+    assert reverse("session-detail", args=[agent_session.pk]) in html  # type: ignore[attr-defined]
+    assert "badge-part" in html
+
+
 def test_the_vendored_htmx_is_served(logged_in_client: Client) -> None:
     response = logged_in_client.get("/static/django_htmx/htmx-2.min.js")
     try:
