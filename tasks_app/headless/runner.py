@@ -328,7 +328,9 @@ class HeadlessRun:
     def _check_workers(self) -> None:
         from sf_web.status import worker_statuses
 
-        if not any(worker.online for worker in worker_statuses()):
+        if settings.CELERY_TASK_ALWAYS_EAGER:
+            self.progress("embedded mode (no REDIS_URL): the units run in this process")
+        elif not any(worker.online for worker in worker_statuses()):
             self.progress(
                 "no worker is online: the units wait for one (scripts/run.sh starts one, "
                 "or `celery -A sf_web worker`)"
