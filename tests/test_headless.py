@@ -583,3 +583,42 @@ def test_after_max_restarts_crashes_the_supervisor_exits_1(repo: Path, tmp_path:
     assert (result["status"], result["exit_code"]) == ("error", 1)
     assert "1 restarts spent" in result["reason"]
     assert result["resume"] == f"python manage.py sf headless --session {result['session']}"
+
+
+def test_sigterm_via_workers_stops_the_workers_unit_and_a_resume_finishes(
+    repo: Path, tmp_path: Path
+) -> None:
+    trace = slow_trace(tmp_path, "slow", seconds=2)
+    worker = WorkerProcess(extra_env={"SF_WORKER_HEARTBEAT": "1s"}).start()
+    try:
+        run = Background(
+            "--project",
+            str(repo),
+            "--replay",
+            str(trace),
+            "--autonomous",
+            "--via-workers",
+            "--output-format",
+            "stream-json",
+            SF_CELERY_QUEUE=worker.queue,
+        )
+        run.wait_for_event(lambda e: e.type == "unit" and e.status == "running")
+        run.process.send_signal(signal.SIGTERM)
+        done = run.finish()
+        assert done.code == 11, done.stderr + worker.log()
+        assert done.result().reason.startswith("cancelled by SIGTERM")
+        unit = Unit.objects.get()
+        assert unit.status == "cancelled"  # the worker stopped it at a dispatch point
+        assert Task.objects.get().status == "paused"
+        resumed = headless(
+            "--session",
+            str(done.result().session),
+            "--via-workers",
+            "--output-format",
+            "json",
+            SF_CELERY_QUEUE=worker.queue,
+        )
+        assert resumed.code == 0, resumed.stdout + resumed.stderr
+        assert (repo / "out.txt").read_text() == "ok\n"
+    finally:
+        worker.stop()

@@ -397,20 +397,22 @@ class HeadlessRun:
 
     def _workers_settled(self, session_id: int) -> bool:
         """Via workers: no unit in flight (from its claim until its runtime row is gone,
-        review and merge included) and nothing the engine would dispatch."""
-        if self._in_flight(session_id):
-            return False
-        if self.stop.is_set():
-            return True
-        close_old_connections()
-        session = AgentSession.objects.get(pk=session_id)
-        if next_units(session):
-            dispatch(session_id=session_id)
-            return False
-        if self.options.answers and answers_apply(self.options.answers, session_id=session_id):
-            dispatch(session_id=session_id)
-            return False
-        return True
+        review and merge included) and nothing the engine would dispatch.
+
+        Due work is looked for *before* work in flight: a worker's claim moves a task
+        from due to in flight in one transaction, so in this order nothing slips
+        between the two checks."""
+        if not self.stop.is_set():
+            close_old_connections()
+            session = AgentSession.objects.get(pk=session_id)
+            if next_units(session):
+                dispatch(session_id=session_id)
+                return False
+            answers = self.options.answers
+            if answers and answers_apply(answers, session_id=session_id):
+                dispatch(session_id=session_id)
+                return False
+        return not self._in_flight(session_id)
 
     @staticmethod
     def _in_flight(session_id: int) -> bool:
