@@ -138,6 +138,11 @@ FINISH = ("done", [("finish", {"summary": "wrote a file"})])
 WORK = ("working", [("run_command", {"command": "mktemp -p . done.XXXXXX"})])
 
 
+def new_run(repo: Path, trace: Path) -> tuple[str, ...]:
+    """The arguments of a new run on ``repo`` that replays ``trace`` and builds."""
+    return ("--project", str(repo), "--replay", str(trace), "--autonomous")
+
+
 def slow_trace(tmp: Path, key: str, *, seconds: int) -> Path:
     """A unit that works for a while (a tool call), then writes out.txt and finishes."""
     steps = [
@@ -164,11 +169,7 @@ def git_show(repo: Path, *args: str) -> str:
 
 def test_the_demo_replays_to_a_merged_commit_with_a_stream_of_valid_events(repo: Path) -> None:
     run = headless(
-        "--project",
-        str(repo),
-        "--replay",
-        str(DEMO_TRACE),
-        "--autonomous",
+        *new_run(repo, DEMO_TRACE),
         "--output-format",
         "stream-json",
     )
@@ -231,11 +232,7 @@ def test_next_runs_exactly_one_unit(repo: Path) -> None:
     trace = make_trace(repo.parent, [WORK, FINISH], plan_yaml("first", "second"))
     first = headless(
         "next",
-        "--project",
-        str(repo),
-        "--replay",
-        str(trace),
-        "--autonomous",
+        *new_run(repo, trace),
         "--output-format",
         "json",
     )
@@ -269,9 +266,7 @@ def test_a_failed_task_exits_1(repo: Path) -> None:
     trace = make_trace(
         repo.parent, [WORK, FINISH], plan_yaml("broken", verify="false", max_retries=0)
     )
-    run = headless(
-        "--project", str(repo), "--replay", str(trace), "--autonomous", "--output-format", "json"
-    )
+    run = headless(*new_run(repo, trace), "--output-format", "json")
     assert run.code == 1, run.stderr
     result = run.result()
     assert (result.status, result.tasks[0].status) == ("error", "failed")
@@ -283,11 +278,7 @@ def test_timeout_exits_1_and_the_session_resumes(repo: Path) -> None:
     trace = make_trace(repo.parent, steps, plan_yaml("slow"))
     started = time.monotonic()
     run = headless(
-        "--project",
-        str(repo),
-        "--replay",
-        str(trace),
-        "--autonomous",
+        *new_run(repo, trace),
         "--timeout",
         "1.5",
         "--output-format",
@@ -366,11 +357,7 @@ def test_an_approval_blocks_and_the_answers_file_settles_it(repo: Path, tmp_path
         tmp_path, steps, plan_yaml("install", verify="test -f out.txt"), profile="normal"
     )
     run = headless(
-        "--project",
-        str(repo),
-        "--replay",
-        str(trace),
-        "--autonomous",
+        *new_run(repo, trace),
         "--output-format",
         "stream-json",
     )
@@ -409,9 +396,7 @@ def test_ask_user_blocks_until_answered(repo: Path, tmp_path: Path) -> None:
     question = "Which greeting should --shout use?"
     steps = [("asking", [("ask_user", {"question": question})]), WORK, FINISH]
     trace = make_trace(tmp_path, steps, plan_yaml("ask"))
-    run = headless(
-        "--project", str(repo), "--replay", str(trace), "--autonomous", "--output-format", "json"
-    )
+    run = headless(*new_run(repo, trace), "--output-format", "json")
     assert run.code == 10, run.stderr
     assert run.result().waiting_for == [f"answer ask's question (--answers): {question}"]
     answers = tmp_path / "answers.json"
@@ -429,11 +414,7 @@ def test_ask_user_blocks_until_answered(repo: Path, tmp_path: Path) -> None:
 def test_sigint_mid_unit_keeps_state_and_a_resume_finishes(repo: Path, tmp_path: Path) -> None:
     trace = slow_trace(tmp_path, "slow", seconds=2)
     run = Background(
-        "--project",
-        str(repo),
-        "--replay",
-        str(trace),
-        "--autonomous",
+        *new_run(repo, trace),
         "--output-format",
         "stream-json",
         SF_HEADLESS_HEARTBEAT="300ms",
@@ -461,11 +442,7 @@ def test_sigint_mid_unit_keeps_state_and_a_resume_finishes(repo: Path, tmp_path:
 def test_reload_exits_12_and_the_supervisor_restarts_through_it(repo: Path, tmp_path: Path) -> None:
     trace = make_trace(tmp_path, [WORK, FINISH], plan_yaml("one", "two"))
     run = headless(
-        "--project",
-        str(repo),
-        "--replay",
-        str(trace),
-        "--autonomous",
+        *new_run(repo, trace),
         "--output-format",
         "json",
         SF_HEADLESS_UNITS_PER_PROCESS="1",
@@ -479,11 +456,7 @@ def test_reload_exits_12_and_the_supervisor_restarts_through_it(repo: Path, tmp_
 
     other = demo_repo_create(tmp_path / "other")
     supervised = headless(
-        "--project",
-        str(other),
-        "--replay",
-        str(trace),
-        "--autonomous",
+        *new_run(other, trace),
         "--max-restarts",
         "1",
         "--output-format",
@@ -500,11 +473,7 @@ def test_reload_exits_12_and_the_supervisor_restarts_through_it(repo: Path, tmp_
 def test_a_crashed_run_is_restarted_with_backoff_and_resumes(repo: Path, tmp_path: Path) -> None:
     trace = slow_trace(tmp_path, "crashy", seconds=3)
     run = Background(
-        "--project",
-        str(repo),
-        "--replay",
-        str(trace),
-        "--autonomous",
+        *new_run(repo, trace),
         "--max-restarts",
         "2",
         "--output-format",
@@ -532,11 +501,7 @@ def test_via_workers_the_units_run_on_a_celery_worker(repo: Path) -> None:
     worker = WorkerProcess(extra_env={"SF_WORKER_HEARTBEAT": "1s"}).start()
     try:
         run = headless(
-            "--project",
-            str(repo),
-            "--replay",
-            str(DEMO_TRACE),
-            "--autonomous",
+            *new_run(repo, DEMO_TRACE),
             "--via-workers",
             "--output-format",
             "stream-json",
@@ -558,11 +523,7 @@ def test_via_workers_the_units_run_on_a_celery_worker(repo: Path) -> None:
 def test_after_max_restarts_crashes_the_supervisor_exits_1(repo: Path, tmp_path: Path) -> None:
     trace = slow_trace(tmp_path, "doomed", seconds=20)
     run = Background(
-        "--project",
-        str(repo),
-        "--replay",
-        str(trace),
-        "--autonomous",
+        *new_run(repo, trace),
         "--max-restarts",
         "1",
         "--output-format",
@@ -592,11 +553,7 @@ def test_sigterm_via_workers_stops_the_workers_unit_and_a_resume_finishes(
     worker = WorkerProcess(extra_env={"SF_WORKER_HEARTBEAT": "1s"}).start()
     try:
         run = Background(
-            "--project",
-            str(repo),
-            "--replay",
-            str(trace),
-            "--autonomous",
+            *new_run(repo, trace),
             "--via-workers",
             "--output-format",
             "stream-json",
