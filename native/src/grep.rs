@@ -66,7 +66,8 @@ pub fn build_matcher(pattern: &str, options: &GrepOptions) -> NativeResult<Regex
 
 pub fn build_searcher(options: &GrepOptions) -> Searcher {
     SearcherBuilder::new()
-        .line_number(true)
+        // Line numbers are counted by our sink, only in files with matches.
+        .line_number(false)
         // Must agree with the matcher's `crlf(true)`.
         .line_terminator(LineTerminator::crlf())
         .before_context(options.before)

@@ -86,6 +86,9 @@ impl PathGlobs {
     }
 
     pub fn is_match(&self, relative: &Path) -> bool {
+        if self.empty {
+            return false; // and no candidate path is built for nothing
+        }
         let by_name = relative
             .file_name()
             .is_some_and(|name| self.by_name.is_match(name));

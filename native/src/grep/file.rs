@@ -26,17 +26,20 @@ pub struct LineMatch {
     pub after: Vec<String>,
 }
 
-/// Reads `path` into `buffer`; `Ok(false)` for a binary file (a NUL byte anywhere)
-/// or anything that is not a regular file.
+/// Reads `path` (a regular file, as the walk found it) into `buffer`; `Ok(false)`
+/// for a binary file (a NUL byte anywhere).
+///
+/// No `fstat`: the walk already knows the file type, and anything swapped in since
+/// cannot hurt — a FIFO is opened non-blocking, a directory fails to read.
 pub fn read_text(path: &Path, buffer: &mut Vec<u8>) -> std::io::Result<bool> {
     buffer.clear();
     let mut file = open_nonblocking(path)?;
-    if !file.metadata()?.is_file() {
-        return Ok(false);
-    }
     let first = (&mut file).take(FIRST_CHUNK).read_to_end(buffer)?;
     if memchr::memchr(0, buffer).is_some() {
         return Ok(false);
+    }
+    if (first as u64) < FIRST_CHUNK {
+        return Ok(true); // the whole file, without another read to find its end
     }
     file.read_to_end(buffer)?;
     Ok(memchr::memchr(0, &buffer[first..]).is_none())
@@ -68,6 +71,8 @@ pub fn search_bytes(
 ) -> std::io::Result<Vec<LineMatch>> {
     let mut seen = Seen {
         matcher,
+        haystack: bytes,
+        counted: (0, 1),
         lines: Vec::new(),
         matches_left: searcher.max_matches().unwrap_or(u64::MAX),
     };
@@ -88,6 +93,11 @@ struct SeenLine {
 
 struct Seen<'m> {
     matcher: &'m RegexMatcher,
+    /// The searched bytes, and how far line numbers are counted in them (offset,
+    /// line number there). The searcher does not count lines (that would be a
+    /// pass over every file); we count only up to the lines it reports.
+    haystack: &'m [u8],
+    counted: (usize, u64),
     lines: Vec<SeenLine>,
     /// The searcher stops after its limit but reports the after-context lines
     /// that also match as matches; past the limit they are context.
@@ -95,7 +105,23 @@ struct Seen<'m> {
 }
 
 impl Seen<'_> {
-    fn push(&mut self, number: Option<u64>, raw: &[u8], is_match: bool) {
+    /// The 1-based number of the line starting at `offset` (reported lines come in
+    /// order, so counting resumes where it stopped).
+    fn line_number(&mut self, offset: u64) -> u64 {
+        let offset =
+            usize::try_from(offset).map_or(self.haystack.len(), |o| o.min(self.haystack.len()));
+        let (from, number) = self.counted;
+        let number = if offset >= from {
+            number + memchr::memchr_iter(b'\n', &self.haystack[from..offset]).count() as u64
+        } else {
+            1 + memchr::memchr_iter(b'\n', &self.haystack[..offset]).count() as u64
+        };
+        self.counted = (offset, number);
+        number
+    }
+
+    fn push(&mut self, offset: u64, raw: &[u8], is_match: bool) {
+        let number = self.line_number(offset);
         let is_match = is_match && self.matches_left > 0;
         if is_match {
             self.matches_left -= 1;
@@ -103,7 +129,7 @@ impl Seen<'_> {
         let line = strip_terminator(raw);
         let column = is_match.then(|| self.column(line));
         self.lines.push(SeenLine {
-            number: number.unwrap_or(0),
+            number,
             text: String::from_utf8_lossy(line).into_owned(),
             column,
         });
@@ -122,12 +148,12 @@ impl Sink for Seen<'_> {
     type Error = std::io::Error;
 
     fn matched(&mut self, _: &Searcher, found: &SinkMatch<'_>) -> Result<bool, Self::Error> {
-        self.push(found.line_number(), found.bytes(), true);
+        self.push(found.absolute_byte_offset(), found.bytes(), true);
         Ok(true)
     }
 
     fn context(&mut self, _: &Searcher, context: &SinkContext<'_>) -> Result<bool, Self::Error> {
-        self.push(context.line_number(), context.bytes(), false);
+        self.push(context.absolute_byte_offset(), context.bytes(), false);
         Ok(true)
     }
 }
