@@ -110,20 +110,19 @@ fn search_while_walking(
     walk_visit(root, &options.walk, None, cancel, || {
         let (mut searcher, mut buffer) = (build_searcher(options), Vec::new());
         let (found, failure) = (&found, &failure);
-        move |relative: &Path, path: &Path| {
-            // Binary, unreadable or vanished since the walk: skipped, as rg does.
-            if !matches!(file::read_text(path, &mut buffer), Ok(true)) {
-                return;
-            }
-            match search_bytes(matcher, &mut searcher, &buffer) {
-                Ok(lines) if lines.is_empty() => {}
-                Ok(lines) => lock(found).push(FileMatches {
-                    path: relative.to_path_buf(),
-                    lines,
-                }),
-                Err(err) => {
-                    lock(failure).get_or_insert(NativeFailure::Other(format!("grep: {err}")));
-                }
+        move |relative: &Path, path: &Path| match search_file(
+            path,
+            matcher,
+            &mut searcher,
+            &mut buffer,
+        ) {
+            Ok(lines) if lines.is_empty() => {}
+            Ok(lines) => lock(found).push(FileMatches {
+                path: relative.to_path_buf(),
+                lines,
+            }),
+            Err(err) => {
+                lock(failure).get_or_insert(err);
             }
         }
     })?;
@@ -135,6 +134,21 @@ fn search_while_walking(
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     found.sort_unstable_by(|a, b| path_order(&a.path, &b.path));
     Ok(found)
+}
+
+/// The matching lines of one file; none for a binary, unreadable or vanished file
+/// (skipped, as rg does). `buffer` is reused from file to file.
+fn search_file(
+    path: &Path,
+    matcher: &RegexMatcher,
+    searcher: &mut Searcher,
+    buffer: &mut Vec<u8>,
+) -> NativeResult<Vec<LineMatch>> {
+    if !matches!(file::read_text(path, buffer), Ok(true)) {
+        return Ok(Vec::new());
+    }
+    search_bytes(matcher, searcher, buffer)
+        .map_err(|err| NativeFailure::Other(format!("grep: {err}")))
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -236,14 +250,7 @@ fn search_worker(shared: &Shared<'_>) -> NativeResult<Found> {
             break;
         };
         let path = shared.root.join(relative);
-        let lines = match file::read_text(&path, &mut buffer) {
-            Ok(true) => match search_bytes(shared.matcher, &mut searcher, &buffer) {
-                Ok(lines) => lines,
-                Err(err) => return Err(NativeFailure::Other(format!("grep: {err}"))),
-            },
-            // Binary, unreadable or vanished since the walk: skipped, as rg does.
-            _ => Vec::new(),
-        };
+        let lines = search_file(&path, shared.matcher, &mut searcher, &mut buffer)?;
         record_progress(shared, index, lines.len());
         if !lines.is_empty() {
             found.push((index, lines));
