@@ -16,7 +16,7 @@ from sf_web.status import system_status
 def dashboard(request: HttpRequest) -> HttpResponse:
     from agents_app.selectors import session_list
 
-    recent = session_list().select_related("project").order_by("-created_at", "-pk")[:10]
+    recent = session_list().order_by("-created_at", "-pk")[:10]  # projects already joined
     return render(request, "sf_web/dashboard.html", {"status": system_status(), "sessions": recent})
 
 
