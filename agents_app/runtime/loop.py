@@ -17,7 +17,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from django.utils import timezone
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 import sf_native
 from agents_app.models import TraceKind
@@ -170,6 +170,45 @@ class AgentLoop:
         self, call: ToolCallRequest, messages: list[dict[str, Any]]
     ) -> LoopResult | None:
         started = timezone.now()
+        parsed = self._parse_call(call, messages, started)
+        if parsed is None:
+            return None
+        tool, arguments = parsed
+        values = arguments.model_dump()
+        # Worktree-relative and whitespace-stable: a replay elsewhere hashes the same.
+        normalized = self.gate.normalize(call.name, values)
+        input_hash = sf_native.canonical_hash({"tool": call.name, "input": normalized})
+        if self.replay is not None:
+            self.replay.expect_tool_call(call.name, input_hash)
+        verdict = self.gate.check(call.name, values, input_hash)
+
+        def answer(output: str) -> None:
+            self._answer(call, messages, output, started, input_hash, normalized, verdict)
+
+        if verdict.decision == "deny":
+            answer(f"denied by {verdict.rule}: {verdict.reason}")
+            return None
+        if verdict.decision == "ask":
+            answer(f"waiting for approval ({verdict.rule})")
+            return self._end(
+                Outcome.BLOCKED, decision_id=verdict.decision_id, detail=verdict.reason
+            )
+        stop = self.hooks.before_tool(call.name)
+        if stop:
+            return self._end(Outcome.INTERRUPTED, detail=stop)
+        ended = self._run_tool(tool, arguments, answer)
+        if ended is not None:
+            return ended
+        stop = self.hooks.after_tool(call.name, input_hash)
+        if stop:
+            return self._end(Outcome.INTERRUPTED, detail=stop)
+        return None
+
+    def _parse_call(
+        self, call: ToolCallRequest, messages: list[dict[str, Any]], started: Any
+    ) -> tuple[Tool, BaseModel] | None:
+        """The tool and its validated arguments; otherwise the model is told what is
+        wrong (an unknown or hidden tool, arguments that do not fit) and None returned."""
         tool = self.tools.get(call.name)
         if tool is None or call.name not in self.gate.offered_tools():
             available = ", ".join(self.gate.offered_tools())
@@ -181,7 +220,7 @@ class AgentLoop:
             arguments = json.loads(call.arguments)
             if not isinstance(arguments, dict):
                 raise ValueError("arguments must be a JSON object")
-            parsed = tool.parse(arguments)
+            return tool, tool.parse(arguments)
         except (ValueError, TypeError) as exc:
             message = (
                 validation_message(call.name, exc)
@@ -190,49 +229,22 @@ class AgentLoop:
             )
             self._answer(call, messages, message, started)
             return None
-        arguments = parsed.model_dump()
-        # Worktree-relative and whitespace-stable: a replay elsewhere hashes the same.
-        normalized = self.gate.normalize(call.name, arguments)
-        input_hash = sf_native.canonical_hash({"tool": call.name, "input": normalized})
-        if self.replay is not None:
-            self.replay.expect_tool_call(call.name, input_hash)
-        verdict = self.gate.check(call.name, arguments, input_hash)
-        if verdict.decision == "deny":
-            text = f"denied by {verdict.rule}: {verdict.reason}"
-            self._answer(call, messages, text, started, input_hash, normalized, verdict)
-            return None
-        if verdict.decision == "ask":
-            self._answer(
-                call,
-                messages,
-                f"waiting for approval ({verdict.rule})",
-                started,
-                input_hash,
-                normalized,
-                verdict,
-            )
-            return self._end(
-                Outcome.BLOCKED, decision_id=verdict.decision_id, detail=verdict.reason
-            )
-        stop = self.hooks.before_tool(call.name)
-        if stop:
-            return self._end(Outcome.INTERRUPTED, detail=stop)
+
+    def _run_tool(
+        self, tool: Tool, arguments: BaseModel, answer: Callable[[str], None]
+    ) -> LoopResult | None:
+        """Run an allowed call and answer the model; a loop-ending tool ends the loop."""
         try:
-            output = tool.run(self.context, parsed)
+            output = tool.run(self.context, arguments)
         except Finished as done:
-            self._answer(call, messages, "finished", started, input_hash, normalized, verdict)
+            answer("finished")
             return self._end(Outcome.FINISHED, summary=done.summary)
         except NeedsPerson as asked:
-            self._answer(
-                call, messages, "waiting for an answer", started, input_hash, normalized, verdict
-            )
+            answer("waiting for an answer")
             return self._end(Outcome.NEEDS_PERSON, question=asked.question)
         except (ToolError, OSError, ValueError) as exc:
             output = f"error: {exc}"
-        self._answer(call, messages, output, started, input_hash, normalized, verdict)
-        stop = self.hooks.after_tool(call.name, input_hash)
-        if stop:
-            return self._end(Outcome.INTERRUPTED, detail=stop)
+        answer(output)
         return None
 
     def _answer(
