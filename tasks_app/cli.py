@@ -190,7 +190,7 @@ class ReplayCommand(Subcommand):
     def run(self, options: dict[str, Any]) -> int:
         from pathlib import Path
 
-        from tasks_app.replaying import replay_run
+        from tasks_app.engine.replaying import replay_run
 
         try:
             result = replay_run(Path(options["trace"]), project_path=Path(options["project"]))

@@ -242,6 +242,16 @@ def task_summary_line(session: AgentSession) -> str:
     return f"{len(board.rows)} tasks: {counts} · {ready} ready · ${board.total_cost} spent"
 
 
+def session_report_fields(sender: object, *, session: AgentSession, **_: Any) -> dict[str, Any]:
+    """The ``session_report_requested`` receiver: the tasks' line in the session report."""
+    return {"tasks_summary": task_summary_line(session)}
+
+
+def session_plans(session_id: int, *, limit: int = 20) -> list[Plan]:
+    """The session page's plan list, newest first."""
+    return list(Plan.objects.filter(session_id=session_id)[:limit])
+
+
 def _schedule(task: Task) -> str | None:
     try:
         schedule: TaskSchedule = task.schedule

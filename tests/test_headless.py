@@ -21,9 +21,9 @@ import yaml
 
 from agents_app.models import AgentSession, Project, ReviewStatus, RiskDecision
 from agents_app.runtime.recording import trace_from_steps, trace_write
+from tasks_app.engine.replaying import DEMO_TRACE, demo_repo_create
 from tasks_app.headless.events import event_parse
 from tasks_app.models import Plan, Task, TaskRuntime, Unit
-from tasks_app.replaying import DEMO_TRACE, demo_repo_create
 from tests.processes import ROOT, WorkerProcess, backends_of, child_database_url, wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
