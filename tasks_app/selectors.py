@@ -11,12 +11,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.conf import settings
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
+from agents_app.models import AgentSession, ModeTransition, TransitionStatus
 from tasks_app.models import (
     Plan,
     PlanStatus,
@@ -30,9 +31,6 @@ from tasks_app.models import (
     Worker,
 )
 from tasks_app.scheduler import Edge, blockers_of, claims_overlap, compute_waves, edges_by
-
-if TYPE_CHECKING:
-    from agents_app.models import AgentSession
 
 ACTIVE_STATUSES = frozenset({"in_progress", "verifying", "retrying"})
 
@@ -288,8 +286,6 @@ def _workers_online(now: datetime) -> int:
 
 
 def _pending_approvals(session_id: int | None) -> int:
-    from agents_app.models import ModeTransition, TransitionStatus
-
     pending = ModeTransition.objects.filter(status=TransitionStatus.PENDING, requires_approval=True)
     if session_id is not None:
         pending = pending.filter(session_id=session_id)
