@@ -2,9 +2,9 @@
 source of truth: the broker only carries task ids, and every delivery starts with a
 conditional claim. ``sweep`` recovers what a dead worker or a lost message left.
 
-Three drivers use the same two functions: ``dispatch`` (Celery workers; the embedded
-default drains in a thread), ``drain`` (inline: headless, replay, that thread), and
-``next_units`` decides for all of them what run control allows now.
+Every driver goes through here: ``dispatch`` sends units to the Celery workers
+(without a broker it drains in a thread), ``drain`` runs them inline (headless,
+replay, that thread), and both ask ``next_units`` what run control allows now.
 """
 
 from __future__ import annotations

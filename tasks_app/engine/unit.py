@@ -47,11 +47,11 @@ from tasks_app.models import (
     Unit,
 )
 
+# The options and the report are defined in ``values`` (``outcome`` builds the report
+# without importing this module); callers take them from here with ``unit_run``.
+__all__ = ["UnitOptions", "UnitReport", "unit_run"]
 logger = logging.getLogger("sf.engine")
 RUNNABLE = (TaskStatus.TODO, TaskStatus.RETRYING)
-
-
-__all__ = ["UnitOptions", "UnitReport", "unit_run"]
 
 
 def unit_run(*, task_id: int, worker: str, options: UnitOptions | None = None) -> UnitReport | None:
