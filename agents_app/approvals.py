@@ -15,6 +15,7 @@ from django.utils import timezone
 from agents_app.models import ApprovalRule, ReviewScope, ReviewStatus, RiskDecision
 from sf_web.errors import InvalidTransition, NotAllowed, SfError
 from sf_web.live import broadcast, group_name
+from sf_web.signals import decision_reviewed
 
 APPROVALS = group_name("approvals")
 REVIEW_PERMISSION = "agents_app.review_riskdecision"
@@ -94,7 +95,5 @@ def _grant_rule(decision: RiskDecision, reviewer: User, scope: str) -> None:
 
 
 def _resume_task(decision_id: int, approved: bool) -> None:
-    """Hand the waiting task back to the engine (tasks_app builds on this app)."""
-    from tasks_app.approvals import task_after_review
-
-    task_after_review(decision_id=decision_id, approved=approved)
+    """Tell whoever waits on the decision (the engine, an app built on this one)."""
+    decision_reviewed.send(sender=RiskDecision, decision_id=decision_id, approved=approved)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agents_app import commands as cmd
+from agents_app.axes import RunControl
 from agents_app.badge import badge_for
 from agents_app.models import AgentSession, ModeTransition, TransitionStatus
 from agents_app.selectors import session_report
@@ -14,6 +15,7 @@ from agents_app.services import (
     session_set_paused,
     session_stop,
 )
+from sf_web.signals import send_on_commit, session_runnable
 
 
 @dataclass(frozen=True)
@@ -69,12 +71,11 @@ def command_apply(
 
 
 def _start_dispatch(session: AgentSession) -> None:
-    """A session that may run units now (autonomous or assisted, not paused) starts."""
-    if session.paused or session.run_control == "manual":
+    """A session that may run units now (autonomous or assisted, not paused) says so;
+    the engine (an app built on this one) listens and dispatches."""
+    if session.paused or session.run_control == RunControl.MANUAL:
         return
-    from tasks_app.dispatch import dispatch  # tasks_app builds on agents_app
-
-    dispatch(session_id=session.pk)
+    send_on_commit(session_runnable, sender=AgentSession, session_id=session.pk)
 
 
 def _describe(session: AgentSession, transition: ModeTransition | None) -> str:
@@ -95,7 +96,7 @@ def _query(session: AgentSession, name: str) -> CommandOutcome:
     elif name == "cost":
         message = _cost_line(report)
     elif name == "tasks":
-        message = str(report["tasks_summary"])
+        message = str(report.get("tasks_summary", "no tasks"))
     else:
         message = f"{report['transitions']} transitions · {_cost_line(report)}"
     return CommandOutcome(session=session, message=message, data=report)

@@ -8,6 +8,7 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet
 
 from agents_app.models import AgentSession, ModeTransition, Project, TransitionStatus
+from sf_web.signals import collect, session_report_requested
 
 
 def session_list(*, project: Project | None = None) -> QuerySet[AgentSession]:
@@ -36,7 +37,10 @@ def budget_used_percent(spent: Decimal, budget: Decimal | None) -> float | None:
 
 
 def session_report(session: AgentSession) -> dict[str, Any]:
-    """Numbers for /status, /cost and /session-report (JSON-friendly)."""
+    """Numbers for /status, /cost and /session-report (JSON-friendly).
+
+    Apps built on this one add their fields through ``session_report_requested``
+    (the tasks app adds ``tasks_summary``, the line /tasks shows)."""
     counts = session.transitions.aggregate(
         total=Count("pk"), pending=Count("pk", filter=Q(status=TransitionStatus.PENDING))
     )
@@ -52,12 +56,5 @@ def session_report(session: AgentSession) -> dict[str, Any]:
         "budget_used_percent": budget_used_percent(session.cost_spent, session.cost_budget),
         "autonomous_continues": session.autonomous_continues,
         "max_autonomous_continues": session.max_autonomous_continues,
-        "tasks_summary": _tasks_summary(session),
+        **collect(session_report_requested, sender=AgentSession, session=session),
     }
-
-
-def _tasks_summary(session: AgentSession) -> str:
-    # tasks_app depends on agents_app, so its selector is imported where it is used.
-    from tasks_app.selectors import task_summary_line
-
-    return task_summary_line(session)

@@ -127,7 +127,6 @@ def session_context(session: AgentSession) -> dict[str, object]:
         "timeline": session_timeline(session),
         "pending": session_pending(session),
         "badge": badge_for(session),
-        "plans": _plans(session),
         "axis_controls": [
             {
                 "axis": axis,
@@ -138,12 +137,6 @@ def session_context(session: AgentSession) -> dict[str, object]:
             for axis in AXIS_COMMANDS
         ],
     }
-
-
-def _plans(session: AgentSession) -> list[object]:
-    from tasks_app.models import Plan  # tasks_app builds on agents_app
-
-    return list(Plan.objects.filter(session=session)[:20])
 
 
 def _run(request: AuthedRequest, session: AgentSession, text: str) -> HttpResponse:

@@ -32,9 +32,9 @@ from agents_app.models import AgentSession  # noqa: E402
 from agents_app.runtime.recording import trace_from_steps, trace_write  # noqa: E402
 from agents_app.runtime.replay import replay_load  # noqa: E402
 from agents_app.services import Actor, project_create, session_create  # noqa: E402
-from tasks_app.engine import UnitOptions, unit_run  # noqa: E402
+from tasks_app.engine.replaying import demo_repo_create  # noqa: E402
+from tasks_app.engine.unit import UnitOptions, unit_run  # noqa: E402
 from tasks_app.models import Task  # noqa: E402
-from tasks_app.replaying import demo_repo_create  # noqa: E402
 from tasks_app.schemas import plan_spec_parse  # noqa: E402
 from tasks_app.services import plan_accept, plan_create  # noqa: E402
 
@@ -144,7 +144,7 @@ def through_workers(tmp: Path, count: int, workers: int) -> tuple[float, int]:
         started = time.perf_counter()
         from django.test.utils import override_settings
 
-        from tasks_app.dispatch import dispatch
+        from tasks_app.engine.dispatch import dispatch
 
         AgentSession.objects.filter(pk=session.pk).update(driver="workers")
         with override_settings(CELERY_TASK_DEFAULT_QUEUE=queue):

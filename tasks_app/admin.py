@@ -65,11 +65,12 @@ class PlanAdmin(admin.ModelAdmin):
 @admin.register(Task)
 class TaskAdmin(admin.ModelAdmin):
     list_display = ("key", "title", "plan", "status", "risk_level", "retry_count", "cost_spent")
-    list_filter = ("status", "risk_level", "mutation_scope", "task_kind")
+    list_filter = ("status", "hold_reason", "risk_level", "mutation_scope", "task_kind")
     search_fields = ("key", "title")
     # The lifecycle moves only through tasks_app.lifecycle, so every move is logged.
     readonly_fields = (
         "status",
+        "hold_reason",
         "retry_count",
         "cost_spent",
         "started_at",

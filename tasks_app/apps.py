@@ -6,5 +6,13 @@ class TasksAppConfig(AppConfig):
     verbose_name = "Tasks"
 
     def ready(self) -> None:
-        # Celery worker lifecycle hooks (heartbeats) are connected on import.
-        from tasks_app import workers  # noqa: F401
+        # Imported here, not at the top: the app registry must be ready before models
+        # load (Django's rule for AppConfig modules).
+        from sf_web.signals import session_report_requested
+        from tasks_app.engine import receivers, workers  # noqa: F401  (worker heartbeats)
+        from tasks_app.selectors import session_report_fields
+
+        receivers.connect()
+        session_report_requested.connect(
+            session_report_fields, dispatch_uid="tasks_app.selectors.session_report"
+        )

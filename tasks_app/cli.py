@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from agents_app.axes import PermissionProfile
 from agents_app.cli import cli_actor, find_session
 from sf_web.cli import EXIT_ERROR, EXIT_OK, EXIT_USAGE, Subcommand, add_output_format
 from sf_web.errors import SfError
+from tasks_app.engine.replaying import replay_run
 from tasks_app.models import Plan, PlanSource, TaskStatus
+from tasks_app.plan_files import plan_file_read
+from tasks_app.selectors import plan_waves, task_board
+from tasks_app.services import plan_accept, plan_create, plan_reject
 
 
 def plan_json(plan: Plan) -> dict[str, Any]:
-    from tasks_app.selectors import plan_waves
-
     return {
         "id": plan.pk,
         "session": plan.session_id,
@@ -87,9 +90,6 @@ class PlanCommand(Subcommand):
         return EXIT_OK
 
     def _import(self, options: dict[str, Any]) -> Plan:
-        from tasks_app.plan_files import plan_file_read
-        from tasks_app.services import plan_create
-
         session = find_session(options["session"])
         spec = plan_file_read(options["path"])
         return plan_create(session=session, spec=spec, source=PlanSource.FILE)
@@ -98,8 +98,6 @@ class PlanCommand(Subcommand):
         return find_plan(options["plan_id"])
 
     def _accept(self, options: dict[str, Any]) -> Plan:
-        from tasks_app.services import plan_accept
-
         return plan_accept(
             plan=find_plan(options["plan_id"]),
             actor=cli_actor(options["user"]),
@@ -108,8 +106,6 @@ class PlanCommand(Subcommand):
         )
 
     def _reject(self, options: dict[str, Any]) -> Plan:
-        from tasks_app.services import plan_reject
-
         return plan_reject(plan=find_plan(options["plan_id"]), reason=options["reason"])
 
     def _fail(self, message: str, options: dict[str, Any]) -> int:
@@ -120,8 +116,6 @@ class PlanCommand(Subcommand):
         return EXIT_USAGE
 
     def _print(self, plan: Plan) -> None:
-        from tasks_app.selectors import plan_waves
-
         self.out(f"plan {plan.pk} ({plan.status}) for session {plan.session_id}: {plan.summary}")
         for number, wave in enumerate(plan_waves(plan), 1):
             self.out(f"  wave {number}: {', '.join(task.key for task in wave)}")
@@ -144,8 +138,6 @@ class TasksCommand(Subcommand):
         add_output_format(parser)
 
     def run(self, options: dict[str, Any]) -> int:
-        from tasks_app.selectors import task_board
-
         try:
             session = find_session(options["session"])
         except SfError as exc:
@@ -188,10 +180,6 @@ class ReplayCommand(Subcommand):
         add_output_format(parser)
 
     def run(self, options: dict[str, Any]) -> int:
-        from pathlib import Path
-
-        from tasks_app.replaying import replay_run
-
         try:
             result = replay_run(Path(options["trace"]), project_path=Path(options["project"]))
         except SfError as exc:

@@ -9,14 +9,18 @@ from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
 
 from agents_app.models import AgentSession
+from agents_app.runtime.trace import unit_group
+from agents_app.services import session_group
 from sf_web.consumers import LivePartialConsumer
 from sf_web.live import group_name
+from tasks_app.lifecycle import task_groups
+from tasks_app.models import Unit
+from tasks_app.unit_views import unit_context
+from tasks_app.views import board_context, board_filters
 
 
 class TaskBoardConsumer(LivePartialConsumer):
     def resolve_groups(self) -> list[str]:
-        from tasks_app.views import board_filters
-
         query = parse_qs(self.scope.get("query_string", b"").decode())
         self.session_id, self.statuses = board_filters(
             (query.get("session") or [None])[0], query.get("status", [])
@@ -25,13 +29,9 @@ class TaskBoardConsumer(LivePartialConsumer):
             return [group_name("tasks", "all")]
         get_object_or_404(AgentSession, pk=self.session_id)
         # The session group too: the board's badge follows the session's axes.
-        from agents_app.services import session_group
-
         return [group_name("tasks", self.session_id), session_group(self.session_id)]
 
     def render(self) -> str:
-        from tasks_app.views import board_context
-
         session = AgentSession.objects.get(pk=self.session_id) if self.session_id else None
         context = board_context(session, self.statuses)
         html = render_to_string("tasks_app/board.html#board", context)
@@ -50,18 +50,11 @@ class UnitConsumer(LivePartialConsumer):
     """A unit's page: its state and trace, streamed as events are recorded."""
 
     def resolve_groups(self) -> list[str]:
-        from agents_app.runtime.trace import unit_group
-        from tasks_app.lifecycle import task_groups
-        from tasks_app.models import Unit
-
         self.unit_id = int(self.scope["url_route"]["kwargs"]["unit_id"])
         unit = get_object_or_404(Unit.objects.select_related("task__plan"), pk=self.unit_id)
         return [unit_group(self.unit_id), *task_groups(unit.task)]
 
     def render(self) -> str:
-        from tasks_app.models import Unit
-        from tasks_app.unit_views import unit_context
-
         unit = Unit.objects.select_related("task__plan").get(pk=self.unit_id)
         context = unit_context(unit)
         return "".join(

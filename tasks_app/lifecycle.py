@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from sf_web.errors import InvalidTransition
 from sf_web.live import broadcast, group_name
-from tasks_app.models import Task, TaskStatus, TaskTransition
+from tasks_app.models import HELD_STATUSES, HoldReason, Task, TaskStatus, TaskTransition
 
 S = TaskStatus
 FINAL = frozenset({S.DONE, S.CANCELLED})
@@ -49,11 +49,15 @@ def task_groups(task: Task) -> list[str]:
     return [group_name("tasks", "all"), group_name("tasks", task.plan.session_id)]
 
 
-def task_transition(*, task: Task, to: str, reason: str, actor: str = "sf") -> Task:
+def task_transition(
+    *, task: Task, to: str, reason: str, actor: str = "sf", hold: HoldReason | None = None
+) -> Task:
     """Move ``task`` to ``to`` and log it, or raise ``InvalidTransition`` and change nothing.
 
     The move is a conditional update on the status the caller saw, so two workers
-    racing to move the same task cannot both succeed.
+    racing to move the same task cannot both succeed. ``hold`` says why a task moved
+    to paused or blocked (the engine decides on it; ``reason`` is for people); a move
+    anywhere else clears it.
     """
     current = task.status
     if not allowed(current, to):
@@ -62,7 +66,11 @@ def task_transition(*, task: Task, to: str, reason: str, actor: str = "sf") -> T
             f"task {task.key}: cannot go from {current} to {to}; allowed from {current}: {options}"
         )
     now = timezone.now()
-    fields: dict[str, object] = {"status": to, "status_reason": reason}
+    fields: dict[str, object] = {
+        "status": to,
+        "status_reason": reason,
+        "hold_reason": _hold_reason(to, hold),
+    }
     if to == S.IN_PROGRESS and task.started_at is None:
         fields["started_at"] = now
     if to in (S.DONE, S.FAILED, S.CANCELLED):
@@ -86,3 +94,11 @@ def task_transition(*, task: Task, to: str, reason: str, actor: str = "sf") -> T
     for name, value in fields.items():
         setattr(task, name, value)
     return task
+
+
+def _hold_reason(to: str, hold: HoldReason | None) -> HoldReason:
+    if to not in HELD_STATUSES:
+        if hold:
+            raise ValueError(f"a hold reason ({hold}) is only for paused or blocked, not {to}")
+        return HoldReason.NONE
+    return hold or HoldReason.PERSON

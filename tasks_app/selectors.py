@@ -11,12 +11,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.conf import settings
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
+from agents_app.models import AgentSession, ModeTransition, TransitionStatus
 from tasks_app.models import (
     Plan,
     PlanStatus,
@@ -30,9 +31,6 @@ from tasks_app.models import (
     Worker,
 )
 from tasks_app.scheduler import Edge, blockers_of, claims_overlap, compute_waves, edges_by
-
-if TYPE_CHECKING:
-    from agents_app.models import AgentSession
 
 ACTIVE_STATUSES = frozenset({"in_progress", "verifying", "retrying"})
 
@@ -242,6 +240,16 @@ def task_summary_line(session: AgentSession) -> str:
     return f"{len(board.rows)} tasks: {counts} · {ready} ready · ${board.total_cost} spent"
 
 
+def session_report_fields(sender: object, *, session: AgentSession, **_: Any) -> dict[str, Any]:
+    """The ``session_report_requested`` receiver: the tasks' line in the session report."""
+    return {"tasks_summary": task_summary_line(session)}
+
+
+def session_plans(session_id: int, *, limit: int = 20) -> list[Plan]:
+    """The session page's plan list, newest first."""
+    return list(Plan.objects.filter(session_id=session_id)[:limit])
+
+
 def _schedule(task: Task) -> str | None:
     try:
         schedule: TaskSchedule = task.schedule
@@ -278,8 +286,6 @@ def _workers_online(now: datetime) -> int:
 
 
 def _pending_approvals(session_id: int | None) -> int:
-    from agents_app.models import ModeTransition, TransitionStatus
-
     pending = ModeTransition.objects.filter(status=TransitionStatus.PENDING, requires_approval=True)
     if session_id is not None:
         pending = pending.filter(session_id=session_id)

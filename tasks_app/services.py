@@ -1,5 +1,8 @@
 """Services for plans and tasks: creating a plan from a spec, accepting it, scheduling
-ready tasks and claiming them race-free between workers."""
+ready tasks and claiming them race-free between workers.
+
+This is the domain below the engine (``tasks_app.engine``): it never imports it. A
+change that may make work runnable sends ``sf_web.signals.session_runnable``."""
 
 from __future__ import annotations
 
@@ -7,13 +10,15 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from agents_app.axes import PermissionProfile, RunControl
+from agents_app.axes import ModelMode, PermissionProfile, RunControl, WorkMode
 from agents_app.models import AgentSession
-from agents_app.services import Actor, session_change_mode
+from agents_app.services import Actor, session_change_mode, session_group
 from sf_web.errors import InvalidTransition, PlanInvalid
-from sf_web.live import broadcast
+from sf_web.live import broadcast, group_name
+from sf_web.signals import send_on_commit, session_runnable
 from tasks_app.lifecycle import task_groups, task_transition
 from tasks_app.models import (
+    HoldReason,
     Plan,
     PlanStatus,
     ScheduleStatus,
@@ -102,7 +107,8 @@ def plan_accept(
 
     ``autonomous`` is **Run autonomously**: the session moves to
     ``build | autonomous | <profile> | smart`` (one logged transition) and dispatch
-    starts. Plain accept moves to build and keeps the run control.
+    starts. Plain accept moves to build and keeps the run control. ``start=False``
+    (headless, replay): the caller runs the units itself, so nobody is told.
     """
     if permission_profile is not None and permission_profile not in PermissionProfile.values:
         raise PlanInvalid(
@@ -111,29 +117,8 @@ def plan_accept(
         )
     with transaction.atomic():
         session = AgentSession.objects.select_for_update().get(pk=plan.session_id)
-        changes = {"work_mode": "build"}
-        if autonomous:
-            changes |= {
-                "run_control": RunControl.AUTONOMOUS,
-                "permission_profile": permission_profile or session.permission_profile,
-                "model_mode": "smart",
-            }
-        elif permission_profile:
-            changes["permission_profile"] = permission_profile
-        now = timezone.now()
-        updated = Plan.objects.filter(pk=plan.pk, status=PlanStatus.PROPOSED).update(
-            status=PlanStatus.ACCEPTED,
-            accepted_at=now,
-            accepted_by=actor.user if isinstance(actor.user, User) else None,
-            accepted_run_control=changes.get("run_control", session.run_control),
-            accepted_permission_profile=changes.get(
-                "permission_profile", session.permission_profile
-            ),
-        )
-        if updated != 1:
-            raise InvalidTransition(
-                f"plan {plan.pk} is {plan.status}; only a proposed plan can be accepted"
-            )
+        changes = _accept_changes(session, autonomous, permission_profile)
+        _mark_accepted(plan, actor, session, changes)
         verb = "run autonomously" if autonomous else "accepted"
         session_change_mode(
             session=session,
@@ -146,11 +131,42 @@ def plan_accept(
         plan.refresh_from_db()
         schedule_ready(plan=plan)
         _broadcast_plan(plan)
-    if start:
-        from tasks_app.dispatch import dispatch  # hands the ready tasks to the workers
-
-        dispatch(session_id=plan.session_id)
+        if start:  # the engine hands the ready tasks to the workers, after commit
+            send_on_commit(session_runnable, sender=AgentSession, session_id=plan.session_id)
     return plan
+
+
+def _accept_changes(
+    session: AgentSession, autonomous: bool, permission_profile: str | None
+) -> dict[str, str]:
+    """The axes an accepted plan moves the session to."""
+    changes: dict[str, str] = {"work_mode": WorkMode.BUILD}
+    if autonomous:
+        changes |= {
+            "run_control": RunControl.AUTONOMOUS,
+            "permission_profile": permission_profile or session.permission_profile,
+            "model_mode": ModelMode.SMART,
+        }
+    elif permission_profile:
+        changes["permission_profile"] = permission_profile
+    return changes
+
+
+def _mark_accepted(
+    plan: Plan, actor: Actor, session: AgentSession, changes: dict[str, str]
+) -> None:
+    """The conditional update that makes acceptance happen once."""
+    updated = Plan.objects.filter(pk=plan.pk, status=PlanStatus.PROPOSED).update(
+        status=PlanStatus.ACCEPTED,
+        accepted_at=timezone.now(),
+        accepted_by=actor.user if isinstance(actor.user, User) else None,
+        accepted_run_control=changes.get("run_control", session.run_control),
+        accepted_permission_profile=changes.get("permission_profile", session.permission_profile),
+    )
+    if updated != 1:
+        raise InvalidTransition(
+            f"plan {plan.pk} is {plan.status}; only a proposed plan can be accepted"
+        )
 
 
 def schedule_ready(*, plan: Plan) -> list[Task]:
@@ -172,7 +188,12 @@ def schedule_ready(*, plan: Plan) -> list[Task]:
         blockers = blockers_of(task.key, by_task, statuses)
         if any(not blocker.satisfiable for blocker in blockers):
             reasons = "; ".join(b.describe() for b in blockers if not b.satisfiable)  # by key
-            task_transition(task=task, to=TaskStatus.BLOCKED, reason=f"dependency: {reasons}")
+            task_transition(
+                task=task,
+                to=TaskStatus.BLOCKED,
+                reason=f"dependency: {reasons}",
+                hold=HoldReason.DEPENDENCY,
+            )
         elif not blockers and _mark_due(task):
             due.append(task)
     return due
@@ -239,9 +260,6 @@ def _task_from_spec(plan: Plan, position: int, spec: TaskSpec, default_verify: l
 
 
 def _broadcast_plan(plan: Plan) -> None:
-    from agents_app.services import session_group
-    from sf_web.live import group_name
-
     broadcast(session_group(plan.session_id), "session.changed")
     broadcast(group_name("tasks", "all"), "tasks.changed")
     broadcast(group_name("tasks", plan.session_id), "tasks.changed")

@@ -1,10 +1,15 @@
-"""Celery interfaces of the tasks app: take ids, call one service, return."""
+"""Celery interfaces of the tasks app: take ids, call one service, return.
+
+Celery finds this module by autodiscovery (``tasks_app.tasks``). Nothing imports it to
+send a task: the engine sends by the registered names below, which stay stable.
+"""
 
 from __future__ import annotations
 
 from celery import shared_task
 
-from tasks_app.workers import worker_probe_answer
+from tasks_app.engine.unit import unit_run
+from tasks_app.engine.workers import worker_probe_answer
 
 
 @shared_task(bind=True, name="tasks_app.worker_probe")
@@ -16,7 +21,5 @@ def worker_probe_task(self, probe_id: int) -> bool:  # type: ignore[no-untyped-d
 def unit_run_task(self, task_id: int) -> str:  # type: ignore[no-untyped-def]
     """Run one unit of ``task_id`` on this worker. A delivery that loses the claim
     (a duplicate, or a late redelivery after recovery) returns without doing anything."""
-    from tasks_app.engine import unit_run
-
     report = unit_run(task_id=task_id, worker=self.request.hostname or "worker")
     return "skipped" if report is None else report.outcome

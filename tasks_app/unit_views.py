@@ -10,8 +10,8 @@ from django.views.decorators.http import require_GET, require_POST
 from agents_app.models import TraceEvent
 from sf_web.errors import SfError
 from sf_web.http import AuthedRequest
+from tasks_app.engine.review import task_approve, task_request_changes
 from tasks_app.models import Task, Unit
-from tasks_app.review import task_approve, task_request_changes
 
 
 def unit_context(unit: Unit) -> dict[str, object]:

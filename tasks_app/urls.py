@@ -7,6 +7,7 @@ from tasks_app import unit_views, views
 urlpatterns = [
     path("plans/<int:plan_id>/", views.plan_detail, name="plan-detail"),
     path("plans/<int:plan_id>/accept", views.plan_accept_view, name="plan-accept"),
+    path("sessions/<int:session_id>/plans", views.session_plans_view, name="session-plans"),
     path("tasks/", views.task_board_view, name="task-board"),
     path("tasks/<int:task_id>/review", unit_views.task_review, name="task-review"),
     path("units/<int:unit_id>/", unit_views.unit_detail, name="unit-detail"),

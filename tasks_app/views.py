@@ -16,7 +16,7 @@ from agents_app.services import Actor
 from sf_web.errors import SfError
 from sf_web.http import AuthedRequest
 from tasks_app.models import Plan, TaskStatus
-from tasks_app.selectors import plan_waves, task_board
+from tasks_app.selectors import plan_waves, session_plans, task_board
 from tasks_app.services import plan_accept
 
 
@@ -48,6 +48,15 @@ def plan_accept_view(request: AuthedRequest, plan_id: int) -> HttpResponse:
         return render(request, "tasks_app/plan_detail.html", context, status=400)
     board = f"{reverse('task-board')}?session={plan.session_id}"
     return HttpResponseClientRedirect(board) if request.htmx else redirect(board)
+
+
+@require_GET
+@login_required
+def session_plans_view(request: AuthedRequest, session_id: int) -> HttpResponse:
+    """The plans of a session, for the slot on its page (``agents_app`` leaves it to us)."""
+    session = get_object_or_404(AgentSession, pk=session_id)
+    context = {"session": session, "plans": session_plans(session.pk)}
+    return render(request, "tasks_app/_session_plans.html", context)
 
 
 @require_GET

@@ -52,6 +52,13 @@ class Activity(models.TextChoices):
     TOOL = "tool"  # a tool call is in flight
 
 
+class SessionDriver(models.TextChoices):
+    """Who runs the session's units."""
+
+    WORKERS = "workers"  # Celery workers, dispatched by the engine and its sweeps
+    INLINE = "inline"  # one process that owns the session (headless, replay)
+
+
 class AgentSession(models.Model):
     """One agent session on a project: five durable axes, budget and limits."""
 
@@ -79,7 +86,7 @@ class AgentSession(models.Model):
     # Who runs the units: Celery workers, or one inline process (headless) that owns
     # the session; workers and their sweeps leave an inline session alone.
     driver = models.CharField(
-        max_length=8, choices=[("workers", "workers"), ("inline", "inline")], default="workers"
+        max_length=8, choices=SessionDriver.choices, default=SessionDriver.WORKERS
     )
     replay_trace = models.CharField(max_length=1000, blank=True)  # units answer from this trace
     mode_updated_at = models.DateTimeField(default=timezone.now)
@@ -112,6 +119,9 @@ class AgentSession(models.Model):
             ),
             models.CheckConstraint(
                 condition=_in("activity", Activity), name="session_activity_valid"
+            ),
+            models.CheckConstraint(
+                condition=_in("driver", SessionDriver), name="session_driver_valid"
             ),
             models.CheckConstraint(
                 condition=Q(cost_spent__gte=0)

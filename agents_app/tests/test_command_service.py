@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 import pytest
 
@@ -10,6 +11,7 @@ from agents_app.command_service import command_run
 from agents_app.models import AgentSession, ModeTransition, TransitionStatus
 from agents_app.services import Actor
 from sf_web.errors import CommandRejected
+from sf_web.signals import session_runnable
 
 pytestmark = pytest.mark.django_db
 ACTOR = Actor.system("test")
@@ -82,3 +84,24 @@ def test_read_only_commands_change_nothing(agent_session: AgentSession) -> None:
     assert report.data["pending_transitions"] == 1
     assert run(agent_session, "/tasks").message
     assert ModeTransition.objects.filter(status=TransitionStatus.APPLIED).count() == 0
+
+
+def test_a_session_that_may_run_announces_it_after_commit(
+    agent_session: AgentSession, django_capture_on_commit_callbacks: Any
+) -> None:
+    heard: list[int] = []
+
+    def listen(sender: object, *, session_id: int, **_: Any) -> None:
+        heard.append(session_id)
+
+    session_runnable.connect(listen)
+    try:
+        with django_capture_on_commit_callbacks() as callbacks:
+            run(agent_session, "/autonomous")
+            assert heard == [], "nothing is announced before the commit"
+        for callback in callbacks:
+            callback()
+        run(agent_session, "/pause")
+    finally:
+        session_runnable.disconnect(listen)
+    assert heard == [agent_session.pk], "a paused session announces nothing"

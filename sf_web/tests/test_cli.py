@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
-from tasks_app.workers import worker_register
+from tasks_app.engine.workers import worker_register
 
 pytestmark = pytest.mark.django_db
 

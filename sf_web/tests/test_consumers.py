@@ -8,7 +8,7 @@ from django.conf import settings
 
 from conftest import websocket
 from sf_web.consumers import CLOSE_UNAUTHENTICATED
-from tasks_app.workers import worker_register, worker_stop
+from tasks_app.engine.workers import worker_register, worker_stop
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 

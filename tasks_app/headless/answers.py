@@ -25,9 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from agents_app.approvals import decision_answer
 from agents_app.models import ReviewStatus, RiskDecision
 from sf_web.errors import SfError
-from tasks_app.after_unit import APPROVAL_NEEDED
 from tasks_app.lifecycle import task_transition
-from tasks_app.models import Task, TaskStatus, Unit, UnitStatus
+from tasks_app.models import HoldReason, Task, TaskStatus, Unit, UnitStatus
 from tasks_app.services import schedule_ready
 
 
@@ -114,10 +113,10 @@ def answers_apply(answers: Answers, *, session_id: int) -> int:
 
 def asked_question(task: Task) -> str | None:
     """The question a blocked task waits on (its last unit asked it), if any."""
+    if task.hold_reason != HoldReason.QUESTION:
+        return None
     last = Unit.objects.filter(task=task).order_by("-attempt").first()
     if last is None or last.status != UnitStatus.BLOCKED:
-        return None
-    if task.status_reason.startswith(APPROVAL_NEEDED):
         return None
     return task.status_reason
 

@@ -9,21 +9,33 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import yaml
 from django.utils import timezone
 
 from agents_app.axes import ModelMode, PermissionProfile
+from agents_app.models import AgentSession
+from agents_app.runtime.replay import Replay
 from sf_web.cli import Subcommand, Writer
 from sf_web.errors import SfError
+from tasks_app.headless.answers import answers_load
 from tasks_app.headless.events import ExitCode, ResultEvent, event_schema
+from tasks_app.headless.options import HeadlessOptions, model_check, replay_check
+from tasks_app.headless.query import session_snapshot
+from tasks_app.headless.runner import HeadlessRun
 from tasks_app.headless.supervisor import CRASHED, RESUME, is_child, supervise
+from tasks_app.models import PlanSource
+from tasks_app.plan_files import plan_file_read
+from tasks_app.schemas import plan_spec_parse
 
 FORMATS = ("text", "json", "stream-json")
+logger = logging.getLogger("sf.headless")
 
 
 def positive_float(text: str) -> float:
@@ -194,9 +206,7 @@ class HeadlessCommand(Subcommand):
             )
         return self._run(inputs, output)
 
-    def _run(self, inputs: Any, output: Output) -> int:
-        from tasks_app.headless.runner import HeadlessRun
-
+    def _run(self, inputs: HeadlessOptions, output: Output) -> int:
         def emit(event: Any) -> None:
             output.emit(event)
             if event.type in ("session", "transition") and run.session is not None:
@@ -217,9 +227,7 @@ class HeadlessCommand(Subcommand):
             )
         except Exception:
             if is_child():  # the supervisor restarts us
-                import logging
-
-                logging.getLogger("sf.headless").exception("headless crashed")
+                logger.exception("headless crashed")
                 return CRASHED
             raise
         if is_child() and (run.crash is not None or result.exit_code == ExitCode.RELOAD):
@@ -229,8 +237,6 @@ class HeadlessCommand(Subcommand):
         return result.exit_code
 
     def _query(self, options: dict[str, Any], output: Output) -> int:
-        from tasks_app.headless.query import session_snapshot
-
         extra = [
             flag
             for flag in ("intent", "plan_file", "replay", "answers", "model", "timeout")
@@ -281,14 +287,46 @@ class HeadlessCommand(Subcommand):
         return results
 
 
-def headless_options(options: dict[str, Any]) -> Any:
+def headless_options(options: dict[str, Any]) -> HeadlessOptions:
     """Check every input and read the files; raises SfError naming the first problem."""
-    from tasks_app.headless.answers import answers_load
-    from tasks_app.headless.runner import HeadlessOptions, model_check, replay_check
-    from tasks_app.models import PlanSource
-
     session_id = options["session"] or _resumed_session()
     intent = options["intent"].strip()
+    _check_combinations(options, intent)
+    project = Path(options["project"]) if options["project"] else None
+    if session_id is None:
+        if project is None:
+            raise SfError("give --project PATH for a new run, or --session ID to resume one")
+        if not (intent or options["plan_file"] or options["replay"]):
+            raise SfError("nothing to run: give --intent TEXT, --plan-file PATH or --replay TRACE")
+    else:
+        _session_exists(session_id)
+    if project is not None:
+        _check_repository(project)
+    replay_path = options["replay"]
+    replay = replay_check(Path(replay_path)) if replay_path else None
+    inputs = HeadlessOptions(
+        mode=options["mode"],
+        project=project,
+        session_id=session_id,
+        intent=intent,
+        plan=_plan(options["plan_file"], replay, replay_path),
+        plan_source=PlanSource.FILE,
+        autonomous=options["autonomous"],
+        permission_profile=options["permission_profile"],
+        model_mode=options["model_mode"],
+        model=options["model"],
+        timeout=options["timeout"],
+        max_autonomous_continues=options["max_autonomous_continues"],
+        replay_path=Path(replay_path) if replay_path else None,
+        replay=replay,
+        answers=answers_load(options["answers"]) if options["answers"] else None,
+        via_workers=options["via_workers"],
+    )
+    model_check(inputs)
+    return inputs
+
+
+def _check_combinations(options: dict[str, Any], intent: str) -> None:
     plan_file, replay_path = options["plan_file"], options["replay"]
     if options["intent"] and not intent:
         raise SfError("--intent is empty: say what you want, e.g. --intent 'add a --verbose flag'")
@@ -300,48 +338,18 @@ def headless_options(options: dict[str, Any]) -> Any:
         raise SfError("--replay answers from the trace: it takes no --model")
     if options["mode"] == "next" and options["via_workers"]:
         raise SfError("next runs exactly one unit in this process: drop --via-workers")
-    project = Path(options["project"]) if options["project"] else None
-    if session_id is None:
-        if project is None:
-            raise SfError("give --project PATH for a new run, or --session ID to resume one")
-        if not (intent or plan_file or replay_path):
-            raise SfError("nothing to run: give --intent TEXT, --plan-file PATH or --replay TRACE")
-    else:
-        _session_exists(session_id)
-    if project is not None:
-        _check_repository(project)
-    replay = replay_check(Path(replay_path)) if replay_path else None
-    plan, source = None, PlanSource.FILE
-    if plan_file:
-        from tasks_app.plan_files import plan_file_read
 
+
+def _plan(plan_file: str | None, replay: Replay | None, replay_path: str | None) -> Any:
+    """The plan from --plan-file, else the one the replayed trace carries (or None)."""
+    if plan_file:
         try:
-            plan = plan_file_read(plan_file)
+            return plan_file_read(plan_file)
         except SfError as exc:
             raise SfError(f"--plan-file {plan_file}: {exc}") from None
-    elif replay is not None:
-        plan = _trace_plan(replay, replay_path)
-    answers = answers_load(options["answers"]) if options["answers"] else None
-    inputs = HeadlessOptions(
-        mode=options["mode"],
-        project=project,
-        session_id=session_id,
-        intent=intent,
-        plan=plan,
-        plan_source=source,
-        autonomous=options["autonomous"],
-        permission_profile=options["permission_profile"],
-        model_mode=options["model_mode"],
-        model=options["model"],
-        timeout=options["timeout"],
-        max_autonomous_continues=options["max_autonomous_continues"],
-        replay_path=Path(replay_path) if replay_path else None,
-        replay=replay,
-        answers=answers,
-        via_workers=options["via_workers"],
-    )
-    model_check(inputs)
-    return inputs
+    if replay is not None:
+        return _trace_plan(replay, str(replay_path))
+    return None
 
 
 def _resumed_session() -> int | None:
@@ -351,8 +359,6 @@ def _resumed_session() -> int | None:
 
 
 def _session_exists(session_id: int) -> None:
-    from agents_app.models import AgentSession
-
     if not AgentSession.objects.filter(pk=session_id).exists():
         raise SfError(f"--session {session_id}: no such session")
 
@@ -371,11 +377,7 @@ def _check_repository(path: Path) -> None:
         raise SfError(f"--project {path}: not a git repository (git init it first)")
 
 
-def _trace_plan(replay: Any, path: str) -> Any:
-    import yaml
-
-    from tasks_app.schemas import plan_spec_parse
-
+def _trace_plan(replay: Replay, path: str) -> Any:
     plan_yaml = replay.header.get("plan_yaml")
     if not isinstance(plan_yaml, str):
         raise SfError(f"--replay {path}: the trace has no plan_yaml; give --plan-file too")

@@ -18,6 +18,7 @@ from django.utils import timezone
 from agents_app.badge import badge_for
 from agents_app.models import (
     AgentSession,
+    Decision,
     ModeTransition,
     ReviewStatus,
     RiskDecision,
@@ -35,7 +36,7 @@ from tasks_app.headless.events import (
     TransitionEvent,
     UnitEvent,
 )
-from tasks_app.models import Plan, Task, TaskTransition, Unit
+from tasks_app.models import Plan, PlanStatus, Task, TaskTransition, Unit, UnitStatus
 
 
 def _axes(values: dict[str, str]) -> Axes:
@@ -188,8 +189,8 @@ class Observer:
                 continue
             if started:
                 self.units_seen.add(unit.pk)
-                events.append(self._unit_event(unit, "running", unit.started_at))
-            if unit.status != "running":
+                events.append(self._unit_event(unit, UnitStatus.RUNNING, unit.started_at))
+            if unit.status != UnitStatus.RUNNING:
                 events.append(self._unit_event(unit, unit.status, unit.finished_at))
             known[unit.pk] = unit.status
         return events
@@ -204,7 +205,7 @@ class Observer:
             status=status,
             model=unit.model,
             cost_usd=str(unit.cost),
-            summary=unit.summary if status != "running" else "",
+            summary=unit.summary if status != UnitStatus.RUNNING else "",
         )
 
     def _tool_calls(self) -> list[ToolCallEvent]:
@@ -237,7 +238,7 @@ class Observer:
         for row in [*fresh.order_by("pk"), *reviewed]:
             self.last_decision = max(self.last_decision, row.pk)
             self.review_status[row.pk] = row.review_status
-            if row.decision == "allow" and row.review_status == ReviewStatus.NOT_NEEDED:
+            if row.decision == Decision.ALLOW and row.review_status == ReviewStatus.NOT_NEEDED:
                 continue  # the tool call event reports it
             events.append(
                 DecisionEvent(
@@ -255,9 +256,9 @@ class Observer:
 
 
 def _plan_time(plan: Plan) -> datetime:
-    if plan.status == "accepted" and plan.accepted_at:
+    if plan.status == PlanStatus.ACCEPTED and plan.accepted_at:
         return plan.accepted_at
-    return plan.created_at if plan.status == "proposed" else timezone.now()
+    return plan.created_at if plan.status == PlanStatus.PROPOSED else timezone.now()
 
 
 def _max(queryset: Any) -> int:

@@ -29,6 +29,9 @@ BACKOFF = (5.0, 10.0, 30.0)
 CHILD = "SF_HEADLESS_CHILD"
 RESUME = "SF_HEADLESS_RESUME"
 CRASHED = 70  # a supervised child's unexpected error (EX_SOFTWARE)
+# The child writes the id of the session it drives to the file this names, so a
+# restart after a crash resumes the same session.
+SESSION_FILE = "SF_HEADLESS_SESSION_FILE"
 MAX_RELOADS = 10_000
 
 
@@ -54,8 +57,6 @@ def supervise(
 
     ``stdout`` is where results go (the child writes its events there directly);
     ``finish`` prints the supervisor's own result when it gives up."""
-    from tasks_app.headless.runner import SESSION_FILE
-
     command = [sys.executable, *(argv or sys.argv)]
     with tempfile.TemporaryDirectory(prefix="sf-headless-") as scratch:
         session_file = Path(scratch) / "session"
@@ -82,28 +83,27 @@ def supervise(
             if code == ExitCode.RELOAD and reloads < MAX_RELOADS:
                 reloads += 1
                 reason, wait = "the engine asked for a reload", 0.0
+            elif restarts >= max_restarts:
+                finish(_gave_up(code, restarts, env.get(RESUME)))
+                return int(ExitCode.ERROR)
             else:
-                if restarts >= max_restarts:
-                    finish(_gave_up(code, restarts, env.get(RESUME)))
-                    return int(ExitCode.ERROR)
                 restarts += 1
-                reason = _crash_reason(code)
-                wait = backoff(restarts)
-            emit(
-                RestartEvent(
-                    at=timezone.now(),
-                    restart=restarts,
-                    of=max_restarts,
-                    after_s=wait,
-                    reason=reason,
-                )
+                reason, wait = _crash_reason(code), backoff(restarts)
+            event = RestartEvent(
+                at=timezone.now(), restart=restarts, of=max_restarts, after_s=wait, reason=reason
             )
+            emit(event)
             progress(f"{reason}; restarting in {wait:g} s ({restarts}/{max_restarts})")
-            deadline = time.monotonic() + wait
-            while time.monotonic() < deadline and not cancelled:
-                time.sleep(0.1)
-            if cancelled:
+            if _cancelled_while_waiting(wait, cancelled):
                 return int(ExitCode.CANCELLED)
+
+
+def _cancelled_while_waiting(seconds: float, cancelled: list[int]) -> bool:
+    """Wait before a restart; a signal meanwhile ends the wait (and the supervisor)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not cancelled:
+        time.sleep(0.1)
+    return bool(cancelled)
 
 
 def _wait(child: subprocess.Popen[bytes]) -> int:

@@ -2,7 +2,10 @@
 and the worker registry."""
 
 from tasks_app.models.plan import (
+    ENGINE_HOLDS,
+    HELD_STATUSES,
     DependencyCondition,
+    HoldReason,
     MutationScope,
     Plan,
     PlanSource,
@@ -18,7 +21,10 @@ from tasks_app.models.runtime import ScheduleStatus, TaskRuntime, TaskSchedule, 
 from tasks_app.models.worker import Worker, WorkerProbe
 
 __all__ = [
+    "ENGINE_HOLDS",
+    "HELD_STATUSES",
     "DependencyCondition",
+    "HoldReason",
     "MutationScope",
     "Plan",
     "PlanSource",

@@ -82,6 +82,39 @@ class TaskStatus(models.TextChoices):
     CANCELLED = "cancelled"
 
 
+HELD_STATUSES = (TaskStatus.PAUSED, TaskStatus.BLOCKED)
+
+
+class HoldReason(models.TextChoices):
+    """Why a paused or blocked task is held: the code the engine decides on.
+
+    ``Task.status_reason`` keeps the words for people; nothing matches on them.
+    """
+
+    NONE = "", "not held"
+    SESSION_PAUSED = "session_paused"  # the session paused while the unit ran
+    STOPPED = "stopped"  # /stop interrupted the unit
+    SESSION_ENDED = "session_ended"  # the session stopped, completed or failed
+    BUDGET = "budget"  # the task's or the session's budget ran out
+    APPROVAL_NEEDED = "approval_needed"  # a risk decision waits for a reviewer
+    DECISION_REJECTED = "decision_rejected"  # the reviewer said no
+    QUESTION = "question"  # the agent asked the person (ask_user)
+    STUCK = "stuck"  # a repeating loop or the same verification failure
+    DEPENDENCY = "dependency"  # a dependency ended the wrong way
+    MERGE_REFUSED = "merge_refused"  # conflict, empty result or a git error at merge
+    PERSON = "person"  # a person (or a caller that did not say why)
+
+
+# What the engine itself held and lifts once the session runs again; a task held by a
+# person, a reviewer or a dependency stays where it is.
+ENGINE_HOLDS = (
+    HoldReason.SESSION_PAUSED,
+    HoldReason.STOPPED,
+    HoldReason.SESSION_ENDED,
+    HoldReason.BUDGET,
+)
+
+
 class RiskLevel(models.TextChoices):
     LOW = "low"
     MEDIUM = "medium"
@@ -134,7 +167,10 @@ class Task(models.Model):
     checkpoint_ref = models.CharField(max_length=255, blank=True)
     next_action_at = models.DateTimeField(null=True, blank=True)
     status = models.CharField(max_length=12, choices=TaskStatus.choices, default=TaskStatus.TODO)
-    status_reason = models.TextField(blank=True)
+    status_reason = models.TextField(blank=True)  # for people
+    hold_reason = models.CharField(  # for the engine: why a paused/blocked task is held
+        max_length=20, choices=HoldReason.choices, default=HoldReason.NONE, blank=True
+    )
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
@@ -144,6 +180,13 @@ class Task(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["plan", "key"], name="task_key_unique_in_plan"),
             models.CheckConstraint(condition=_in("status", TaskStatus), name="task_status_valid"),
+            models.CheckConstraint(
+                condition=_in("hold_reason", HoldReason), name="task_hold_reason_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=HELD_STATUSES) | Q(hold_reason=HoldReason.NONE),
+                name="task_hold_reason_only_when_held",
+            ),
             models.CheckConstraint(condition=_in("risk_level", RiskLevel), name="task_risk_valid"),
             models.CheckConstraint(
                 condition=_in("mutation_scope", MutationScope), name="task_mutation_scope_valid"

@@ -20,11 +20,12 @@ from agents_app.runtime.replay import replay_load
 from agents_app.services import Actor, project_create, session_create
 from agents_app.tests.runtime_helpers import ScriptedModel
 from sf_web.errors import InvalidTransition
-from tasks_app.dispatch import drain, engine_sweep
-from tasks_app.engine import UnitOptions, unit_run
+from tasks_app.engine.dispatch import drain
+from tasks_app.engine.replaying import DEMO_TRACE, demo_repo_create, replay_start
+from tasks_app.engine.review import task_approve, task_request_changes
+from tasks_app.engine.sweep import engine_sweep
+from tasks_app.engine.unit import UnitOptions, unit_run
 from tasks_app.models import Plan, ScheduleStatus, TaskRuntime, TaskSchedule, Unit
-from tasks_app.replaying import DEMO_TRACE, demo_repo_create, replay_start
-from tasks_app.review import task_approve, task_request_changes
 from tasks_app.schemas import plan_spec_parse
 from tasks_app.services import plan_accept, plan_create
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from django.db import IntegrityError, transaction
 
 from sf_web.errors import InvalidTransition
 from tasks_app.lifecycle import ALLOWED, allowed, task_transition
-from tasks_app.models import Plan, Task, TaskStatus, TaskTransition
+from tasks_app.models import HoldReason, Plan, Task, TaskStatus, TaskTransition
 
 pytestmark = pytest.mark.django_db
 S = TaskStatus
@@ -106,3 +107,23 @@ def test_timestamps_follow_the_lifecycle(diamond_plan: Plan) -> None:
         "review",
         "done",
     ]
+
+
+def test_a_hold_reason_goes_with_a_held_status_only(diamond_plan: Plan) -> None:
+    task = diamond_plan.tasks.get(key="a")
+    task_transition(task=task, to=S.PAUSED, reason="session paused: lunch", hold=HoldReason.BUDGET)
+    task.refresh_from_db()
+    assert (task.status, task.hold_reason) == ("paused", "budget")
+    task_transition(task=task, to=S.TODO, reason="running again")
+    task.refresh_from_db()
+    assert task.hold_reason == ""
+    task_transition(task=task, to=S.BLOCKED, reason="someone said so")
+    assert Task.objects.get(pk=task.pk).hold_reason == "person", "unsaid: a person held it"
+    with pytest.raises(ValueError, match="only for paused or blocked"):
+        task_transition(task=task, to=S.TODO, reason="x", hold=HoldReason.STUCK)
+    assert Task.objects.get(pk=task.pk).status == "blocked"
+
+
+def test_the_database_refuses_a_hold_reason_on_a_running_task(diamond_plan: Plan) -> None:
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Task.objects.filter(key="a").update(hold_reason=HoldReason.STUCK)

@@ -18,9 +18,9 @@ from agents_app.runtime import llm
 from agents_app.runtime.recording import trace_export, trace_write
 from agents_app.services import Actor, project_create, session_create
 from agents_app.tests.runtime_helpers import ScriptedModel
-from tasks_app.engine import UnitOptions, unit_run
+from tasks_app.engine.replaying import demo_repo_create, replay_run
+from tasks_app.engine.unit import UnitOptions, unit_run
 from tasks_app.models import TaskSchedule, Unit
-from tasks_app.replaying import demo_repo_create, replay_run
 from tasks_app.schemas import plan_spec_parse
 from tasks_app.services import plan_accept, plan_create
 from tests.cli import run_sf

@@ -117,3 +117,19 @@ def test_the_board_takes_a_constant_number_of_queries(
     many = board_queries(logged_in_client, big_session.pk)
     assert few == many
     assert many <= 15
+
+
+def test_the_session_page_loads_its_plans_from_the_tasks_app(
+    logged_in_client: Client, diamond_plan: Plan, plan_session: AgentSession
+) -> None:
+    page = logged_in_client.get(reverse("session-detail", args=[plan_session.pk])).content.decode()
+    assert f'hx-get="{reverse("session-plans", args=[plan_session.pk])}"' in page
+    html = logged_in_client.get(
+        reverse("session-plans", args=[plan_session.pk]), **HTMX
+    ).content.decode()
+    assert f'href="/plans/{diamond_plan.pk}/">Plan {diamond_plan.pk}</a>' in html
+    assert f"/tasks/?session={plan_session.pk}" in html
+
+
+def test_the_session_plans_need_a_login(client: Client, plan_session: AgentSession) -> None:
+    assert client.get(reverse("session-plans", args=[plan_session.pk])).status_code == 302

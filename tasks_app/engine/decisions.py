@@ -1,11 +1,17 @@
-"""What a reviewed risk decision means for the task that was waiting on it."""
+"""What a reviewed risk decision means for the task that was waiting on it.
+
+``agents_app.approvals`` settles the decision and sends ``decision_reviewed``; this
+receiver (connected in ``TasksAppConfig.ready``) unblocks or explains the task.
+"""
 
 from __future__ import annotations
 
-from agents_app.models import RiskDecision
-from tasks_app.dispatch import dispatch
+from typing import Any
+
+from agents_app.models import AgentSession, RiskDecision
+from sf_web.signals import send_on_commit, session_runnable
 from tasks_app.lifecycle import task_transition
-from tasks_app.models import TaskStatus
+from tasks_app.models import HoldReason, TaskStatus
 from tasks_app.services import schedule_ready
 
 
@@ -23,8 +29,14 @@ def task_after_review(*, decision_id: int, approved: bool) -> None:
             task=task, to=TaskStatus.TODO, reason=f"decision {decision_id} approved", actor="review"
         )
         schedule_ready(plan=task.plan)
-        dispatch(session_id=task.plan.session_id)
+        send_on_commit(session_runnable, sender=AgentSession, session_id=task.plan.session_id)
     else:
         note = f": {decision.review_note}" if decision.review_note else ""
         task.status_reason = f"decision {decision_id} rejected{note}"
-        task.save(update_fields=["status_reason"])
+        task.hold_reason = HoldReason.DECISION_REJECTED
+        task.save(update_fields=["status_reason", "hold_reason"])
+
+
+def on_decision_reviewed(sender: object, *, decision_id: int, approved: bool, **_: Any) -> None:
+    """The ``decision_reviewed`` receiver."""
+    task_after_review(decision_id=decision_id, approved=approved)

@@ -1,10 +1,11 @@
 """One unit: one attempt at one task by a fresh agent session (DESIGN §4).
 
 ``unit_run`` is the engine's single entry point for a unit. The Celery task
-``unit_run_task`` calls it on workers; headless and the embedded default call it
-inline. It claims the task's schedule row first (a conditional update: a duplicate
-or late delivery returns at once), then works in the task's git worktree, runs the
-agent loop, the verification gate, and hands the task to review or retry.
+``tasks_app.unit_run`` (``tasks_app/tasks.py``) calls it on workers; headless and the
+embedded default call it inline through ``dispatch.drain``. It claims the task's
+schedule row first (a conditional update: a duplicate or late delivery returns at
+once), then works in the task's git worktree, runs the agent loop, the verification
+gate, and hands the task to review or retry.
 """
 
 from __future__ import annotations
@@ -12,25 +13,30 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from agents_app.axes import RunControl
 from agents_app.budget import budget_pause, budget_remaining
 from agents_app.models import Activity, AgentSession, SessionStatus
 from agents_app.runtime.gate import SessionGate
 from agents_app.runtime.llm import ModelRouter, complete, model_for
 from agents_app.runtime.loop import AgentLoop, LoopResult
-from agents_app.runtime.replay import Replay, replay_activate, replay_deactivate, replay_load
+from agents_app.runtime.replay import replay_activate, replay_deactivate, replay_load
 from agents_app.runtime.tools import TOOLS, ToolContext
 from agents_app.runtime.trace import TraceRecorder
 from agents_app.services import Actor, DispatchPoint, session_apply_due, session_set_paused
 from sf_web.errors import SfError
 from skills_app.loader import Skill, skill_body_for_model, skills_discover
-from tasks_app.hooks import EngineHooks, Heartbeat
+from tasks_app.engine.hooks import EngineHooks, Heartbeat
+from tasks_app.engine.outcome import unit_complete, unit_fail
+from tasks_app.engine.prompts import unit_messages
+from tasks_app.engine.values import UnitOptions, UnitReport
+from tasks_app.engine.worktrees import Workspace, workspace_for, worktree_ensure
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import (
     ScheduleStatus,
@@ -40,35 +46,16 @@ from tasks_app.models import (
     TaskStatus,
     Unit,
 )
-from tasks_app.prompts import unit_messages
-from tasks_app.worktrees import Workspace, workspace_for, worktree_ensure
 
+# The options and the report are defined in ``values`` (``outcome`` builds the report
+# without importing this module); callers take them from here with ``unit_run``.
+__all__ = ["UnitOptions", "UnitReport", "unit_run"]
 logger = logging.getLogger("sf.engine")
 RUNNABLE = (TaskStatus.TODO, TaskStatus.RETRYING)
 
 
-@dataclass(frozen=True)
-class UnitOptions:
-    model: str | None = None  # an explicit model overrides the session's model mode
-    replay: Replay | None = None
-    answers: dict[str, str] = field(default_factory=dict)
-    completion: Callable[..., Any] | None = None  # litellm's completion, or a test's
-
-
-@dataclass(frozen=True)
-class UnitReport:
-    task_id: int
-    unit_id: int
-    attempt: int
-    outcome: str
-    task_status: str
-    detail: str = ""
-
-
 def unit_run(*, task_id: int, worker: str, options: UnitOptions | None = None) -> UnitReport | None:
     """Run one unit of ``task_id``, or return None when it is not ours to run."""
-    from tasks_app.after_unit import unit_complete, unit_fail
-
     options = options or UnitOptions()
     started = _start(task_id, worker)
     if started is None:
@@ -77,8 +64,9 @@ def unit_run(*, task_id: int, worker: str, options: UnitOptions | None = None) -
     try:
         worktree_ensure(ws)
         with Heartbeat(task.pk):
-            result = _agent(task, unit, ws, options)
-        return unit_complete(task=task, unit=unit, ws=ws, result=result)
+            hooks = EngineHooks(session_id=task.plan.session_id, task=task)
+            result = _agent(task, unit, ws, options, hooks)
+        return unit_complete(task=task, unit=unit, ws=ws, result=result, cause=hooks.cause)
     except SfError as exc:
         logger.warning("unit %s of %s failed: %s", unit.attempt, task.key, exc)
         return unit_fail(task=task, unit=unit, ws=ws, error=exc)
@@ -150,7 +138,7 @@ def _session_may_run(session: AgentSession) -> bool:
     if remaining is not None and remaining <= 0:
         budget_pause(session)
         return False
-    if session.run_control == "autonomous":
+    if session.run_control == RunControl.AUTONOMOUS:
         if session.autonomous_continues >= session.max_autonomous_continues:
             session_set_paused(
                 session=session,
@@ -165,7 +153,9 @@ def _session_may_run(session: AgentSession) -> bool:
     return True
 
 
-def _agent(task: Task, unit: Unit, ws: Workspace, options: UnitOptions) -> LoopResult:
+def _agent(
+    task: Task, unit: Unit, ws: Workspace, options: UnitOptions, hooks: EngineHooks
+) -> LoopResult:
     session = AgentSession.objects.select_related("project").get(pk=task.plan.session_id)
     if options.replay is None and session.replay_trace:
         options = replace(options, replay=replay_load(session.replay_trace))
@@ -194,7 +184,7 @@ def _agent(task: Task, unit: Unit, ws: Workspace, options: UnitOptions) -> LoopR
         ),
         gate=SessionGate(session_id=session.pk, worktree=ws.path, unit_id=unit.pk),
         recorder=TraceRecorder(session=session, unit_id=unit.pk),
-        hooks=EngineHooks(session_id=session.pk, task=task),
+        hooks=hooks,
         max_steps=settings.SF_UNIT_MAX_STEPS,
         budget=_unit_budget(task, session),
         replay=options.replay,

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from agents_app.axes import PermissionProfile
 from agents_app.models import AgentSession, Project
 from sf_web.errors import InvalidTransition, NotAllowed
+from sf_web.signals import send_on_commit, session_runnable
+from tasks_app.engine.worktrees import merge_into_base, workspace_for, worktree_remove
 from tasks_app.lifecycle import task_transition
-from tasks_app.models import ScheduleStatus, Task, TaskSchedule, TaskStatus
-from tasks_app.worktrees import merge_into_base, workspace_for, worktree_remove
+from tasks_app.models import HoldReason, RiskLevel, ScheduleStatus, Task, TaskSchedule, TaskStatus
+from tasks_app.services import schedule_ready
 
-AUTO_APPROVE_PROFILES = frozenset({"trusted", "unrestricted"})
-AUTO_APPROVE_RISKS = frozenset({"low", "medium"})
+AUTO_APPROVE_PROFILES = frozenset({PermissionProfile.TRUSTED, PermissionProfile.UNRESTRICTED})
+AUTO_APPROVE_RISKS = frozenset({RiskLevel.LOW, RiskLevel.MEDIUM})
 
 
 def auto_approves(*, profile: str, risk_level: str) -> bool:
@@ -55,6 +58,7 @@ def task_approve(*, task: Task, actor: str) -> Task:
                 to=TaskStatus.BLOCKED,
                 reason=f"merge refused: {result.reason}",
                 actor=actor,
+                hold=HoldReason.MERGE_REFUSED,
             )
         verb = "already merged" if result.already else f"merged as {result.commit[:12]}"
         task_transition(
@@ -66,15 +70,13 @@ def task_approve(*, task: Task, actor: str) -> Task:
 
 
 def task_request_changes(*, task: Task, actor: str, reason: str) -> Task:
-    """Send a task in review back to todo with the reviewer's words as context."""
+    """Send a task in review back to todo with the reviewer's words as context; the
+    session may run it again at once (``session_runnable``)."""
     if not reason.strip():
         raise NotAllowed("say what should change")
     task_transition(
         task=task, to=TaskStatus.TODO, reason=f"changes requested by {actor}: {reason}", actor=actor
     )
-    from tasks_app.dispatch import dispatch
-    from tasks_app.services import schedule_ready
-
     schedule_ready(plan=task.plan)
-    dispatch(session_id=task.plan.session_id)
+    send_on_commit(session_runnable, sender=AgentSession, session_id=task.plan.session_id)
     return task

@@ -1,5 +1,9 @@
 """After a unit: checkpoint, accounting, the verification gate, and what comes next
-(review, retry, failure, a blocked task) — then run control decides what is next."""
+(review, retry, failure, a blocked task) — then run control decides what is next.
+
+What comes next is announced, not called: ``_next`` sends ``session_runnable`` on
+commit and the engine's dispatch (connected in ``TasksAppConfig.ready``) answers it.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +13,10 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from agents_app.axes import RunControl
 from agents_app.budget import session_charge
 from agents_app.models import AgentSession, TraceKind
+from agents_app.runtime.llm import ModelNotConfigured, ProviderAuthError
 from agents_app.runtime.loop import LoopResult, Outcome
 from agents_app.runtime.redaction import redact_text
 from agents_app.runtime.trace import TraceRecorder
@@ -23,19 +29,44 @@ from agents_app.services import (
 )
 from sf_web.errors import SfError
 from sf_web.git import GitError
-from tasks_app.engine import UnitReport
+from sf_web.signals import send_on_commit, session_runnable
+from tasks_app.engine.hooks import StopCause
+from tasks_app.engine.review import review_start
+from tasks_app.engine.stuck import detect
+from tasks_app.engine.values import UnitReport
+from tasks_app.engine.verification import verify
+from tasks_app.engine.worktrees import Workspace, checkpoint_commit, checkpoint_patch
 from tasks_app.lifecycle import task_transition
-from tasks_app.models import ScheduleStatus, Task, TaskSchedule, TaskStatus, Unit, UnitStatus
-from tasks_app.stuck import detect
-from tasks_app.verification import verify
-from tasks_app.worktrees import Workspace, checkpoint_commit, checkpoint_patch
+from tasks_app.models import (
+    HoldReason,
+    ScheduleStatus,
+    Task,
+    TaskSchedule,
+    TaskStatus,
+    Unit,
+    UnitStatus,
+)
 
-TIMEOUTS = ("hard timeout", "idle timeout")
-APPROVAL_NEEDED = "approval needed"  # how a task blocked on a risk decision says so
+APPROVAL_NEEDED = "approval needed"  # the words a task blocked on a risk decision shows
+# A unit the hooks stopped: how the task is held, and how the unit is recorded.
+HELD_BY_CAUSE: dict[StopCause, tuple[TaskStatus, HoldReason, UnitStatus]] = {
+    StopCause.STUCK: (TaskStatus.BLOCKED, HoldReason.STUCK, UnitStatus.FAILED),
+    StopCause.STOPPED: (TaskStatus.PAUSED, HoldReason.STOPPED, UnitStatus.CANCELLED),
+    StopCause.SESSION_PAUSED: (
+        TaskStatus.PAUSED,
+        HoldReason.SESSION_PAUSED,
+        UnitStatus.CANCELLED,
+    ),
+    StopCause.SESSION_ENDED: (TaskStatus.PAUSED, HoldReason.SESSION_ENDED, UnitStatus.CANCELLED),
+}
 
 
-def unit_complete(*, task: Task, unit: Unit, ws: Workspace, result: LoopResult) -> UnitReport:
-    """Record the unit and move the task on, according to how its loop ended."""
+def unit_complete(
+    *, task: Task, unit: Unit, ws: Workspace, result: LoopResult, cause: StopCause | None = None
+) -> UnitReport:
+    """Record the unit and move the task on, according to how its loop ended.
+
+    ``cause`` is why the engine's hooks stopped the loop (``Outcome.INTERRUPTED``)."""
     commit = _checkpoint(task, unit, ws)
     _charge(task, unit, result)
     task.refresh_from_db()
@@ -43,27 +74,43 @@ def unit_complete(*, task: Task, unit: Unit, ws: Workspace, result: LoopResult) 
     if result.outcome == Outcome.FINISHED:
         outcome, detail = _verify_and_review(task, unit, ws, result, commit)
     elif result.outcome in (Outcome.BLOCKED, Outcome.NEEDS_PERSON):
-        waiting = (
-            result.question or f"{APPROVAL_NEEDED} (decision {result.decision_id}): {result.detail}"
-        )
-        _end_unit(unit, UnitStatus.BLOCKED, summary=waiting)
-        task_transition(task=task, to=TaskStatus.BLOCKED, reason=waiting)
+        _wait_for_person(task, unit, result)
     elif result.outcome == Outcome.BUDGET:
         _end_unit(unit, UnitStatus.CANCELLED, summary=result.detail)
-        task_transition(task=task, to=TaskStatus.PAUSED, reason=f"budget: {result.detail}")
-    elif result.outcome == Outcome.INTERRUPTED and result.detail.startswith(TIMEOUTS):
-        _end_unit(unit, UnitStatus.TIMED_OUT, summary=result.detail)
-        _retry_or_fail(task, unit, result.detail)
-    elif result.outcome == Outcome.INTERRUPTED and result.detail.startswith("stuck"):
-        _end_unit(unit, UnitStatus.FAILED, summary=result.detail)
-        task_transition(task=task, to=TaskStatus.BLOCKED, reason=result.detail)
+        task_transition(
+            task=task,
+            to=TaskStatus.PAUSED,
+            reason=f"budget: {result.detail}",
+            hold=HoldReason.BUDGET,
+        )
     elif result.outcome == Outcome.INTERRUPTED:
-        _end_unit(unit, UnitStatus.CANCELLED, summary=result.detail)
-        task_transition(task=task, to=TaskStatus.PAUSED, reason=result.detail)
+        _interrupted(task, unit, result.detail, cause or StopCause.STOPPED)
     else:  # step limit, no progress
         _end_unit(unit, UnitStatus.FAILED, summary=f"{result.outcome}: {result.detail}")
         _retry_or_fail(task, unit, f"{result.outcome}: {result.detail}")
     return _next(task, unit, outcome, detail)
+
+
+def _wait_for_person(task: Task, unit: Unit, result: LoopResult) -> None:
+    """A gate decision to review (blocked) or a question to answer (needs a person)."""
+    asked = result.outcome == Outcome.NEEDS_PERSON
+    waiting = (
+        result.question or f"{APPROVAL_NEEDED} (decision {result.decision_id}): {result.detail}"
+    )
+    _end_unit(unit, UnitStatus.BLOCKED, summary=waiting)
+    hold = HoldReason.QUESTION if asked else HoldReason.APPROVAL_NEEDED
+    task_transition(task=task, to=TaskStatus.BLOCKED, reason=waiting, hold=hold)
+
+
+def _interrupted(task: Task, unit: Unit, detail: str, cause: StopCause) -> None:
+    """A timeout is a spent attempt; anything else holds the task with its cause."""
+    if cause == StopCause.TIMEOUT:
+        _end_unit(unit, UnitStatus.TIMED_OUT, summary=detail)
+        _retry_or_fail(task, unit, detail)
+        return
+    status, hold, unit_status = HELD_BY_CAUSE[cause]
+    _end_unit(unit, unit_status, summary=detail)
+    task_transition(task=task, to=status, reason=detail, hold=hold)
 
 
 def unit_fail(*, task: Task, unit: Unit, ws: Workspace, error: SfError) -> UnitReport:
@@ -72,8 +119,6 @@ def unit_fail(*, task: Task, unit: Unit, ws: Workspace, error: SfError) -> UnitR
     A provider that refuses our credentials or billing, or no model configured,
     pauses the session with the reason: a person must act before more units run.
     """
-    from agents_app.runtime.llm import ModelNotConfigured, ProviderAuthError
-
     reason = str(error)
     _end_unit(unit, UnitStatus.FAILED, summary=reason)
     task.refresh_from_db()
@@ -117,8 +162,6 @@ def _charge(task: Task, unit: Unit, result: LoopResult) -> None:
 def _verify_and_review(
     task: Task, unit: Unit, ws: Workspace, result: LoopResult, commit: str | None
 ) -> tuple[str, str]:
-    from tasks_app.review import review_start
-
     task_transition(task=task, to=TaskStatus.VERIFYING, reason="the agent finished")
     verification = verify(ws.path, list(task.verify))
     report = verification.report()
@@ -146,7 +189,10 @@ def _retry_or_fail(
     task.refresh_from_db()
     if verification_failed and _same_failure_repeated(task):
         task_transition(
-            task=task, to=TaskStatus.BLOCKED, reason="stuck: the same verification failure repeated"
+            task=task,
+            to=TaskStatus.BLOCKED,
+            reason="stuck: the same verification failure repeated",
+            hold=HoldReason.STUCK,
         )
         return
     updated = Task.objects.filter(pk=task.pk, retry_count__lt=F("max_retries")).update(
@@ -187,8 +233,6 @@ def _end_unit(unit: Unit, status: str, *, summary: str = "") -> None:
 
 def _next(task: Task, unit: Unit, outcome: str, detail: str) -> UnitReport:
     """Reschedule or consume the task, apply after-unit steering, then run control."""
-    from tasks_app.dispatch import dispatch
-
     task.refresh_from_db()
     runnable = task.status in (TaskStatus.TODO, TaskStatus.RETRYING)
     TaskSchedule.objects.filter(task=task).update(
@@ -203,14 +247,14 @@ def _next(task: Task, unit: Unit, outcome: str, detail: str) -> UnitReport:
         if _plan_finished(task):
             session_apply_due(session=session, point=DispatchPoint.MILESTONE)
         session.refresh_from_db()
-        if session.run_control == "assisted" and not session.paused:
+        if session.run_control == RunControl.ASSISTED and not session.paused:
             session_set_paused(
                 session=session,
                 paused=True,
                 actor=Actor.system("assisted"),
                 reason="assisted run control: one unit done; /next runs another",
             )
-        transaction.on_commit(lambda: dispatch(session_id=session.pk))
+        send_on_commit(session_runnable, sender=AgentSession, session_id=session.pk)
     return UnitReport(task.pk, unit.pk, unit.attempt, outcome, task.status, detail)
 
 

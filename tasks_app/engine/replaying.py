@@ -16,13 +16,14 @@ from pathlib import Path
 import yaml
 from django.conf import settings
 
-from agents_app.models import AgentSession, Project
+from agents_app.axes import ModelMode, PermissionProfile, Surface, WorkMode
+from agents_app.models import AgentSession, Project, SessionDriver
 from agents_app.runtime.replay import Replay, replay_load
 from agents_app.services import Actor, project_create, session_create
 from sf_web.errors import SfError
 from sf_web.git import git
-from tasks_app.dispatch import drain
-from tasks_app.engine import UnitOptions
+from tasks_app.engine.dispatch import drain
+from tasks_app.engine.values import UnitOptions
 from tasks_app.models import Plan, PlanSource, Task
 from tasks_app.schemas import plan_spec_parse
 from tasks_app.services import plan_accept, plan_create
@@ -61,11 +62,15 @@ def replay_start(replay: Replay, *, project: Project, title: str = "") -> tuple[
     session = session_create(
         project=project,
         title=title or f"replay: {spec.summary}",
-        axes={"work_mode": "plan", "model_mode": "deep", "surface": "headless"},
+        axes={
+            "work_mode": WorkMode.PLAN,
+            "model_mode": ModelMode.DEEP,
+            "surface": Surface.HEADLESS,
+        },
     )
-    AgentSession.objects.filter(pk=session.pk).update(driver="inline")
+    AgentSession.objects.filter(pk=session.pk).update(driver=SessionDriver.INLINE)
     plan = plan_create(session=session, spec=spec, source=PlanSource.FILE)
-    profile = str(replay.header.get("permission_profile") or "normal")
+    profile = str(replay.header.get("permission_profile") or PermissionProfile.NORMAL)
     plan_accept(
         plan=plan,
         actor=Actor.system("replay"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from django.conf import settings
 from django.db import close_old_connections
@@ -14,8 +15,8 @@ from django.utils import timezone
 
 from agents_app.models import Activity, AgentSession, SessionStatus
 from agents_app.services import DispatchPoint, session_apply_due
+from tasks_app.engine.stuck import detect
 from tasks_app.models import Task, TaskRuntime
-from tasks_app.stuck import detect
 
 WRAP_UP = (
     "You are close to this unit's time limit. Stop exploring: make sure the verify "
@@ -25,6 +26,17 @@ DIAGNOSTIC = (
     "You seem to be stuck in a loop ({pattern}). Step back: say what you expected and "
     "what happened instead, then try a different approach or call finish with what is done."
 )
+
+
+class StopCause(StrEnum):
+    """Why the hooks stopped a unit. The loop only carries the words (its ``detail``);
+    what happens to the task is decided on this."""
+
+    TIMEOUT = "timeout"  # hard or idle: the attempt counts, and it is retried
+    STUCK = "stuck"  # the loop repeated after its diagnostic prompt
+    STOPPED = "stopped"  # /stop
+    SESSION_PAUSED = "session_paused"
+    SESSION_ENDED = "session_ended"
 
 
 class Heartbeat:
@@ -67,13 +79,17 @@ class EngineHooks:
     pending_notes: list[str] = field(default_factory=list)
     wrapped_up: bool = False
     diagnosed: bool = False
+    cause: StopCause | None = None  # set with the words when a hook stops the unit
 
     def before_model(self) -> str | None:
         now = time.monotonic()
         if now - self.started > settings.SF_UNIT_HARD_TIMEOUT.total_seconds():
-            return f"hard timeout ({settings.SF_UNIT_HARD_TIMEOUT})"
+            return self._stop(StopCause.TIMEOUT, f"hard timeout ({settings.SF_UNIT_HARD_TIMEOUT})")
         if now - self.last_progress > settings.SF_UNIT_IDLE_TIMEOUT.total_seconds():
-            return f"idle timeout ({settings.SF_UNIT_IDLE_TIMEOUT} without a tool call or answer)"
+            return self._stop(
+                StopCause.TIMEOUT,
+                f"idle timeout ({settings.SF_UNIT_IDLE_TIMEOUT} without a tool call or answer)",
+            )
         self.last_progress = now
         return self._session_stop()
 
@@ -107,7 +123,7 @@ class EngineHooks:
             return None
         Task.objects.filter(pk=self.task.pk).update(stuck_count=F("stuck_count") + 1)
         if self.diagnosed:
-            return f"stuck: {stuck.describe()}"
+            return self._stop(StopCause.STUCK, f"stuck: {stuck.describe()}")
         # Once per unit the agent gets a diagnostic prompt; the next repeat stops it.
         self.diagnosed = True
         self.history.clear()
@@ -117,9 +133,14 @@ class EngineHooks:
     def _session_stop(self) -> str | None:
         session = AgentSession.objects.get(pk=self.session_id)
         if session.interrupt_requested:
-            return "stopped by /stop"
+            return self._stop(StopCause.STOPPED, "stopped by /stop")
         if session.paused:
-            return f"session paused: {session.pause_reason or 'by a person'}"
+            reason = f"session paused: {session.pause_reason or 'by a person'}"
+            return self._stop(StopCause.SESSION_PAUSED, reason)
         if session.status != SessionStatus.ACTIVE:
-            return f"session {session.status}"
+            return self._stop(StopCause.SESSION_ENDED, f"session {session.status}")
         return None
+
+    def _stop(self, cause: StopCause, words: str) -> str:
+        self.cause = cause
+        return words

@@ -18,6 +18,7 @@ from django.db import close_old_connections, transaction
 from django.utils import timezone
 
 from sf_web.live import SYSTEM_STATUS, broadcast
+from tasks_app.engine.sweep import engine_sweep
 from tasks_app.models import Worker, WorkerProbe
 
 logger = logging.getLogger("sf.workers")
@@ -76,8 +77,6 @@ class _Heartbeat:
         self.thread = threading.Thread(target=self._run, name="sf-heartbeat", daemon=True)
 
     def _run(self) -> None:
-        from tasks_app.dispatch import engine_sweep
-
         interval = settings.SF_WORKER_HEARTBEAT.total_seconds()
         sweep_every = settings.SF_SWEEP_INTERVAL.total_seconds()
         last_sweep = time.monotonic()

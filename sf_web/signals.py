@@ -1,0 +1,50 @@
+"""Announcements between apps: a state change says what happened; whoever cares listens.
+
+The base app (``agents_app``) and the services of ``tasks_app`` never call the engine
+built on them. They send one of these signals, and the engine connects its receivers
+in ``TasksAppConfig.ready``. This keeps the dependency direction one way — the layer
+below announces, the layer above acts — the way ``agents_app/runtime/loop.py`` depends
+on Protocols instead of the app above it.
+
+``send_on_commit`` is the twin of ``sf_web.live.broadcast``: a receiver must see the
+committed state, never a write that may still roll back. Outside a transaction the
+signal is sent at once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.dispatch import Signal
+
+# The session may have work to run now: a plan was accepted, a unit ended, a review
+# asked for changes, a command resumed it, an approval unblocked a task.
+# Arguments: session_id (int).
+session_runnable = Signal()
+
+# A person (or a pre-supplied answer) reviewed a pending risk decision.
+# Arguments: decision_id (int), approved (bool).
+decision_reviewed = Signal()
+
+# The session report (/status, /tasks, /session-report) is being built; a receiver
+# returns a dict of extra fields to merge into it. Arguments: session (AgentSession).
+session_report_requested = Signal()
+
+
+def send_on_commit(signal: Signal, *, sender: object, **arguments: Any) -> None:
+    """Send ``signal`` once the current transaction commits (at once outside one).
+
+    Receivers run in the sender's process and thread, after the commit: their errors
+    propagate as they would from a direct call, but never undo the sender's write.
+    """
+    transaction.on_commit(lambda: signal.send(sender=sender, **arguments))
+
+
+def collect(signal: Signal, *, sender: object, **arguments: Any) -> dict[str, Any]:
+    """Send ``signal`` now and merge the dicts its receivers return (later ones win)."""
+    merged: dict[str, Any] = {}
+    for _receiver, response in signal.send(sender=sender, **arguments):
+        if isinstance(response, dict):
+            merged.update(response)
+    return merged

@@ -1,0 +1,195 @@
+"""Dispatch: which units run next, on Celery workers or inline. The database is the
+source of truth: the broker only carries task ids, and every delivery starts with a
+conditional claim. ``sweep`` recovers what a dead worker or a lost message left.
+
+Every driver goes through here: ``dispatch`` sends units to the Celery workers
+(without a broker it drains in a thread), ``drain`` runs them inline (headless,
+replay, that thread), and both ask ``next_units`` what run control allows now.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from functools import partial
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from agents_app.axes import RunControl
+from agents_app.models import AgentSession, SessionDriver, SessionStatus
+from sf_web.celery import app as celery_app
+from tasks_app.engine.unit import unit_run
+from tasks_app.engine.values import UnitOptions
+from tasks_app.lifecycle import task_transition
+from tasks_app.models import (
+    ENGINE_HOLDS,
+    Plan,
+    PlanStatus,
+    ScheduleStatus,
+    Task,
+    TaskSchedule,
+    TaskStatus,
+)
+from tasks_app.services import schedule_ready
+
+logger = logging.getLogger("sf.dispatch")
+IN_FLIGHT = (ScheduleStatus.CLAIMED, ScheduleStatus.DISPATCHED)
+UNIT_RUN_TASK = "tasks_app.unit_run"  # the Celery task's registered name (tasks_app/tasks.py)
+
+
+def runs(session: AgentSession) -> bool:
+    """Active and not paused: the session may run units at all."""
+    return session.status == SessionStatus.ACTIVE and not session.paused
+
+
+def dispatchable(session: AgentSession) -> bool:
+    """Runs, and its run control advances on its own (manual waits for a person)."""
+    return runs(session) and session.run_control != RunControl.MANUAL
+
+
+def worker_driven(session: AgentSession) -> bool:
+    """Workers (and their sweeps) dispatch only sessions that are not run inline."""
+    return session.driver == SessionDriver.WORKERS
+
+
+def due_tasks(session_id: int) -> list[int]:
+    """Runnable tasks of the session's accepted plans whose schedule is due, oldest first."""
+    return list(
+        TaskSchedule.objects.filter(
+            status=ScheduleStatus.DUE,
+            task__status__in=(TaskStatus.TODO, TaskStatus.RETRYING),
+            task__plan__session_id=session_id,
+            task__plan__status=PlanStatus.ACCEPTED,
+        )
+        .order_by("due_at", "task_id")
+        .values_list("task_id", flat=True)
+    )
+
+
+def next_units(session: AgentSession, *, step: bool = False) -> list[int]:
+    """What run control allows now: autonomous runs every due task (a wave in
+    parallel), assisted one unit at a time, manual none on its own.
+
+    ``step`` is a person asking for exactly one unit now (``sf headless next``): the
+    first due task, whatever the run control."""
+    if not (runs(session) if step else dispatchable(session)):
+        return []
+    _resume_engine_held(session)
+    for plan in Plan.objects.filter(session=session, status=PlanStatus.ACCEPTED):
+        schedule_ready(plan=plan)
+    due = due_tasks(session.pk)
+    if step:
+        return due[:1]
+    if session.run_control == RunControl.ASSISTED:
+        busy = TaskSchedule.objects.filter(
+            task__plan__session=session, status__in=IN_FLIGHT
+        ).exists()
+        return [] if busy else due[:1]
+    return due
+
+
+def _resume_engine_held(session: AgentSession) -> None:
+    """Tasks the engine paused because the session paused, stopped or ran out of budget
+    go back to todo once it runs again; a task a person paused stays paused."""
+    held = Task.objects.filter(
+        plan__session=session, status=TaskStatus.PAUSED, hold_reason__in=ENGINE_HOLDS
+    ).select_related("plan")
+    for task in held:
+        task_transition(
+            task=task, to=TaskStatus.TODO, reason="session running again", actor="engine"
+        )
+
+
+def dispatch(*, session_id: int) -> list[int]:
+    """Send the next units to the workers (after commit). Returns their task ids.
+
+    Without a broker (the embedded default) they run inline in a background thread.
+    """
+    session = AgentSession.objects.get(pk=session_id)
+    if not worker_driven(session):
+        return []  # its inline driver (headless) runs the units itself
+    task_ids = next_units(session)
+    if not task_ids:
+        return []
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        _drain_in_background(session_id)
+        return task_ids
+    return _enqueue(task_ids)
+
+
+def on_session_runnable(sender: object, *, session_id: int, **_: Any) -> None:
+    """The ``session_runnable`` receiver: a state change may have made work runnable."""
+    dispatch(session_id=session_id)
+
+
+def _enqueue(task_ids: list[int]) -> list[int]:
+    """Send task ids to the workers, except those sent recently. Returns those sent.
+
+    A message lost with the broker (a Redis restart) is sent again after
+    ``SF_REDISPATCH_AFTER``; a duplicate is harmless, because the worker's claim is a
+    conditional update that only one delivery wins. The task is sent by its name:
+    the Celery interface (``tasks_app/tasks.py``) sits above the engine.
+    """
+    now = timezone.now()
+    resend_before = now - settings.SF_REDISPATCH_AFTER
+    with transaction.atomic():
+        unsent = TaskSchedule.objects.select_for_update(skip_locked=True).filter(
+            Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=resend_before),
+            task_id__in=task_ids,
+            status=ScheduleStatus.DUE,
+        )
+        sending = list(unsent.values_list("task_id", flat=True))
+        TaskSchedule.objects.filter(task_id__in=sending).update(enqueued_at=now)
+    queue = settings.CELERY_TASK_DEFAULT_QUEUE  # read now: tests point it at their worker
+    for task_id in sending:
+        send = partial(celery_app.send_task, UNIT_RUN_TASK, args=[task_id], queue=queue)
+        transaction.on_commit(send)
+    return sending
+
+
+def drain(
+    *,
+    session_id: int,
+    worker: str,
+    options: UnitOptions | None = None,
+    stop: threading.Event | None = None,
+    limit: int | None = None,
+    step: bool = False,
+) -> int:
+    """Run the session's units inline until nothing is dispatchable, ``stop`` is set or
+    ``limit`` units ran. Returns how many ran. ``step``: see ``next_units``."""
+    ran = 0
+    while not (stop and stop.is_set()) and (limit is None or ran < limit):
+        session = AgentSession.objects.get(pk=session_id)
+        task_ids = next_units(session, step=step)
+        if not task_ids:
+            return ran
+        report = unit_run(task_id=task_ids[0], worker=worker, options=options)
+        if report is None:  # not ours after all (a claim lost, a pause): stop here
+            return ran
+        ran += 1
+    return ran
+
+
+_DRAINING: set[int] = set()
+_DRAIN_LOCK = threading.Lock()
+
+
+def _drain_in_background(session_id: int) -> None:
+    with _DRAIN_LOCK:
+        if session_id in _DRAINING:
+            return
+        _DRAINING.add(session_id)
+
+    def run() -> None:
+        try:
+            drain(session_id=session_id, worker=f"inline-{threading.get_ident()}")
+        finally:
+            with _DRAIN_LOCK:
+                _DRAINING.discard(session_id)
+
+    threading.Thread(target=run, name=f"sf-drain-{session_id}", daemon=True).start()
