@@ -36,13 +36,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents_app.axes import PROFILE_ORDER, PermissionProfile, RunControl, WorkMode, profile_rank
-from agents_app.shell import (
+from agents_app.gate.shell.analyze import analyze
+from agents_app.gate.shell.commands import (
     HARMLESS_TARGETS,
     PRIVILEGED_WRAPPERS,
     ShellAnalysis,
     SimpleCommand,
     Word,
-    analyze,
 )
 from agents_app.tools_catalog import FAMILIES, TOOLS, Facts, classify, operands
 

@@ -22,7 +22,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from agents_app.axes import PROFILE_ORDER, profile_rank
-from agents_app.shell import SimpleCommand, Word, find_roots
+from agents_app.gate.shell.commands import SimpleCommand, Word
+from agents_app.gate.shell.wrappers import find_roots
 
 R, N, T, U = PROFILE_ORDER  # restricted, normal, trusted, unrestricted
 

@@ -1,0 +1,1 @@
+"""The permission gate (DESIGN §5): every tool call an agent makes passes through it."""
