@@ -3,7 +3,7 @@
 ``decide(call, ctx)`` returns allow, ask or deny with the id of the rule that decided,
 a risk class and one sentence for a person. Layers, in order:
 
-1. Tool registry: a tool above the profile (``tools_catalog.tools_for_profile``) is denied.
+1. Tool registry: a tool above the profile (``catalog.tools.tools_for_profile``) is denied.
 2. Deny rules of the project's policy — deny always wins.
 3. Each part of the call gets verdicts: built-in denies (``rm -rf /``, fork bombs, block
    devices), the safety harness (irreversible operations ask under every profile),
@@ -36,6 +36,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents_app.axes import PROFILE_ORDER, PermissionProfile, RunControl, WorkMode, profile_rank
+from agents_app.gate.catalog.classify import classify
+from agents_app.gate.catalog.families import FAMILIES, Facts
+from agents_app.gate.catalog.options import operands
+from agents_app.gate.catalog.tools import TOOLS
 from agents_app.gate.shell.analyze import analyze
 from agents_app.gate.shell.commands import (
     HARMLESS_TARGETS,
@@ -44,7 +48,6 @@ from agents_app.gate.shell.commands import (
     SimpleCommand,
     Word,
 )
-from agents_app.tools_catalog import FAMILIES, TOOLS, Facts, classify, operands
 
 R, N, T, U = PROFILE_ORDER  # restricted, normal, trusted, unrestricted
 

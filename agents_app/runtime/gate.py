@@ -19,6 +19,7 @@ from django.utils import timezone
 
 import sf_native
 from agents_app.axes import PermissionProfile, RunControl, WorkMode
+from agents_app.gate.catalog.tools import tools_for_profile
 from agents_app.models import (
     AgentSession,
     ApprovalRule,
@@ -37,7 +38,6 @@ from agents_app.policies import (
 )
 from agents_app.runtime.loop import GateVerdict
 from agents_app.runtime.redaction import redact_payload
-from agents_app.tools_catalog import tools_for_profile
 from sf_web.live import broadcast, group_name
 
 APPROVALS = group_name("approvals")

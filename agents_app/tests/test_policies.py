@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import sf_native
 from agents_app.axes import PermissionProfile
+from agents_app.gate.catalog.tools import TOOLS, ToolSpec, tools_for_profile
 from agents_app.gate.shell.analyze import analyze
 from agents_app.policies import (
     GateContext,
@@ -23,7 +24,6 @@ from agents_app.policies import (
     normalize_input,
     resolve_path,
 )
-from agents_app.tools_catalog import TOOLS, ToolSpec, tools_for_profile
 
 HOME = os.path.expanduser("~")
 
