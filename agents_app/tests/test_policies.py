@@ -13,17 +13,11 @@ from hypothesis import strategies as st
 import sf_native
 from agents_app.axes import PermissionProfile
 from agents_app.gate.catalog.tools import TOOLS, ToolSpec, tools_for_profile
+from agents_app.gate.normalize import collapse_whitespace, normalize_input
+from agents_app.gate.paths import resolve_path
+from agents_app.gate.policy import decide
+from agents_app.gate.schemas import GateContext, PolicyRules, Rule, ToolCall
 from agents_app.gate.shell.analyze import analyze
-from agents_app.policies import (
-    GateContext,
-    PolicyRules,
-    Rule,
-    ToolCall,
-    collapse_whitespace,
-    decide,
-    normalize_input,
-    resolve_path,
-)
 
 HOME = os.path.expanduser("~")
 
