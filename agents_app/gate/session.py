@@ -19,9 +19,11 @@ from django.utils import timezone
 
 import sf_native
 from agents_app.axes import PermissionProfile, RunControl, WorkMode
+from agents_app.gate.approvals import APPROVALS
 from agents_app.gate.catalog.tools import tools_for_profile
 from agents_app.gate.normalize import normalize_input
 from agents_app.gate.policy import decide
+from agents_app.gate.redaction import redact_payload
 from agents_app.gate.schemas import GateContext, PolicyRules, Rule, ToolCall
 from agents_app.models import (
     AgentSession,
@@ -32,10 +34,7 @@ from agents_app.models import (
     RiskDecision,
 )
 from agents_app.runtime.loop import GateVerdict
-from agents_app.runtime.redaction import redact_payload
-from sf_web.live import broadcast, group_name
-
-APPROVALS = group_name("approvals")
+from sf_web.live import broadcast
 
 
 def input_hash(tool: str, normalized: dict[str, Any]) -> str:
