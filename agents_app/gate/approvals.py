@@ -2,14 +2,16 @@
 
 *once* lets exactly that call through once; *session* and *project* write an allow
 rule (the project one persists for every later session). Only staff with the
-``agents_app.review_riskdecision`` permission may review. An approval unblocks the
-task that was waiting on it; a rejection leaves it blocked with the reason.
+``agents_app.review_riskdecision`` permission may review. Once a review commits,
+``decision_settled`` is sent: the app built on this one unblocks the task that was
+waiting on an approval, or leaves it blocked with the reason of a rejection.
 """
 
 from __future__ import annotations
 
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.dispatch import Signal
 from django.utils import timezone
 
 from agents_app.models import ApprovalRule, ReviewScope, ReviewStatus, RiskDecision
@@ -18,6 +20,11 @@ from sf_web.live import broadcast, group_name
 
 APPROVALS = group_name("approvals")
 REVIEW_PERMISSION = "agents_app.review_riskdecision"
+
+# Sent after a review commits, with ``decision_id`` and ``approved``. The engine that
+# waits on decisions lives in an app built on this one: it listens here, so the gate
+# never imports it.
+decision_settled = Signal()
 
 
 def may_review(user: User) -> bool:
@@ -74,7 +81,11 @@ def _settle(
         if approve and scope != ReviewScope.ONCE and reviewer is not None:
             _grant_rule(decision, reviewer, scope)
         broadcast(APPROVALS, "approvals.changed", decision_id=decision.pk)
-        transaction.on_commit(lambda: _resume_task(decision.pk, approve))
+        transaction.on_commit(
+            lambda: decision_settled.send(
+                sender=RiskDecision, decision_id=decision.pk, approved=approve
+            )
+        )
     return decision
 
 
@@ -91,10 +102,3 @@ def _grant_rule(decision: RiskDecision, reviewer: User, scope: str) -> None:
         granted_by=reviewer,
         granted_from=decision,
     )
-
-
-def _resume_task(decision_id: int, approved: bool) -> None:
-    """Hand the waiting task back to the engine (tasks_app builds on this app)."""
-    from tasks_app.approvals import task_after_review
-
-    task_after_review(decision_id=decision_id, approved=approved)
