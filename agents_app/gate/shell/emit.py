@@ -50,7 +50,7 @@ class Emitter:
     it); ``nested`` analyses a script given as text, one ``level`` deeper.
     """
 
-    def __init__(self, findings: Findings, level: int, function: str, nested: NestedScript):
+    def __init__(self, findings: Findings, level: int, function: str, nested: NestedScript) -> None:
         self.findings = findings
         self.level = level
         self.function = function
