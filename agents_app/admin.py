@@ -7,7 +7,7 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from agents_app.approvals import decision_review, may_review
+from agents_app.gate.approvals import decision_review, may_review
 from agents_app.models import (
     AgentSession,
     ModeTransition,

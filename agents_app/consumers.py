@@ -52,12 +52,12 @@ class ApprovalsConsumer(LivePartialConsumer):
     """The approvals queue, live: a new ask or a review anywhere updates every page."""
 
     def resolve_groups(self) -> list[str]:
-        from agents_app.approvals import APPROVALS
+        from agents_app.gate.approvals import APPROVALS
 
         return [APPROVALS]
 
     def render(self) -> str:
-        from agents_app.approval_views import approvals_context
+        from agents_app.gate.views import approvals_context
 
         return render_to_string(
             "agents_app/approvals.html#queue", approvals_context(self.scope["user"])

@@ -2,13 +2,12 @@ from __future__ import annotations
 
 from django.urls import path
 
-from agents_app import approval_views, views
+from agents_app import views
+from agents_app.gate import views as gate_views
 
 urlpatterns = [
-    path("approvals/", approval_views.approvals, name="approvals"),
-    path(
-        "approvals/<int:decision_id>/review", approval_views.approval_review, name="approval-review"
-    ),
+    path("approvals/", gate_views.approvals, name="approvals"),
+    path("approvals/<int:decision_id>/review", gate_views.approval_review, name="approval-review"),
     path("projects/", views.project_list, name="project-list"),
     path("projects/<int:project_id>/", views.project_detail, name="project-detail"),
     path("sessions/<int:session_id>/", views.session_detail, name="session-detail"),

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from _common import percentile, report
 
-from agents_app.policies import GateContext, ToolCall, decide
+from agents_app.gate.policy import decide
+from agents_app.gate.schemas import GateContext, ToolCall
 from agents_app.tests.bypass_corpus import CORPUS
 
 ORDINARY = (

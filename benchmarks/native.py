@@ -5,7 +5,7 @@
   hidden ones too, no ignore files, binary files skipped; the match counts are
   printed so that the comparison can be checked;
 - redaction throughput against the same rules in Python ``re``
-  (``sf_native.redact_reference``, the tests' oracle);
+  (``native/tests/redact_reference.py``, the tests' oracle);
 - a unified diff of a 10,000-line file (real Python source) with 1 % changed lines
   against ``difflib.unified_diff``;
 - ``canonical_hash`` against ``json.dumps(sort_keys=True)`` + ``hashlib.sha256``.
@@ -34,9 +34,9 @@ from pathlib import Path
 from _common import ROOT, median_seconds, report
 
 import sf_native
-from sf_native import redact_reference
 
 sys.path.insert(0, str(ROOT / "native" / "tests"))
+import redact_reference
 from redaction_corpus import NEAR_MISSES, SAMPLES
 
 GREP_PATTERN = r"def [a-z_]+_handler\("

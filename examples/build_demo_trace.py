@@ -26,7 +26,8 @@ import django  # noqa: E402
 django.setup()
 
 import sf_native  # noqa: E402
-from agents_app.policies import ToolCall, normalize_input  # noqa: E402
+from agents_app.gate.normalize import normalize_input  # noqa: E402
+from agents_app.gate.schemas import ToolCall  # noqa: E402
 from agents_app.runtime.replay import TRACE_FORMAT  # noqa: E402
 from agents_app.runtime.tools import TOOLS  # noqa: E402
 

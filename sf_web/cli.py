@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Protocol
 SUBCOMMAND_MODULES = (
     "sf_web.cli",
     "agents_app.cli",
-    "agents_app.cli_gate",
+    "agents_app.gate.cli",
     "tasks_app.cli",
     "tasks_app.headless.cli",
 )

@@ -250,7 +250,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     # Secrets never reach a log: every handler redacts the records it writes.
-    "filters": {"redact": {"()": "agents_app.runtime.redaction.RedactingFilter"}},
+    "filters": {"redact": {"()": "agents_app.gate.redaction.RedactingFilter"}},
     "handlers": {
         "stderr": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["redact"]}
     },

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from channels.db import database_sync_to_async
 
+from agents_app.gate.session import SessionGate
 from agents_app.models import AgentSession, RiskDecision, TraceEvent
-from agents_app.runtime.gate import SessionGate
 from agents_app.runtime.llm import ModelRouter
 from agents_app.runtime.loop import AgentLoop, Outcome
 from agents_app.runtime.tools import TOOLS, ToolContext

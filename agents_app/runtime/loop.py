@@ -20,9 +20,9 @@ from django.utils import timezone
 from pydantic import BaseModel, ValidationError
 
 import sf_native
+from agents_app.gate.redaction import redact_payload, redact_text
 from agents_app.models import TraceKind
 from agents_app.runtime.llm import ModelRouter, ModelStep, ToolCallRequest
-from agents_app.runtime.redaction import redact_payload, redact_text
 from agents_app.runtime.replay import Replay
 from agents_app.runtime.tools import (
     Finished,

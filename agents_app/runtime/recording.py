@@ -10,8 +10,9 @@ from typing import Any
 from pydantic import ValidationError
 
 import sf_native
+from agents_app.gate.normalize import normalize_input
+from agents_app.gate.schemas import ToolCall
 from agents_app.models import TraceEvent, TraceKind
-from agents_app.policies import ToolCall, normalize_input
 from agents_app.runtime.replay import TRACE_FORMAT
 from agents_app.runtime.tools import TOOLS
 

@@ -10,8 +10,8 @@ from typing import Any
 from django.db.models import Max
 from django.utils import timezone
 
+from agents_app.gate.redaction import redact_payload
 from agents_app.models import AgentSession, TraceEvent
-from agents_app.runtime.redaction import redact_payload
 from sf_web.live import broadcast, group_name
 
 

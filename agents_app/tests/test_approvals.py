@@ -9,9 +9,9 @@ from django.contrib.auth.models import Permission, User
 from django.test import Client
 from django.urls import reverse
 
-from agents_app.approvals import decision_review
+from agents_app.gate.approvals import decision_review
+from agents_app.gate.session import SessionGate, input_hash
 from agents_app.models import AgentSession, ApprovalRule, ReviewStatus, RiskDecision
-from agents_app.runtime.gate import SessionGate, input_hash
 from sf_web.errors import InvalidTransition, NotAllowed
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agents_app.policies import Decision, GateContext, ToolCall, decide
+from agents_app.gate.policy import decide
+from agents_app.gate.schemas import Decision, GateContext, ToolCall
 from agents_app.tests.bypass_corpus import CORPUS, Bypass
 
 SEVERITY = {"allow": 0, "ask": 1, "deny": 2}

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from agents_app.gate.session import SessionGate
 from agents_app.models import AgentSession, Decision, ReviewStatus, RiskDecision, TraceEvent
-from agents_app.runtime.gate import SessionGate
 from agents_app.runtime.llm import ModelRouter
 from agents_app.runtime.loop import AgentLoop, Outcome
 from agents_app.runtime.recording import trace_from_steps

@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from agents_app.shell import analyze
+from agents_app.gate.shell.analyze import analyze
 
 
 def names(command: str) -> list[str]:

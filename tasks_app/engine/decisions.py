@@ -1,6 +1,6 @@
 """What a reviewed risk decision means for the task that was waiting on it.
 
-``agents_app.approvals`` settles the decision and sends ``decision_reviewed``; this
+``agents_app.gate.approvals`` settles the decision and sends ``decision_reviewed``; this
 receiver (connected in ``TasksAppConfig.ready``) unblocks or explains the task.
 """
 

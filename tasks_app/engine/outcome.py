@@ -15,10 +15,10 @@ from django.utils import timezone
 
 from agents_app.axes import RunControl
 from agents_app.budget import session_charge
+from agents_app.gate.redaction import redact_text
 from agents_app.models import AgentSession, TraceKind
 from agents_app.runtime.llm import ModelNotConfigured, ProviderAuthError
 from agents_app.runtime.loop import LoopResult, Outcome
-from agents_app.runtime.redaction import redact_text
 from agents_app.runtime.trace import TraceRecorder
 from agents_app.services import (
     Actor,

@@ -22,8 +22,8 @@ from django.utils import timezone
 
 from agents_app.axes import RunControl
 from agents_app.budget import budget_pause, budget_remaining
+from agents_app.gate.session import SessionGate
 from agents_app.models import Activity, AgentSession, SessionStatus
-from agents_app.runtime.gate import SessionGate
 from agents_app.runtime.llm import ModelRouter, complete, model_for
 from agents_app.runtime.loop import AgentLoop, LoopResult
 from agents_app.runtime.replay import replay_activate, replay_deactivate, replay_load

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from agents_app.runtime.redaction import redact_text
+from agents_app.gate.redaction import redact_text
 from agents_app.runtime.tools import COMMAND_ENV_KEEP, cap
 
 

@@ -22,7 +22,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agents_app.approvals import decision_answer
+from agents_app.gate.approvals import decision_answer
 from agents_app.models import ReviewStatus, RiskDecision
 from sf_web.errors import SfError
 from tasks_app.lifecycle import task_transition

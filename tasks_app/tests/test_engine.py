@@ -14,7 +14,7 @@ from django.contrib.auth.models import Permission, User
 from django.test import override_settings
 from django.utils import timezone
 
-from agents_app.approvals import decision_review
+from agents_app.gate.approvals import decision_review
 from agents_app.models import AgentSession, ModeTransition, RiskDecision, TraceEvent
 from agents_app.runtime.replay import replay_load
 from agents_app.services import Actor, project_create, session_create

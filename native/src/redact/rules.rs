@@ -1,4 +1,4 @@
-//! The built-in secret rules. `native/python/sf_native/redact_reference.py` holds
+//! The built-in secret rules. `native/tests/redact_reference.py` holds
 //! the same rules for Python's `re`; the tests hold the two to the same output.
 //!
 //! Dialect notes: Python compiles its copies with `re.ASCII`, so here word

@@ -2,8 +2,9 @@
 
 *once* lets exactly that call through once; *session* and *project* write an allow
 rule (the project one persists for every later session). Only staff with the
-``agents_app.review_riskdecision`` permission may review. An approval unblocks the
-task that was waiting on it; a rejection leaves it blocked with the reason.
+``agents_app.review_riskdecision`` permission may review. Once a review commits,
+``decision_reviewed`` is sent: the app built on this one unblocks the task that was
+waiting on an approval, or leaves it blocked with the reason of a rejection.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from django.utils import timezone
 from agents_app.models import ApprovalRule, ReviewScope, ReviewStatus, RiskDecision
 from sf_web.errors import InvalidTransition, NotAllowed, SfError
 from sf_web.live import broadcast, group_name
-from sf_web.signals import decision_reviewed
+from sf_web.signals import decision_reviewed, send_on_commit
 
 APPROVALS = group_name("approvals")
 REVIEW_PERMISSION = "agents_app.review_riskdecision"
@@ -75,7 +76,10 @@ def _settle(
         if approve and scope != ReviewScope.ONCE and reviewer is not None:
             _grant_rule(decision, reviewer, scope)
         broadcast(APPROVALS, "approvals.changed", decision_id=decision.pk)
-        transaction.on_commit(lambda: _resume_task(decision.pk, approve))
+        # The engine that waits on decisions is built on this app: it listens.
+        send_on_commit(
+            decision_reviewed, sender=RiskDecision, decision_id=decision.pk, approved=approve
+        )
     return decision
 
 
@@ -92,8 +96,3 @@ def _grant_rule(decision: RiskDecision, reviewer: User, scope: str) -> None:
         granted_by=reviewer,
         granted_from=decision,
     )
-
-
-def _resume_task(decision_id: int, approved: bool) -> None:
-    """Tell whoever waits on the decision (the engine, an app built on this one)."""
-    decision_reviewed.send(sender=RiskDecision, decision_id=decision_id, approved=approved)

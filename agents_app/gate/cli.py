@@ -30,8 +30,12 @@ class GateCommand(Subcommand):
         add_output_format(parser)
 
     def run(self, options: dict[str, Any]) -> int:
-        from agents_app.policies import GateContext, PolicyRules, ToolCall, decide, normalize_input
-        from agents_app.runtime.gate import gate_rules, input_hash
+        # Imported here: the gate and the session runtime take ~0.1 s to load, which
+        # every other `manage.py sf` subcommand would otherwise pay at start-up.
+        from agents_app.gate.normalize import normalize_input
+        from agents_app.gate.policy import decide
+        from agents_app.gate.schemas import GateContext, PolicyRules, ToolCall
+        from agents_app.gate.session import gate_rules, input_hash
 
         try:
             arguments = json.loads(options["input"])

@@ -1,62 +1,21 @@
-"""The permission gate: the profile table of DESIGN §5, rules, run control and fuzzing."""
+"""The permission gate: the profile table of DESIGN §5, the tool registry and file tools."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-import sf_native
 from agents_app.axes import PermissionProfile
-from agents_app.policies import (
-    GateContext,
-    PolicyRules,
-    Rule,
-    ToolCall,
-    collapse_whitespace,
-    decide,
-    normalize_input,
-    resolve_path,
-)
-from agents_app.shell import analyze
-from agents_app.tools_catalog import TOOLS, ToolSpec, tools_for_profile
-
-HOME = os.path.expanduser("~")
+from agents_app.gate.catalog.tools import TOOLS, ToolSpec, tools_for_profile
+from agents_app.gate.policy import decide
+from agents_app.gate.schemas import ToolCall
+from agents_app.tests.gate_helpers import context, gate_worktree, read, shell, write
 
 
 @pytest.fixture
 def worktree(tmp_path: Path) -> Path:
-    root = tmp_path / "wt"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "a.py").write_text("print(1)\n")
-    (root / "scripts").mkdir()
-    (root / "scripts" / "check.sh").write_text("#!/bin/sh\n")
-    os.symlink("/etc", root / "etc-link")
-    return root
-
-
-def context(
-    worktree: Path, profile: str = "normal", run: str = "autonomous", **kw: Any
-) -> GateContext:
-    return GateContext(
-        permission_profile=profile, run_control=run, work_mode="build", worktree=worktree, **kw
-    )
-
-
-def shell(command: str) -> ToolCall:
-    return ToolCall(tool="run_command", input={"command": command})
-
-
-def write(path: str) -> ToolCall:
-    return ToolCall(tool="write_file", input={"path": path, "content": "x"})
-
-
-def read(path: str) -> ToolCall:
-    return ToolCall(tool="read_file", input={"path": path})
+    return gate_worktree(tmp_path)
 
 
 # -- the profile table (DESIGN §5), row by row ---------------------------------------------------
@@ -260,144 +219,6 @@ def test_a_compound_command_takes_its_most_severe_part(worktree: Path) -> None:
     assert decide(shell("pytest; rm -rf ~"), ctx).decision == "deny"
 
 
-# -- rules ---------------------------------------------------------------------------------------
-
-
-def rules(allow: tuple[str, ...] = (), deny: tuple[str, ...] = (), tool: str = "*") -> PolicyRules:
-    return PolicyRules(
-        allow=[Rule(tool=tool, pattern=p) for p in allow],
-        deny=[Rule(tool=tool, pattern=p) for p in deny],
-    )
-
-
-def test_a_deny_rule_wins_over_an_allow_rule(worktree: Path) -> None:
-    ctx = context(worktree, rules=rules(allow=("rm *",), deny=("rm *",)))
-    decision = decide(shell("rm src/a.py"), ctx)
-    assert (decision.decision, decision.rule) == ("deny", "deny.project:rm *")
-
-
-def test_a_deny_rule_wins_over_the_most_permissive_profile(worktree: Path) -> None:
-    ctx = context(worktree, "unrestricted", rules=rules(deny=("ls*",)))
-    assert decide(shell("ls -la"), ctx).decision == "deny"
-    assert decide(shell("pwd"), ctx).decision == "allow"
-
-
-def test_a_deny_rule_matches_wrapped_and_chained_parts(worktree: Path) -> None:
-    ctx = context(worktree, "unrestricted", rules=rules(deny=("rm -rf*",)))
-    for command in ("ls && sudo rm -rf /tmp/x", "/bin/rm -rf /tmp/x", "sh -c 'rm -rf /tmp/x'"):
-        assert decide(shell(command), ctx).rule == "deny.project:rm -rf*", command
-
-
-def test_a_deny_rule_on_paths(worktree: Path) -> None:
-    ctx = context(worktree, rules=PolicyRules(deny=[Rule(tool="read_file", pattern="*.env")]))
-    decision = decide(read(".env"), ctx)
-    assert (decision.decision, decision.rule) == ("deny", "deny.project:read_file:*.env")
-    assert decide(read("src/a.py"), ctx).decision == "allow"
-
-
-def test_an_allow_rule_lifts_an_ask(worktree: Path) -> None:
-    ctx = context(worktree, rules=rules(allow=("pytest*",)))
-    decision = decide(shell("pytest -q"), ctx)
-    assert (decision.decision, decision.rule) == ("allow", "allow.project:pytest*")
-
-
-def test_an_allow_rule_only_lifts_the_parts_it_matches(worktree: Path) -> None:
-    ctx = context(worktree, rules=rules(allow=("pytest*",)))
-    assert decide(shell("pytest -q; make deploy"), ctx).decision == "ask"
-    assert decide(shell("pytest -q; curl x | sh"), ctx).decision == "ask"
-
-
-def test_an_allow_rule_lets_restricted_run_an_explicitly_listed_action(worktree: Path) -> None:
-    ctx = context(worktree, "restricted", rules=rules(allow=("pytest*",)))
-    assert decide(shell("pytest -q"), ctx).decision == "allow"
-    assert decide(shell("make"), ctx).decision == "deny"
-
-
-def test_an_allow_rule_never_lifts_a_write_outside_or_the_harness(worktree: Path) -> None:
-    ctx = context(worktree, rules=rules(allow=("*",)))
-    assert decide(write("../outside.py"), ctx).decision == "deny"
-    assert decide(shell("git reset --hard"), ctx).decision == "ask"
-
-
-def test_an_approved_rule_lifts_a_profile_ask_and_a_harness_ask(worktree: Path) -> None:
-    approved = [Rule(tool="run_command", pattern="git push*")]
-    ctx = context(worktree, "unrestricted", approved_rules=approved)
-    decision = decide(shell("git push --force origin main"), ctx)
-    assert (decision.decision, decision.rule) == ("allow", "allow.approved:git push*")
-    normal = context(worktree, approved_rules=approved)
-    assert decide(shell("git push"), normal).decision == "allow"
-
-
-def test_an_approved_rule_never_turns_a_deny_into_allow(worktree: Path) -> None:
-    approved = [Rule(pattern="*")]
-    assert (
-        decide(shell("pytest"), context(worktree, "restricted", approved_rules=approved)).decision
-        == "deny"
-    )
-    assert (
-        decide(
-            shell("rm -rf /"), context(worktree, "unrestricted", approved_rules=approved)
-        ).decision
-        == "deny"
-    )
-    assert decide(write("/etc/x"), context(worktree, approved_rules=approved)).decision == "deny"
-
-
-def test_an_approved_rule_is_for_its_tool_only(worktree: Path) -> None:
-    approved = [Rule(tool="write_file", pattern="*")]
-    ctx = context(worktree, approved_rules=approved)
-    assert decide(shell("pytest"), ctx).decision == "ask"
-
-
-def test_no_rule_makes_an_opaque_command_allowed(worktree: Path) -> None:
-    everything = [Rule(pattern="*")]
-    ctx = context(
-        worktree, "unrestricted", rules=PolicyRules(allow=everything), approved_rules=everything
-    )
-    for command in ('eval "$x"', "$CMD", "curl x | sh", "echo 'open"):
-        assert decide(shell(command), ctx).decision == "ask", command
-    restricted = context(worktree, "restricted", rules=PolicyRules(allow=everything))
-    assert decide(shell("$CMD"), restricted).decision == "deny"
-
-
-# -- run control ---------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("call", "expected"),
-    [
-        (shell("ls -la"), "allow"),
-        (shell("git log"), "allow"),
-        (read("src/a.py"), "allow"),
-        (read("/etc/hostname"), "allow"),
-        (ToolCall(tool="finish", input={"summary": "done"}), "allow"),
-        (write("src/a.py"), "ask"),
-        (shell("touch src/x"), "ask"),
-        (shell("curl https://example.org"), "ask"),
-        (shell("rm -rf /"), "deny"),
-    ],
-)
-def test_manual_run_control_asks_for_every_side_effect(
-    worktree: Path, call: ToolCall, expected: str
-) -> None:
-    decision = decide(call, context(worktree, "unrestricted", run="manual"))
-    assert decision.decision == expected
-    if expected == "ask":
-        assert decision.rule == "manual.side-effect"
-
-
-def test_assisted_run_control_does_not_ask_for_allowed_side_effects(worktree: Path) -> None:
-    assert decide(write("src/a.py"), context(worktree, run="assisted")).decision == "allow"
-
-
-def test_work_mode_does_not_change_a_decision(worktree: Path) -> None:
-    calls = [write("src/a.py"), shell("pytest"), shell("git push")]
-    for mode in ("chat", "plan", "review", "research"):
-        ctx = GateContext(permission_profile="normal", run_control="autonomous", work_mode=mode,
-                          worktree=worktree)  # fmt: skip
-        assert [decide(c, ctx) for c in calls] == [decide(c, context(worktree)) for c in calls]
-
-
 # -- tools ---------------------------------------------------------------------------------------
 
 
@@ -464,114 +285,3 @@ def test_a_glob_that_matches_a_symlink_pointing_out_is_outside(worktree: Path) -
 def test_a_run_command_cwd_outside_the_worktree_is_outside(worktree: Path) -> None:
     call = ToolCall(tool="run_command", input={"command": "touch x", "cwd": "/tmp"})
     assert decide(call, context(worktree)).decision == "deny"
-
-
-# -- paths ---------------------------------------------------------------------------------------
-
-
-def test_resolve_path_inside_and_outside(worktree: Path) -> None:
-    assert resolve_path("src/a.py", worktree).relative == "src/a.py"
-    assert resolve_path(str(worktree / "src" / "a.py"), worktree).inside
-    assert resolve_path("./src/../src/a.py", worktree).relative == "src/a.py"
-    assert resolve_path(".", worktree).relative == "."
-    outside = resolve_path("src/../../x", worktree)
-    assert not outside.inside
-    assert outside.relative is None
-    assert outside.path == str(worktree.parent.resolve() / "x")
-
-
-def test_resolve_path_expands_the_home_directory(worktree: Path) -> None:
-    assert resolve_path("~/.bashrc", worktree).path == os.path.realpath(HOME + "/.bashrc")
-
-
-def test_a_symlink_pointing_out_of_the_worktree_is_outside(worktree: Path) -> None:
-    escaped = resolve_path("etc-link/hosts", worktree)
-    assert (escaped.inside, escaped.path) == (False, "/etc/hosts")
-    os.symlink("/nonexistent-sf-target", worktree / "dangling")
-    assert not resolve_path("dangling/new", worktree).inside
-    os.symlink("src", worktree / "inner")
-    assert resolve_path("inner/a.py", worktree).relative == "src/a.py"
-
-
-def test_a_worktree_behind_a_symlink_still_contains_its_files(
-    tmp_path: Path, worktree: Path
-) -> None:
-    alias = tmp_path / "alias"
-    os.symlink(worktree, alias)
-    assert resolve_path("src/a.py", alias).inside
-
-
-# -- normalized input ----------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("command", "normal"),
-    [
-        ("  ls   -la\tsrc  ", "ls -la src"),
-        ("echo 'a   b'  \"c   d\"", "echo 'a   b' \"c   d\""),
-        ("ls  \n  pwd", "ls\npwd"),
-        ("echo a\\  b", "echo a\\  b"),
-        ("cat <<EOF\n  keep  \nEOF", "cat <<EOF\n  keep  \nEOF"),
-    ],
-)
-def test_commands_are_normalized_outside_quotes(command: str, normal: str) -> None:
-    assert collapse_whitespace(command) == normal
-
-
-def test_normalize_input_makes_paths_worktree_relative(worktree: Path) -> None:
-    def path_of(raw: str) -> str:
-        return normalize_input(read(raw), worktree)["path"]
-
-    assert path_of(str(worktree / "src" / "a.py")) == "src/a.py"
-    assert path_of("./src/../src/a.py") == "src/a.py"
-    assert path_of(str(worktree)) == "."
-    assert path_of("/etc/hosts") == "/etc/hosts"
-    assert path_of("../x") == str(worktree.parent / "x")
-
-
-def test_normalize_input_gives_equal_hashes_for_equal_calls(worktree: Path) -> None:
-    first = ToolCall(tool="run_command", input={"command": "ls   -la ", "cwd": "./src"})
-    second = ToolCall(tool="run_command", input={"cwd": str(worktree / "src"), "command": "ls -la"})
-    one, two = normalize_input(first, worktree), normalize_input(second, worktree)
-    assert one == two == {"command": "ls -la", "cwd": "src"}
-    assert sf_native.canonical_hash(one) == sf_native.canonical_hash(two)
-    assert first.input["command"] == "ls   -la "  # the call itself is left alone
-
-
-# -- fuzzing -------------------------------------------------------------------------------------
-
-SHELLISH = st.text(
-    alphabet=st.sampled_from(list("rmlsx-;|&$()`'\"\\<>{}*?~/.=\n #!e0c")), max_size=50
-)
-
-
-@pytest.fixture(scope="module")
-def fuzz_worktree(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("fuzz") / "wt"
-    (root / "src").mkdir(parents=True)
-    return root
-
-
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    command=st.one_of(st.text(max_size=80), SHELLISH),
-    profile=st.sampled_from(PermissionProfile.values),
-)
-def test_the_gate_never_raises_and_never_allows_what_it_cannot_read(
-    fuzz_worktree: Path, command: str, profile: str
-) -> None:
-    decision = decide(shell(command), context(fuzz_worktree, profile))
-    assert decision.decision in ("allow", "ask", "deny")
-    if analyze(command).opaque:
-        assert decision.decision != "allow"
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    path=st.text(max_size=40), tool=st.sampled_from(["read_file", "write_file", "list_dir", "glob"])
-)
-def test_file_tools_never_raise(fuzz_worktree: Path, path: str, tool: str) -> None:
-    call = ToolCall(tool=tool, input={"path": path, "pattern": path, "content": ""})
-    decision = decide(call, context(fuzz_worktree, "unrestricted"))
-    assert decision.decision in ("allow", "ask", "deny")
-    normalize_input(call, fuzz_worktree)

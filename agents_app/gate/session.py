@@ -1,5 +1,5 @@
-"""The permission gate in a running session: the pure decision (``agents_app.policies``)
-plus what it needs from the database, and the ``RiskDecision`` audit row it leaves.
+"""The permission gate in a running session: the pure decision (``gate.policy``) plus
+what it needs from the database, and the ``RiskDecision`` audit row it leaves.
 
 Every call is decided at invocation with the session's axes as they are at that
 moment (steering may have changed them between tool calls), the project's allow
@@ -19,6 +19,12 @@ from django.utils import timezone
 
 import sf_native
 from agents_app.axes import PermissionProfile, RunControl, WorkMode
+from agents_app.gate.approvals import APPROVALS
+from agents_app.gate.catalog.tools import tools_for_profile
+from agents_app.gate.normalize import normalize_input
+from agents_app.gate.policy import decide
+from agents_app.gate.redaction import redact_payload
+from agents_app.gate.schemas import GateContext, PolicyRules, Rule, ToolCall
 from agents_app.models import (
     AgentSession,
     ApprovalRule,
@@ -27,20 +33,8 @@ from agents_app.models import (
     ReviewStatus,
     RiskDecision,
 )
-from agents_app.policies import (
-    GateContext,
-    PolicyRules,
-    Rule,
-    ToolCall,
-    decide,
-    normalize_input,
-)
 from agents_app.runtime.loop import GateVerdict
-from agents_app.runtime.redaction import redact_payload
-from agents_app.tools_catalog import tools_for_profile
-from sf_web.live import broadcast, group_name
-
-APPROVALS = group_name("approvals")
+from sf_web.live import broadcast
 
 
 def input_hash(tool: str, normalized: dict[str, Any]) -> str:

@@ -7,7 +7,7 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from agents_app.approvals import decision_review, may_review
+from agents_app.gate.approvals import decision_review, may_review
 from agents_app.models import ReviewScope, ReviewStatus, RiskDecision
 from sf_web.errors import SfError
 from sf_web.http import AuthedRequest

@@ -1,0 +1,61 @@
+"""Command families: what a shell command does, and the profile that allows it.
+
+A shell command is allowed only when ``classify`` recognises it: whatever is not known
+is ``unknown``. ``FAMILIES`` gives each family its risk class and its *floor*: the
+lowest profile that allows it without asking. ``Facts`` is what a family handler says
+about one command (its family, and the paths it reads and writes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from agents_app.axes import PROFILE_ORDER, profile_rank
+from agents_app.gate.shell.commands import SimpleCommand, Word
+
+R, N, T, U = PROFILE_ORDER  # restricted, normal, trusted, unrestricted
+
+
+# family: (risk class, floor, what it does — completes "this command …")
+FAMILIES: dict[str, tuple[str, str, str]] = {
+    "read": ("read", R, "only reads"),
+    "cwd": ("read", R, "changes the working directory"),
+    "variables": ("read", R, "sets shell variables"),
+    "git-read": ("read", R, "reads the repository"),
+    "network-read": ("exec-network", R, "reads from the network"),
+    "write": ("write-worktree", R, "writes files"),  # its paths decide
+    "git-local": ("git-local", N, "changes the local repository"),
+    "git-fetch": ("exec-network", N, "fetches from a remote repository"),
+    "network-write": ("exec-network", N, "sends data over the network"),
+    "build": ("exec-build", T, "builds, tests or checks the project"),
+    "install": ("install", T, "installs dependencies"),
+    "script": ("exec-code", T, "runs a program"),
+    "git-remote": ("git-remote", U, "changes a remote repository"),
+    "git-config": ("exec-code", U, "changes git configuration that can run commands"),
+    "inline-code": ("exec-code", U, "runs code that cannot be inspected"),
+    "host": ("exec-host", U, "changes the host system"),
+    "unknown": ("unknown", U, "is not a command the gate knows"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What one simple command does, as far as the gate is concerned."""
+
+    family: str
+    reads: tuple[Word, ...] = ()  # path operands it reads
+    writes: tuple[Word, ...] = ()  # path operands it writes (creates, changes, deletes)
+    recursive: bool = False  # the writes reach whole trees (rm -r, chmod -R, find -delete)
+    deletes: bool = False  # the writes delete (rm, find -delete, shred)
+    harness: str = ""  # id of an irreversible operation: a person confirms it
+    path_checked: bool = True  # False: its operands are not known; check the path-like ones
+
+
+# What a family module knows about one command it recognises.
+Handler = Callable[[SimpleCommand], Facts]
+
+
+def floor(family: str) -> int:
+    """Rank of the lowest profile that allows ``family`` without asking."""
+    return profile_rank(FAMILIES[family][1])

@@ -1,0 +1,154 @@
+"""Commands that write files: rm, cp, mv, chmod, tar, zip, patch, tee, mktemp …
+
+Each says which operands it writes (and reads), whether the writes reach whole trees
+(``rm -r``, ``chmod -R``) and whether they delete; the paths decide the verdict.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agents_app.gate.catalog.families import Facts, Handler
+from agents_app.gate.catalog.options import has_short, operands, option_value
+from agents_app.gate.shell.commands import SimpleCommand, Word
+
+
+def _recursive(command: SimpleCommand) -> bool:
+    return has_short(command, "rR", "--recursive")
+
+
+def _all_written(values: str = "", deletes: bool = False) -> Handler:
+    def handler(command: SimpleCommand) -> Facts:
+        found = tuple(operands(command.words[1:], values))
+        target = option_value(command, "-t", "--target-directory") if "t" in values else None
+        writes = (*found, *((target,) if target and command.name == "mv" else ()))
+        recursive = deletes and _recursive(command)
+        return Facts("write", writes=writes, recursive=recursive, deletes=deletes)
+
+    return handler
+
+
+def _copy(command: SimpleCommand) -> Facts:
+    found = operands(command.words[1:], "tSmog", frozenset({"--target-directory", "--suffix"}))
+    target = option_value(command, "-t", "--target-directory")
+    if command.name == "ln":
+        # A link is written through later: its target counts as written now, so that
+        # `ln -s /etc/hosts h && echo x > h` cannot reach /etc.
+        return Facts("write", writes=(*found, *((target,) if target else ())))
+    if target is not None:
+        return Facts("write", reads=tuple(found), writes=(target,))
+    if command.name == "install" and has_short(command, "d", "--directory"):
+        return Facts("write", writes=tuple(found))
+    return Facts("write", reads=tuple(found[:-1]), writes=tuple(found[-1:]))
+
+
+def _mode_first(command: SimpleCommand) -> Facts:
+    """chmod/chown/chgrp: the first operand is a mode or owner unless --reference."""
+    found = operands(command.words[1:])
+    targets = found if has_short(command, "", "--reference") else found[1:]
+    facts = Facts("write", writes=tuple(targets), recursive=_recursive(command))
+    mode = found[0].value if found else ""
+    if command.name == "chmod" and facts.recursive and _world_writable(mode):
+        return Facts("write", writes=facts.writes, recursive=True, harness="chmod-world-writable")
+    return facts
+
+
+def _world_writable(mode: str) -> bool:
+    if re.fullmatch(r"[0-7]{3,4}", mode):
+        return int(mode[-1]) & 2 == 2
+    return bool(re.search(r"(^|[,ao])[+=][rwxXst]*w", mode))
+
+
+def _dd(command: SimpleCommand) -> Facts:
+    reads = tuple(Word(w.value[3:], w.dynamic) for w in command.words if w.value.startswith("if="))
+    writes = tuple(Word(w.value[3:], w.dynamic) for w in command.words if w.value.startswith("of="))
+    return Facts("write", reads=reads, writes=writes)
+
+
+def _tar(command: SimpleCommand) -> Facts:
+    runs: tuple[str, ...] = (
+        "--to-command",
+        "--use-compress-program",
+        "--checkpoint-action",
+        "--info-script",
+    )
+    runs += ("--new-volume-script", "--rsh-command", "--rmt-command")
+    if has_short(command, "IF", *runs):
+        return Facts("inline-code")  # options that run a program
+    first = command.args[0] if command.args else ""
+    mode = first if not first.startswith("-") else "".join(f[1:] for f in command.flags)
+    archive = option_value(command, "-f", "--file")
+    into = option_value(command, "-C", "--directory") or Word(".")
+    found = tuple(operands(command.words[2:] if mode is first else command.words[1:], "fCbHKNT"))
+    if "x" in mode or "--extract" in command.argv:
+        return Facts("write", reads=(archive,) if archive else (), writes=(into,))
+    if "c" in mode or "r" in mode or "u" in mode:
+        base = option_value(command, "-C", "--directory")  # operands are read from there
+        reads = (*found, *((base,) if base else ()))
+        return Facts("write", reads=reads, writes=(archive,) if archive else ())
+    return Facts("read", reads=(archive,) if archive else ())
+
+
+def _unzip(command: SimpleCommand) -> Facts:
+    found = tuple(operands(command.words[1:], "dx"))
+    if has_short(command, "pl"):
+        return Facts("read", reads=found[:1])
+    into = option_value(command, "-d") or Word(".")
+    return Facts("write", reads=found[:1], writes=(into,))
+
+
+def _zip(command: SimpleCommand) -> Facts:
+    if has_short(command, "T", "--unzip-command"):
+        return Facts("inline-code")
+    found = tuple(operands(command.words[1:], "bnt"))
+    temp = option_value(command, "-b", "--temp-path")
+    return Facts("write", reads=found[1:], writes=(*found[:1], *((temp,) if temp else ())))
+
+
+def _compress(command: SimpleCommand) -> Facts:
+    found = tuple(operands(command.words[1:], "S"))
+    if has_short(command, "cltd", "--stdout", "--list", "--test") and not has_short(command, "k"):
+        return Facts("read", reads=found)
+    return Facts("write", reads=found, writes=found)
+
+
+def _patch(command: SimpleCommand) -> Facts:
+    into = option_value(command, "-d", "--directory") or Word(".")
+    out = option_value(command, "-o", "--output")
+    given = option_value(command, "-i", "--input")
+    found = operands(command.words[1:], "dopiBrFDVYz")
+    side = [option_value(command, "-r", "--reject-file"), option_value(command, "-B", "--prefix")]
+    writes = (out or into, *(w for w in side if w))
+    return Facts("write", reads=tuple(found) + ((given,) if given else ()), writes=writes)
+
+
+def _tee(command: SimpleCommand) -> Facts:
+    return Facts("write", writes=tuple(operands(command.words[1:])))
+
+
+def _mktemp(command: SimpleCommand) -> Facts:
+    where = option_value(command, "-p", "--tmpdir")
+    found = operands(command.words[1:], "p")
+    if where is None and found and "/" in found[0].value:
+        return Facts("write", writes=(found[0],))
+    return Facts("write", writes=(where or Word("/tmp"),))
+
+
+HANDLERS: dict[str, Handler] = {
+    **dict.fromkeys(("rm", "rmdir", "unlink"), _all_written("", deletes=True)),
+    "touch": _all_written("dtr"),
+    "mkdir": _all_written("m"),
+    "truncate": _all_written("sr"),
+    **dict.fromkeys(("dos2unix", "unix2dos"), _all_written()),
+    "mv": _all_written("tS"),
+    **dict.fromkeys(("cp", "ln", "install"), _copy),
+    **dict.fromkeys(("chmod", "chown", "chgrp"), _mode_first),
+    "dd": _dd,
+    "tee": _tee,
+    "tar": _tar,
+    "unzip": _unzip,
+    "zip": _zip,
+    **dict.fromkeys(("gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd"), _compress),
+    "patch": _patch,
+    "mktemp": _mktemp,
+}

@@ -1,0 +1,161 @@
+"""git: reading, local changes, fetches and pushes, and the options that run programs.
+
+``git -c`` keys, transport helpers, ``rebase -x`` and aliases can run anything: only
+keys and subcommands known to be harmless are matched. The irreversible operations
+(force push, ``reset --hard``, ``clean -f`` …) carry a harness id a person confirms.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agents_app.gate.catalog.families import Facts, Handler
+from agents_app.gate.catalog.options import names, operands
+from agents_app.gate.shell.commands import SimpleCommand, Word
+
+_GIT_VALUES = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"})
+# `git -c` keys that cannot run anything (match allowed, not dangerous, keys).
+_GIT_SAFE_CONFIG = re.compile(
+    r"(color\..*|core\.quotepath|core\.autocrlf|user\.(name|email)|advice\..*|log\..*"
+    r"|init\.defaultbranch|(commit|tag)\.gpgsign|pull\.rebase|merge\.conflictstyle"
+    r"|rebase\.autosquash|gc\.auto|maintenance\.auto|fetch\.prune|push\.default|i18n\..*"
+    r"|column\.ui|protocol\.version|diff\.renames)=.*",
+    re.IGNORECASE,
+)
+_GIT_READ = names(
+    "status log diff show blame annotate shortlog describe rev-parse rev-list ls-files "
+    "ls-tree cat-file grep whatchanged name-rev merge-base show-ref for-each-ref "
+    "count-objects fsck check-ignore check-attr var version help range-diff cherry "
+    "diff-tree diff-index diff-files show-branch verify-commit verify-tag"
+)
+_GIT_LOCAL = names(
+    "add rm mv restore commit switch checkout merge rebase cherry-pick revert reset am apply "
+    "clean sparse-checkout bisect gc"
+)
+_GIT_FETCH = frozenset({"fetch", "pull", "clone", "submodule", "remote-update"})
+# Subcommands that run commands given to them (`rebase -x`, `bisect run`, `submodule foreach`).
+_GIT_RUNS = {"rebase": ("-x", "--exec"), "bisect": ("run",), "submodule": ("foreach",)}
+# Options that name a program git runs: transport helpers and hook templates.
+_GIT_PROGRAMS = names("--upload-pack --receive-pack --exec --template --open-files-in-pager")
+_GIT_EXTERNAL = frozenset({"difftool", "mergetool", "filter-branch", "filter-repo", "daemon"})
+
+
+def _git(command: SimpleCommand) -> Facts:
+    words = command.words
+    index, reads = 1, []
+    while index < len(words) and words[index].value.startswith("-"):
+        value = words[index].value
+        if value in ("-c", "--config-env") or value.startswith(("--exec-path=", "--config-env=")):
+            setting = words[index + 1].value if index + 1 < len(words) else ""
+            if value != "-c" or not _GIT_SAFE_CONFIG.fullmatch(setting):
+                return Facts("git-config")
+        elif value in ("-C", "--git-dir", "--work-tree") and index + 1 < len(words):
+            reads.append(words[index + 1])
+        elif value.startswith(("--git-dir=", "--work-tree=")):
+            reads.append(Word(value.split("=", 1)[1], words[index].dynamic))
+        index += 2 if value in _GIT_VALUES else 1
+    if index >= len(words):
+        return Facts("git-read")
+    sub, rest = words[index].value, command.argv[index + 1 :]
+    facts = _git_subcommand(sub, rest)
+    reading = facts.family == "git-read"
+    # Operands of read commands may be paths (`git diff --no-index /etc/passwd x`); -C and
+    # --work-tree say which repository a changing command changes.
+    extra = tuple(operands(words[index + 1 :], "")) if reading and sub != "grep" else ()
+    return Facts(
+        facts.family,
+        reads=(*reads, *extra),
+        writes=(*(() if reading else reads), *facts.writes),
+        harness=facts.harness,
+    )
+
+
+def _git_subcommand(sub: str, rest: tuple[str, ...]) -> Facts:
+    flags = {a.split("=", 1)[0] for a in rest if a.startswith("-")}
+    runs = _GIT_RUNS.get(sub, ())
+    if sub in _GIT_EXTERNAL or any(r in rest or r in flags for r in runs) or flags & _GIT_PROGRAMS:
+        return Facts("inline-code")
+    if sub == "grep" and (flags & {"-O"} or any(a.startswith("-O") for a in rest)):
+        return Facts("inline-code")  # git grep -O CMD opens matches with a program
+    if sub == "clone" and flags & {"-c", "--config", "-u"}:
+        return Facts("git-config")
+    harness = _git_harness(sub, rest, flags)
+    if sub in ("branch", "tag", "stash", "remote", "config", "reflog", "worktree", "notes"):
+        return _git_listing(sub, rest, flags, harness)
+    if sub in _GIT_READ:
+        output = [Word(a.split("=", 1)[1]) for a in rest if a.startswith("--output=")]
+        return Facts("write" if output else "git-read", writes=tuple(output))
+    if sub == "clean" and flags & {"-n", "--dry-run"}:
+        return Facts("git-read")
+    if sub in _GIT_LOCAL:
+        return Facts("git-local", harness=harness)
+    if sub == "clone":
+        found = [a for a in rest if not a.startswith("-")]
+        return Facts("git-fetch", writes=(Word(found[1] if len(found) > 1 else "."),))
+    if sub in ("init", "format-patch"):
+        where: list[str] = [a for a in rest if not a.startswith("-")][:1] if sub == "init" else []
+        out = [rest[i + 1] for i, a in enumerate(rest[:-1]) if a in ("-o", "--output-directory")]
+        return Facts("git-local", writes=tuple(Word(w) for w in (*where, *out)))
+    if sub in _GIT_FETCH:
+        return Facts("git-fetch")
+    if sub == "ls-remote":
+        return Facts("network-read")
+    if sub == "push":
+        return Facts("git-remote", harness=harness)
+    return Facts("unknown")  # includes aliases, which may run anything
+
+
+def _git_listing(sub: str, rest: tuple[str, ...], flags: set[str], harness: str) -> Facts:
+    """branch/tag/stash/remote/config/…: read-only forms, otherwise changes."""
+    positional = [a for a in rest if not a.startswith("-")]
+    listing = {
+        "branch": not positional or bool(flags & {"--list", "-l"}),
+        "tag": not positional or bool(flags & {"--list", "-l"}),
+        "stash": bool(positional) and positional[0] in ("list", "show"),
+        "remote": not positional or positional[0] in ("show", "get-url", "-v"),
+        "config": bool(flags & {"--get", "--get-all", "--get-regexp", "--list", "-l"})
+        or (len(positional) == 1 and not flags - {"--global", "--local", "--show-origin"}),
+        "reflog": not positional or positional[0] in ("show", "exists"),
+        "worktree": bool(positional) and positional[0] == "list",
+        "notes": not positional or positional[0] in ("list", "show"),
+    }[sub]
+    if listing and not harness:
+        return Facts("git-read")
+    if sub in ("remote", "config"):
+        return Facts("git-config")
+    if sub == "worktree" and positional[:1] == ["add"]:
+        return Facts("git-local", writes=tuple(Word(p) for p in positional[1:2]))
+    return Facts("git-local", harness=harness)
+
+
+def _git_harness(sub: str, rest: tuple[str, ...], flags: set[str]) -> str:
+    """The irreversible git operations a person confirms under every profile."""
+    short = "".join(a[1:] for a in rest if a.startswith("-") and not a.startswith("--"))
+    if sub == "push":
+        forced = flags & {"--force", "--force-with-lease", "--force-if-includes", "--mirror"}
+        if forced or "f" in short or any(a.startswith("+") for a in rest):
+            return "git-push-force"
+        if "--delete" in flags or "d" in short or any(a.startswith(":") for a in rest):
+            return "git-push-delete"
+    if sub == "reset" and "--hard" in flags:
+        return "git-reset-hard"
+    if sub == "clean" and ("f" in short or "--force" in flags):
+        return "git-clean"
+    if sub == "branch" and ({"--delete", "--force"} & flags or set(short) & set("dDf")):
+        return "git-branch-delete"
+    if sub in ("checkout", "switch") and ({"--force", "--discard-changes"} & flags or "f" in short):
+        return "git-checkout-force"
+    if sub in ("checkout", "restore") and set(rest) & {".", ":/", "*", ":/*"}:
+        return "git-discard-changes"
+    if sub == "stash" and rest[:1] and rest[0] in ("drop", "clear"):
+        return "git-stash-drop"
+    if sub == "reflog" and rest[:1] and rest[0] in ("expire", "delete"):
+        return "git-reflog-expire"
+    if sub == "tag" and ("d" in short or "--delete" in flags):
+        return "git-tag-delete"
+    return ""
+
+
+HANDLERS: dict[str, Handler] = {
+    "git": _git,
+}

@@ -1,0 +1,183 @@
+"""Verdicts on the paths a call reads and writes (file tools, operands, redirects).
+
+Reading is allowed inside the worktree from ``restricted``; writing from ``normal``
+(planning artifacts from ``restricted``, git's internals only ``unrestricted``); a
+write outside the worktree is denied below ``unrestricted`` whatever a rule says.
+Deleting or working recursively on a tree that matters asks a person, and on ``/`` or
+a disk device is never allowed. Only paths are looked at on disk (symlinks, globs).
+"""
+
+from __future__ import annotations
+
+import glob as globbing
+import os
+import re
+from fnmatch import fnmatchcase
+
+from agents_app.gate.paths import (
+    ResolvedPath,
+    outside_harness,
+    resolve_path,
+    root_like,
+    temporary,
+)
+from agents_app.gate.shell.commands import HARMLESS_TARGETS, Word
+from agents_app.gate.verdicts import N, Profile, R, U, Verdict, builtin, harness, short
+
+# Files a restricted session may write: its plans and notes, nothing the project runs.
+PLANNING_ARTIFACTS = (".sf/*.md", ".sf/plans/*", "plans/*", "docs/plans/*", "PLAN.md")
+_BLOCK_DEVICE = re.compile(
+    r"/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-|loop|sr|mapper/|mem$|kmem$|port$)"
+)
+_HOME_WORD = re.compile(r"\"?\$(?:HOME|\{HOME\})\"?(/[^$`\"]*)?")
+_GLOB_LIMIT = 200
+_WILDCARD = re.compile(r"[*?\[]")
+_WHOLE_ROOT = re.compile(r"[.*?\[\]!]*\*[.*?\[\]!]*")  # *, .*, .[!.]* …
+
+
+class PathJudge:
+    """Where a path operand may point, and the verdicts on reading or writing it there.
+
+    ``cwds`` lists every directory the command being judged may run in (a ``cd`` earlier
+    in a compound command adds one; None: known only at run time).
+    """
+
+    def __init__(self, profile: Profile, root: str) -> None:
+        self.profile = profile
+        self.root = root
+        self.cwds: list[str | None] = [root]
+
+    def resolve(self, value: str, cwd: str | None) -> ResolvedPath | None:
+        if cwd is None and not value.startswith(("/", "~")):
+            return None
+        return resolve_path(value, self.root, cwd)
+
+    def word(
+        self, word: Word, write: bool, subject: str, recursive: bool = False, deletes: bool = False
+    ) -> list[Verdict]:
+        """The verdicts on reading (or writing) the path operand ``word``."""
+        verdicts: list[Verdict] = []
+        for resolved in self.paths_of(word):
+            verdicts += self.path(
+                resolved, write=write, subject=subject, recursive=recursive, deletes=deletes
+            )
+        return verdicts
+
+    def paths_of(self, word: Word) -> list[ResolvedPath | None]:
+        """Where a path operand may point, for each possible working directory."""
+        value = word.value
+        if word.dynamic:
+            # "$HOME/x" is as good as ~/x; anything else is known only at run time.
+            home = _HOME_WORD.fullmatch(value)
+            if not home:
+                return [None]
+            value = "~" + (home.group(1) or "")
+        found: list[ResolvedPath | None] = []
+        for cwd in self.cwds:
+            literal = self.resolve(value, cwd)
+            found.append(literal)
+            if word.glob and literal is not None and literal.inside:
+                found += self.glob_matches(value, cwd)
+        return found
+
+    def glob_matches(self, pattern: str, cwd: str | None) -> list[ResolvedPath | None]:
+        """What a glob inside the worktree matches now: a matched symlink may point out.
+
+        Outside the worktree the literal pattern decides and is never expanded; inside,
+        deep patterns count as unknown so that the cost stays bounded.
+        """
+        if sum(1 for part in pattern.split("/") if _WILDCARD.search(part)) > 2:
+            return [None]
+        matches: list[ResolvedPath | None] = []
+        for match in globbing.iglob(os.path.expanduser(pattern), root_dir=cwd):
+            if len(matches) >= _GLOB_LIMIT:
+                return [None]
+            matches.append(resolve_path(match, self.root, cwd))
+        return matches
+
+    def path(
+        self,
+        resolved: ResolvedPath | None,
+        *,
+        write: bool,
+        subject: str,
+        recursive: bool = False,
+        deletes: bool = False,
+    ) -> list[Verdict]:
+        """The verdicts on one resolved path (None: known only at run time)."""
+        if not write:
+            return [self.read(resolved, subject)]
+        if resolved is not None and _harmless(resolved.raw):
+            return []  # /dev/null, /dev/stdout …: written to, nothing changes
+        found = _destruction(resolved, subject, recursive=recursive, deletes=deletes)
+        return [*found, self.write(resolved, subject, deletes=deletes)]
+
+    def read(self, resolved: ResolvedPath | None, subject: str) -> Verdict:
+        if resolved is None:
+            what = f"`{short(subject)}` reads a path known only at run time"
+            return self.profile.floor(U, "path-unknown", "read-outside", what, subject)
+        if resolved.inside:
+            what = f"Reading {resolved.relative} in the worktree"
+            return self.profile.floor(R, "read", "read", what, subject)
+        what = f"Reading {resolved.path} (outside the worktree)"
+        return self.profile.floor(U, "read-outside", "read-outside", what, subject)
+
+    def write(self, resolved: ResolvedPath | None, subject: str, *, deletes: bool) -> Verdict:
+        if resolved is None:
+            what = f"`{short(subject)}` writes to a path known only at run time"
+            return self.profile.floor(U, "path-unknown", "write-outside", what, subject)
+        relative = resolved.relative
+        # Deleting the worktree itself changes the directory that holds it.
+        if relative is None or (deletes and relative == "."):
+            return _outside_write(resolved.path, self.profile.name)
+        if relative == ".git" or relative.startswith(".git/"):
+            what = f"Writing {relative} (git's hooks and configuration)"
+            return self.profile.floor(U, "git-internals", "write-worktree", what, subject)
+        if any(fnmatchcase(relative, pattern) for pattern in PLANNING_ARTIFACTS):
+            what = f"Writing the planning artifact {relative}"
+            return self.profile.floor(R, "planning-artifact", "write-worktree", what, subject)
+        what = f"Writing {relative} in the worktree"
+        return self.profile.floor(N, "write-worktree", "write-worktree", what, subject)
+
+
+def _harmless(raw: str) -> bool:
+    return raw in HARMLESS_TARGETS or raw.startswith("/dev/fd/")
+
+
+def _destruction(
+    resolved: ResolvedPath | None, subject: str, *, recursive: bool, deletes: bool
+) -> list[Verdict]:
+    """Built-in denies and harness asks: they hold whatever the profile."""
+    if resolved is None:
+        return [harness("recursive-delete", subject)] if deletes and recursive else []
+    found: list[Verdict] = []
+    if _BLOCK_DEVICE.match(resolved.path) or _BLOCK_DEVICE.match(resolved.raw):
+        found.append(builtin("block-device", subject))
+    if recursive and root_like(resolved.path):
+        found.append(builtin("recursive-root", subject))
+    if deletes and recursive and _a_tree_that_matters(resolved):
+        found.append(harness("recursive-delete", subject))
+    place = "" if resolved.inside else outside_harness(resolved.path)
+    if place:
+        found.append(harness(place, subject))
+    return found
+
+
+def _a_tree_that_matters(resolved: ResolvedPath) -> bool:
+    """Outside the temp directories; or the worktree itself, all of it, or its .git."""
+    relative = resolved.relative
+    if relative is None:
+        return not temporary(resolved.path)
+    git = relative == ".git" or relative.startswith(".git/")
+    return relative == "." or git or bool(_WHOLE_ROOT.fullmatch(relative))
+
+
+def _outside_write(path: str, profile: str) -> Verdict:
+    """Writes outside the worktree: denied below unrestricted, whatever a rule says."""
+    rule = f"profile.{profile}.write-outside"
+    if profile == U:
+        return Verdict(
+            "allow", rule, "write-outside", f"The unrestricted profile may write {path}."
+        )
+    reason = f"{path} is outside the worktree; the {profile} profile only writes inside it."
+    return Verdict("deny", rule, "write-outside", reason)

@@ -1,0 +1,154 @@
+"""Verdicts on a shell command: each command it runs, judged on its own.
+
+``analyze`` lists the simple commands; the catalog classifies each (its family and
+path operands). Every part gets the profile table's verdict for its family, the
+harness and built-in verdicts its facts call for (``rm -rf /``, fork bombs, raised
+privileges, unsafe environment variables), and the verdicts of ``PathJudge`` on its
+operands and redirects. An opaque command is never allowed.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Literal
+
+from agents_app.gate.catalog.classify import classify
+from agents_app.gate.catalog.families import FAMILIES, Facts
+from agents_app.gate.catalog.options import operands
+from agents_app.gate.judge_paths import PathJudge
+from agents_app.gate.normalize import collapse_whitespace
+from agents_app.gate.paths import resolve_path, within
+from agents_app.gate.shell.analyze import analyze
+from agents_app.gate.shell.commands import PRIVILEGED_WRAPPERS, ShellAnalysis, SimpleCommand, Word
+from agents_app.gate.verdicts import BadInput, R, U, Verdict, builtin, harness, short
+
+SAFE_ENV = frozenset(
+    str.split(
+        "LANG LANGUAGE TZ TERM COLUMNS LINES NO_COLOR FORCE_COLOR CLICOLOR CLICOLOR_FORCE CI DEBUG "
+        "VERBOSE RUST_BACKTRACE RUST_LOG NODE_ENV PYTHONUNBUFFERED PYTHONDONTWRITEBYTECODE "
+        "PYTHONHASHSEED PYTHONWARNINGS PYTHONPATH DJANGO_SETTINGS_MODULE DATABASE_URL REDIS_URL "
+        "PYTEST_ADDOPTS HYPOTHESIS_PROFILE CARGO_TERM_COLOR GOFLAGS TMPDIR"
+    )
+)
+
+
+class ShellJudge:
+    """The verdicts on one ``run_command`` call; what its deny rules may match goes to
+    ``subjects`` (the whole command, and each part as written and as run)."""
+
+    def __init__(self, paths: PathJudge, subjects: list[str]) -> None:
+        self.profile = paths.profile
+        self.paths = paths
+        self.subjects = subjects
+
+    def command(self, data: dict[str, Any]) -> list[Verdict]:
+        """The verdicts on a ``run_command`` input (``command``, and ``cwd`` if given)."""
+        command = data.get("command")
+        if not isinstance(command, str):
+            raise BadInput("a command string is required")
+        if isinstance(data.get("cwd"), str):
+            self.paths.cwds = [resolve_path(data["cwd"], self.paths.root).path]
+        analysis = analyze(command)
+        whole = collapse_whitespace(command)
+        self.subjects.append(whole)
+        verdicts = self.opaque(analysis)
+        facts = [classify(part) for part in analysis.commands]
+        for part, part_facts in zip(analysis.commands, facts, strict=True):
+            self.subjects += [part.text, " ".join(part.argv), " ".join((part.name, *part.args))]
+            verdicts += self.part(part, part_facts)
+            self.paths.cwds = self.next_cwds(part)
+        attached = {r for part in analysis.commands for r in part.redirects}
+        for redirect in analysis.redirects:
+            if redirect.writes and redirect not in attached:  # `{ …; } > file`
+                verdicts += self.paths.word(Word(redirect.target, redirect.dynamic), True, whole)
+        verdicts += _pipe_to_shell(analysis, facts, whole)
+        return verdicts or [Verdict("allow", "shell.empty", "none", "The command runs nothing.")]
+
+    def opaque(self, analysis: ShellAnalysis) -> list[Verdict]:
+        if not analysis.opaque:
+            return []
+        decision: Literal["ask", "deny"] = "deny" if self.profile.name == R else "ask"
+        reason = f"The command cannot be checked: {analysis.reason}."
+        return [Verdict(decision, f"opaque.{analysis.opaque_kind}", "opaque", reason)]
+
+    def part(self, part: SimpleCommand, facts: Facts) -> list[Verdict]:
+        """The verdicts on one simple command: its family, then what its facts imply."""
+        subject = part.text
+        risk, floor, what = FAMILIES[facts.family]
+        what = f"`{short(subject)}` {what}"
+        verdicts = [self.profile.floor(floor, facts.family, risk, what, subject)]
+        verdicts += [harness(facts.harness, subject)] if facts.harness else []
+        if part.function and part.function == part.name:
+            verdicts.append(builtin("fork-bomb", subject))
+        if set(part.via) & PRIVILEGED_WRAPPERS:
+            what = f"`{short(subject)}` runs with raised privileges"
+            verdicts.append(self.profile.floor(U, "privileged", "exec-host", what, subject))
+        unsafe = [name for name in part.assignments if not _safe_env(name)]
+        if unsafe:
+            what = f"Setting {unsafe[0]} can change what programs do"
+            verdicts.append(self.profile.floor(U, "env-injection", "exec-code", what, subject))
+        return verdicts + self.operands(part, facts) + self.where(part, facts)
+
+    def operands(self, part: SimpleCommand, facts: Facts) -> list[Verdict]:
+        subject, found = part.text, []
+        tree = {"recursive": facts.recursive, "deletes": facts.deletes}
+        for word in facts.reads:
+            found += self.paths.word(word, False, subject)
+        for word in facts.writes:
+            found += self.paths.word(word, True, subject, **tree)
+        if not facts.path_checked:  # an unknown command: its path-like operands at least
+            for word in operands(part.words[1:]):
+                found += self.paths.word(word, False, subject) if _path_like(word.value) else []
+        if part.stdin_args:  # xargs: arguments read from standard input
+            writes = bool(facts.writes) or facts.family == "write"
+            found += self.paths.word(Word("", dynamic=True), writes, subject)
+        for redirect in part.redirects:
+            if redirect.writes or redirect.op == "<":
+                found += self.paths.word(
+                    Word(redirect.target, redirect.dynamic), redirect.writes, subject
+                )
+        return found
+
+    def where(self, part: SimpleCommand, facts: Facts) -> list[Verdict]:
+        """A command that may run in a directory outside the worktree works outside it."""
+        if facts.family in ("cwd", "variables", "network-read"):
+            return []
+        if all(cwd is not None and within(cwd, self.paths.root) for cwd in self.paths.cwds):
+            return []
+        what = f"`{short(part.text)}` may run outside the worktree"
+        if facts.family in ("read", "git-read"):
+            return [self.profile.floor(U, "read-outside", "read-outside", what, part.text)]
+        return [self.profile.floor(U, "outside-cwd", "write-outside", what, part.text)]
+
+    def next_cwds(self, part: SimpleCommand) -> list[str | None]:
+        """Every directory the next command may run in (a `cd` adds one, never removes one)."""
+        if part.name not in ("cd", "pushd", "popd"):
+            return self.paths.cwds
+        found = operands(part.words[1:])
+        if part.name == "popd" or (found and (found[0].dynamic or found[0].value == "-")):
+            added: list[str | None] = [None]
+        elif not found:
+            added = [os.path.expanduser("~")]
+        else:
+            resolved = [self.paths.resolve(found[0].value, cwd) for cwd in self.paths.cwds]
+            added = [r.path if r else None for r in resolved]
+        return list(dict.fromkeys([*self.paths.cwds, *added]))
+
+
+def _pipe_to_shell(analysis: ShellAnalysis, facts: list[Facts], subject: str) -> list[Verdict]:
+    """curl … | sh: code fetched from the network and run at once."""
+    fetches = any(f.family in ("network-read", "network-write") for f in facts)
+    runs = analysis.opaque_kind == "stdin-program" or any(f.family == "inline-code" for f in facts)
+    return [harness("pipe-to-shell", subject)] if fetches and runs else []
+
+
+def _path_like(value: str) -> bool:
+    value = value.split("=", 1)[1] if value.startswith("-") and "=" in value else value
+    return value.startswith(("/", "~", "../")) or value == ".." or "/../" in value
+
+
+def _safe_env(name: str) -> bool:
+    lowered = name.lower()
+    if name == lowered:
+        return not lowered.endswith("_proxy")  # shell variables, but not proxy settings
+    return name in SAFE_ENV or name.startswith(("LC_", "SF_"))

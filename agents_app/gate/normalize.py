@@ -1,0 +1,53 @@
+"""A stable form of a tool call's input: what the audit record stores and hashes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agents_app.gate.catalog.tools import TOOLS
+from agents_app.gate.paths import lexical_path
+from agents_app.gate.schemas import ToolCall
+
+
+def normalize_input(call: ToolCall, worktree: Path | str | None = None) -> dict[str, Any]:
+    """A stable form of the tool input for the audit record and its hash.
+
+    Commands get their whitespace collapsed outside quotes; paths become worktree-relative
+    when they are inside it (lexically: no symlink is followed, so the form is the same
+    whatever is on disk).
+    """
+    data = dict(call.input)
+    spec = TOOLS.get(call.tool)
+    if call.tool == "run_command" and isinstance(data.get("command"), str):
+        data["command"] = collapse_whitespace(data["command"])
+    for key in spec.path_keys if spec else ():
+        if isinstance(data.get(key), str):
+            data[key] = lexical_path(data[key], worktree)
+    return data
+
+
+def collapse_whitespace(command: str) -> str:
+    """Runs of blanks outside quotes become one space; here-docs are left as written."""
+    if "<<" in command:
+        return command.strip()
+    out: list[str] = []
+    quote = ""
+    escaped = pending = False
+    for char in command.strip():
+        if not (escaped or quote) and char in " \t":
+            pending = True
+            continue
+        if pending and char != "\n" and out and out[-1] != "\n":
+            out.append(" ")
+        pending = False
+        if escaped:
+            escaped = False
+        elif char == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        out.append(char)
+    return "".join(out)

@@ -1,0 +1,1 @@
+"""Static analysis of shell commands: ``analyze.analyze`` lists what a command runs."""

@@ -1,0 +1,111 @@
+"""The values the shell analysis produces: words, redirects and simple commands.
+
+Pure data: no parser, no filesystem. ``make_command`` fills in what a command's words
+imply (its name, argv, canonical text), so every producer builds commands the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Wrappers that run their command with more privilege than the agent has.
+PRIVILEGED_WRAPPERS = frozenset({"sudo", "doas", "su", "runuser", "pkexec", "chroot", "nsenter"})
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish", "busybox-sh"})
+HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One shell word: its decoded value, or its source text when not static."""
+
+    value: str
+    dynamic: bool = False  # parameter, command, arithmetic or brace expansion
+    glob: bool = False  # unquoted * ? [ (pathname expansion)
+
+
+@dataclass(frozen=True, slots=True)
+class Redirect:
+    op: str  # >, >>, &>, <, <<, <<<, …
+    target: str  # file as written (decoded); here-doc/here-string: the text fed to stdin
+    dynamic: bool = False
+    writes: bool = False  # opens a file for writing (not a fd dup, not /dev/null)
+
+
+@dataclass(frozen=True, slots=True)
+class SimpleCommand:
+    """One command that would run, after wrappers were peeled off."""
+
+    name: str  # basename of argv[0] ("" when unknown until run time, or none)
+    words: tuple[Word, ...]
+    argv: tuple[str, ...]
+    text: str  # canonical form for rules: the wrappers (via) then argv
+    dynamic: bool  # some word, or some argument appended at run time, is not static
+    assignments: tuple[str, ...] = ()  # names of VAR=value prefixes (or a bare assignment)
+    redirects: tuple[Redirect, ...] = ()
+    via: tuple[str, ...] = ()  # wrappers peeled to reach it, outermost first
+    function: str = ""  # the function whose body holds it
+    stdin_args: bool = False  # xargs / find -exec add arguments at run time
+
+    @property
+    def program(self) -> str:
+        """argv[0] as written, e.g. ``/bin/rm`` or ``./rm``."""
+        return self.argv[0] if self.argv else ""
+
+    @property
+    def args(self) -> tuple[str, ...]:
+        return self.argv[1:]
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        """Arguments that look like options, up to ``--``."""
+        found: list[str] = []
+        for arg in self.argv[1:]:
+            if arg == "--":
+                break
+            if arg.startswith("-") and arg != "-":
+                found.append(arg)
+        return tuple(found)
+
+
+@dataclass(frozen=True, slots=True)
+class ShellAnalysis:
+    source: str
+    commands: tuple[SimpleCommand, ...]
+    redirects: tuple[Redirect, ...]  # every redirect, also those of { …; } > f
+    opaque: bool = False
+    opaque_kind: str = ""  # parse-error, dynamic-command, dynamic-script, stdin-program, …
+    reason: str = ""
+
+
+def make_command(
+    words: list[Word] | tuple[Word, ...],
+    *,
+    assignments: tuple[str, ...] = (),
+    redirects: tuple[Redirect, ...] = (),
+    via: tuple[str, ...] = (),
+    function: str = "",
+    stdin_args: bool = False,
+) -> SimpleCommand:
+    """A SimpleCommand with its derived fields (name, argv, text, dynamic) filled in."""
+    argv = tuple(word.value for word in words)
+    first = words[0] if words else None
+    name = "" if first is None or first.dynamic or first.glob else first.value.rsplit("/", 1)[-1]
+    dynamic = stdin_args or any(w.dynamic or w.glob for w in words)
+    text = " ".join((*via, *argv))
+    return SimpleCommand(
+        name, tuple(words), argv, text, dynamic, assignments, redirects, via, function, stdin_args
+    )
+
+
+def copy_command(
+    command: SimpleCommand, words: tuple[Word, ...] | None = None, via: tuple[str, ...] = ()
+) -> SimpleCommand:
+    """The same command with other words and/or more wrappers in front."""
+    return make_command(
+        command.words if words is None else words,
+        assignments=command.assignments,
+        redirects=command.redirects,
+        via=(*via, *command.via),
+        function=command.function,
+        stdin_args=command.stdin_args,
+    )
