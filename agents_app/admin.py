@@ -16,7 +16,7 @@ from agents_app.models import (
     RiskDecision,
     TraceEvent,
 )
-from sf_web.errors import SfError
+from sf_core.errors import SfError
 
 
 @admin.register(Project)

@@ -9,7 +9,7 @@ from django.db.models import F
 
 from agents_app.models import AgentSession, TraceKind
 from agents_app.services import Actor, session_group, session_set_paused
-from sf_web.live import broadcast
+from sf_core.live import broadcast
 
 THRESHOLDS = (75, 80, 90, 100)
 

@@ -15,7 +15,7 @@ from agents_app.services import (
     session_set_paused,
     session_stop,
 )
-from sf_web.signals import send_on_commit, session_runnable
+from sf_core.signals import send_on_commit, session_runnable
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from agents_app.axes import ModelMode, PermissionProfile, RunControl, WorkMode
 from agents_app.models import TransitionScope
-from sf_web.errors import CommandRejected
+from sf_core.errors import CommandRejected
 
 MAX_LENGTH = 2000
 

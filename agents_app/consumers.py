@@ -10,7 +10,7 @@ from django.template.loader import render_to_string
 
 from agents_app.models import AgentSession
 from agents_app.services import session_group
-from sf_web.consumers import LivePartialConsumer
+from sf_core.consumers import LivePartialConsumer
 
 SESSION_PARTIALS = ("badge", "axis-controls", "pending", "timeline")
 

@@ -7,7 +7,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from sf_web.errors import PolicyInvalid
+from sf_core.errors import PolicyInvalid
 
 
 class RepairPolicy(StrEnum):

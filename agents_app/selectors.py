@@ -8,7 +8,7 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet
 
 from agents_app.models import AgentSession, ModeTransition, Project, TransitionStatus
-from sf_web.signals import collect, session_report_requested
+from sf_core.signals import collect, session_report_requested
 
 
 def session_list(*, project: Project | None = None) -> QuerySet[AgentSession]:

@@ -36,9 +36,9 @@ from agents_app.models import (
     TransitionStatus,
 )
 from agents_app.schemas import RepairPolicy, policy_parse
-from sf_web.errors import CommandRejected, InvalidTransition, SfError
-from sf_web.git import repository_check
-from sf_web.live import broadcast, group_name
+from sf_core.errors import CommandRejected, InvalidTransition, SfError
+from sf_core.git import repository_check
+from sf_core.live import broadcast, group_name
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ from agents_app.services import (
     transition_approve,
     transition_cancel,
 )
-from sf_web.errors import SfError
-from sf_web.http import AuthedRequest
+from sf_core.errors import SfError
+from sf_core.http import AuthedRequest
 
 # The axis controls post the same commands a person would type.
 AXIS_COMMANDS = {

@@ -27,14 +27,16 @@ from _common import ROOT, django_team_mode, report
 django_team_mode()
 
 from django.conf import settings  # noqa: E402
+from django.test.utils import override_settings  # noqa: E402
 
 from agents_app.models import AgentSession  # noqa: E402
 from agents_app.runtime.recording import trace_from_steps, trace_write  # noqa: E402
 from agents_app.runtime.replay import replay_load  # noqa: E402
 from agents_app.services import Actor, project_create, session_create  # noqa: E402
+from tasks_app.engine.dispatch import dispatch  # noqa: E402
 from tasks_app.engine.replaying import demo_repo_create  # noqa: E402
 from tasks_app.engine.unit import UnitOptions, unit_run  # noqa: E402
-from tasks_app.models import Task  # noqa: E402
+from tasks_app.models import Plan, Task  # noqa: E402
 from tasks_app.schemas import plan_spec_parse  # noqa: E402
 from tasks_app.services import plan_accept, plan_create  # noqa: E402
 
@@ -105,60 +107,53 @@ def unit_overhead(tmp: Path, units: int) -> list[float]:
         project.delete()
 
 
-def through_workers(tmp: Path, count: int, workers: int) -> tuple[float, int]:
-    project, session, plan = setup(tmp, "workers", count, driver="workers")
-    queue = f"bench-{uuid.uuid4().hex[:8]}"
+def start_workers(queue: str, count: int) -> list[subprocess.Popen[bytes]]:
+    """``count`` solo-pool Celery worker processes on their own queue."""
     env = {
         **os.environ,
         "SF_CELERY_QUEUE": queue,
         "SF_SWEEP_INTERVAL": "1s",
         "SF_WORKER_HEARTBEAT": "1s",
     }
-    procs = [
+    command = [sys.executable, "-m", "celery", "-A", "sf_web", "worker", "--pool=solo"]
+    quiet = ["--without-gossip", "--without-mingle", "--loglevel=WARNING"]
+    return [
         subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "sf_web",
-                "worker",
-                "--pool=solo",
-                "-Q",
-                queue,
-                "-n",
-                f"{queue}-{n}@bench",
-                "--without-gossip",
-                "--without-mingle",
-                "--loglevel=WARNING",
-            ],
+            [*command, "-Q", queue, "-n", f"{queue}-{n}@bench", *quiet],
             cwd=ROOT,
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        for n in range(workers)
+        for n in range(count)
     ]
+
+
+def wait_for_plan(plan: Plan, timeout_s: float = 1800) -> None:
+    """Until no task of ``plan`` is still open (or the timeout)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        open_tasks = (
+            Task.objects.filter(plan=plan)
+            .exclude(status__in=["done", "failed", "blocked", "cancelled"])
+            .count()
+        )
+        if open_tasks == 0:
+            return
+        time.sleep(0.5)
+
+
+def through_workers(tmp: Path, count: int, workers: int) -> tuple[float, int]:
+    project, session, plan = setup(tmp, "workers", count, driver="workers")
+    queue = f"bench-{uuid.uuid4().hex[:8]}"
+    procs = start_workers(queue, workers)
     try:
         time.sleep(8)  # let the workers import everything before the clock starts
         started = time.perf_counter()
-        from django.test.utils import override_settings
-
-        from tasks_app.engine.dispatch import dispatch
-
         AgentSession.objects.filter(pk=session.pk).update(driver="workers")
         with override_settings(CELERY_TASK_DEFAULT_QUEUE=queue):
             dispatch(session_id=session.pk)
-        deadline = time.monotonic() + 1800
-        while time.monotonic() < deadline:
-            open_tasks = (
-                Task.objects.filter(plan=plan)
-                .exclude(status__in=["done", "failed", "blocked", "cancelled"])
-                .count()
-            )
-            if open_tasks == 0:
-                break
-            time.sleep(0.5)
+        wait_for_plan(plan)
         elapsed = time.perf_counter() - started
         lost = Task.objects.filter(plan=plan).exclude(status="done").count()
         return count / (elapsed / 60), lost

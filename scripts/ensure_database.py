@@ -11,7 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import psycopg
 from psycopg import sql
 
-from sf_web.env import parse_database_url
+from sf_core.env import parse_database_url
 
 
 def main() -> int:

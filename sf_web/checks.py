@@ -20,7 +20,7 @@ from django.apps import AppConfig
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
 
-from sf_web.status import broker_probe, native_probe
+from dashboard_app.status import broker_probe, native_probe
 
 SETUP_HINT = "Run ./scripts/setup.sh (it builds native/ with maturin into the virtualenv)."
 

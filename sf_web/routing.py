@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.urls import URLPattern, path
 
 from agents_app.consumers import ApprovalsConsumer, SessionConsumer
-from sf_web.consumers import SystemStatusConsumer
+from dashboard_app.consumers import SystemStatusConsumer
 from tasks_app.consumers import TaskBoardConsumer, UnitConsumer
 
 websocket_urlpatterns: list[URLPattern] = [

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from sf_web.env import Env
+from sf_core.env import Env
 
 # litellm fetches a price map from the internet at import unless told not to.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "agents_app",
     "tasks_app",
     "skills_app",
+    "dashboard_app",
 ]
 
 MIDDLEWARE = [

@@ -4,11 +4,8 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from sf_web import views
-
 urlpatterns = [
-    path("", views.dashboard, name="dashboard"),
-    path("healthz", views.healthz, name="healthz"),
+    path("", include("dashboard_app.urls")),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

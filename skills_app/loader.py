@@ -15,7 +15,7 @@ import yaml
 from pydantic import ValidationError
 
 from agents_app.axes import profile_rank
-from sf_web.errors import SfError
+from sf_core.errors import SfError
 from skills_app.schemas import SkillFrontmatter
 
 PROJECT_SKILLS = Path(".agents") / "skills"

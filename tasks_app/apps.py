@@ -8,7 +8,7 @@ class TasksAppConfig(AppConfig):
     def ready(self) -> None:
         # Imported here, not at the top: the app registry must be ready before models
         # load (Django's rule for AppConfig modules).
-        from sf_web.signals import session_report_requested
+        from sf_core.signals import session_report_requested
         from tasks_app.engine import receivers, workers  # noqa: F401  (worker heartbeats)
         from tasks_app.selectors import session_report_fields
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from agents_app.axes import PermissionProfile
 from agents_app.cli import cli_actor, find_session
-from sf_web.cli import EXIT_ERROR, EXIT_OK, EXIT_USAGE, Subcommand, add_output_format
-from sf_web.errors import SfError
+from sf_core.cli import EXIT_ERROR, EXIT_OK, EXIT_USAGE, Subcommand, add_output_format
+from sf_core.errors import SfError
 from tasks_app.engine.replaying import replay_run
 from tasks_app.models import Plan, PlanSource, TaskStatus
 from tasks_app.plan_files import plan_file_read

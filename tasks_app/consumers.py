@@ -11,8 +11,8 @@ from django.template.loader import render_to_string
 from agents_app.models import AgentSession
 from agents_app.runtime.trace import unit_group
 from agents_app.services import session_group
-from sf_web.consumers import LivePartialConsumer
-from sf_web.live import group_name
+from sf_core.consumers import LivePartialConsumer
+from sf_core.live import group_name
 from tasks_app.lifecycle import task_groups
 from tasks_app.models import Unit
 from tasks_app.unit_views import unit_context

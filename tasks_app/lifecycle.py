@@ -19,8 +19,8 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from sf_web.errors import InvalidTransition
-from sf_web.live import broadcast, group_name
+from sf_core.errors import InvalidTransition
+from sf_core.live import broadcast, group_name
 from tasks_app.models import HELD_STATUSES, HoldReason, Task, TaskStatus, TaskTransition
 
 S = TaskStatus

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from sf_web.errors import PlanInvalid
+from sf_core.errors import PlanInvalid
 from tasks_app.schemas import PlanSpec, plan_spec_parse
 
 MAX_PLAN_BYTES = 2 * 1024 * 1024

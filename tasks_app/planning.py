@@ -13,7 +13,7 @@ from typing import Any
 from agents_app.axes import WorkMode
 from agents_app.models import AgentSession
 from agents_app.runtime.llm import complete, model_for
-from sf_web.errors import CommandRejected, PlanInvalid
+from sf_core.errors import CommandRejected, PlanInvalid
 from tasks_app.models import Plan, PlanSource, PlanStatus
 from tasks_app.schemas import PlanSpec, plan_spec_parse
 from tasks_app.services import plan_create

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from sf_web.errors import PlanInvalid
+from sf_core.errors import PlanInvalid
 from tasks_app.scheduler import Edge, find_cycle
 
 TASK_KEY_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"

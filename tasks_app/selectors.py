@@ -290,3 +290,34 @@ def _pending_approvals(session_id: int | None) -> int:
     if session_id is not None:
         pending = pending.filter(session_id=session_id)
     return pending.count()
+
+
+@dataclass(frozen=True)
+class WorkerStatus:
+    hostname: str
+    pid: int
+    concurrency: int
+    queues: str
+    online: bool
+    started_at: datetime
+    last_heartbeat_at: datetime
+    heartbeat_age_s: float
+
+
+def worker_statuses() -> list[WorkerStatus]:
+    """The registered workers, running ones first, with whether each is online now."""
+    now = timezone.now()
+    stale_after = settings.SF_WORKER_STALE_AFTER
+    return [
+        WorkerStatus(
+            hostname=worker.hostname,
+            pid=worker.pid,
+            concurrency=worker.concurrency,
+            queues=worker.queues,
+            online=worker.is_online(stale_after=stale_after, now=now),
+            started_at=worker.started_at,
+            last_heartbeat_at=worker.last_heartbeat_at,
+            heartbeat_age_s=round((now - worker.last_heartbeat_at).total_seconds(), 1),
+        )
+        for worker in Worker.objects.order_by("stopped_at", "-last_heartbeat_at")[:20]
+    ]

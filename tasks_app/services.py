@@ -2,7 +2,7 @@
 ready tasks and claiming them race-free between workers.
 
 This is the domain below the engine (``tasks_app.engine``): it never imports it. A
-change that may make work runnable sends ``sf_web.signals.session_runnable``."""
+change that may make work runnable sends ``sf_core.signals.session_runnable``."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from django.utils import timezone
 from agents_app.axes import ModelMode, PermissionProfile, RunControl, WorkMode
 from agents_app.models import AgentSession
 from agents_app.services import Actor, session_change_mode, session_group
-from sf_web.errors import InvalidTransition, PlanInvalid
-from sf_web.live import broadcast, group_name
-from sf_web.signals import send_on_commit, session_runnable
+from sf_core.errors import InvalidTransition, PlanInvalid
+from sf_core.live import broadcast, group_name
+from sf_core.signals import send_on_commit, session_runnable
 from tasks_app.lifecycle import task_groups, task_transition
 from tasks_app.models import (
     HoldReason,

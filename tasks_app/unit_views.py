@@ -8,8 +8,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from agents_app.models import TraceEvent
-from sf_web.errors import SfError
-from sf_web.http import AuthedRequest
+from sf_core.errors import SfError
+from sf_core.http import AuthedRequest
 from tasks_app.engine.review import task_approve, task_request_changes
 from tasks_app.models import Task, Unit
 

@@ -13,8 +13,8 @@ from agents_app.axes import PermissionProfile
 from agents_app.badge import badge_for
 from agents_app.models import AgentSession
 from agents_app.services import Actor
-from sf_web.errors import SfError
-from sf_web.http import AuthedRequest
+from sf_core.errors import SfError
+from sf_core.http import AuthedRequest
 from tasks_app.models import Plan, TaskStatus
 from tasks_app.selectors import plan_waves, session_plans, task_board
 from tasks_app.services import plan_accept

@@ -14,9 +14,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents_app.models import ApprovalRule, ReviewScope, ReviewStatus, RiskDecision
-from sf_web.errors import InvalidTransition, NotAllowed, SfError
-from sf_web.live import broadcast, group_name
-from sf_web.signals import decision_reviewed, send_on_commit
+from sf_core.errors import InvalidTransition, NotAllowed, SfError
+from sf_core.live import broadcast, group_name
+from sf_core.signals import decision_reviewed, send_on_commit
 
 APPROVALS = group_name("approvals")
 REVIEW_PERMISSION = "agents_app.review_riskdecision"

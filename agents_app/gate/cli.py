@@ -10,7 +10,7 @@ from typing import Any
 
 from agents_app.axes import PermissionProfile, RunControl, WorkMode
 from agents_app.models import Project
-from sf_web.cli import EXIT_OK, EXIT_USAGE, Subcommand, add_output_format
+from sf_core.cli import EXIT_OK, EXIT_USAGE, Subcommand, add_output_format
 
 
 class GateCommand(Subcommand):

@@ -34,7 +34,7 @@ from agents_app.models import (
     RiskDecision,
 )
 from agents_app.runtime.loop import GateVerdict
-from sf_web.live import broadcast
+from sf_core.live import broadcast
 
 
 def input_hash(tool: str, normalized: dict[str, Any]) -> str:

@@ -9,8 +9,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from agents_app.gate.approvals import decision_review, may_review
 from agents_app.models import ReviewScope, ReviewStatus, RiskDecision
-from sf_web.errors import SfError
-from sf_web.http import AuthedRequest
+from sf_core.errors import SfError
+from sf_core.http import AuthedRequest
 
 
 def approvals_context(user: object) -> dict[str, object]:

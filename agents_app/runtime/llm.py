@@ -15,7 +15,7 @@ from typing import Any
 
 from django.conf import settings
 
-from sf_web.errors import SfError
+from sf_core.errors import SfError
 
 MODE_SETTINGS = {"fast": "SF_MODEL_FAST", "smart": "SF_MODEL_SMART", "deep": "SF_MODEL_DEEP"}
 

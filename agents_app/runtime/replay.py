@@ -20,7 +20,7 @@ from typing import Any
 
 from django.conf import settings
 
-from sf_web.errors import SfError
+from sf_core.errors import SfError
 
 TRACE_FORMAT = "sf-trace/1"
 PROVIDER = "replay"

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from agents_app.gate.redaction import redact_payload
 from agents_app.models import AgentSession, TraceEvent
-from sf_web.live import broadcast, group_name
+from sf_core.live import broadcast, group_name
 
 
 def unit_group(unit_id: int) -> str:

@@ -12,7 +12,7 @@ from django.urls import reverse
 from agents_app.gate.approvals import decision_review
 from agents_app.gate.session import SessionGate, input_hash
 from agents_app.models import AgentSession, ApprovalRule, ReviewStatus, RiskDecision
-from sf_web.errors import InvalidTransition, NotAllowed
+from sf_core.errors import InvalidTransition, NotAllowed
 
 pytestmark = pytest.mark.django_db
 PUSH = {"command": "git push origin main", "cwd": None, "timeout_s": 120}

@@ -10,8 +10,8 @@ import pytest
 from agents_app.command_service import command_run
 from agents_app.models import AgentSession, ModeTransition, TransitionStatus
 from agents_app.services import Actor
-from sf_web.errors import CommandRejected
-from sf_web.signals import session_runnable
+from sf_core.errors import CommandRejected
+from sf_core.signals import session_runnable
 
 pytestmark = pytest.mark.django_db
 ACTOR = Actor.system("test")

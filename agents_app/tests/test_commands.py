@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agents_app.commands import Next, Pause, Query, SetAxes, Steer, Stop, parse
-from sf_web.errors import CommandRejected
+from sf_core.errors import CommandRejected
 
 
 @pytest.mark.parametrize(

@@ -32,7 +32,7 @@ from agents_app.services import (
     transition_approve,
     transition_cancel,
 )
-from sf_web.errors import CommandRejected, InvalidTransition, PolicyInvalid, SfError
+from sf_core.errors import CommandRejected, InvalidTransition, PolicyInvalid, SfError
 
 pytestmark = pytest.mark.django_db
 

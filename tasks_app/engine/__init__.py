@@ -15,6 +15,6 @@ functions); each imports only modules on lines below its own:
 
 Below the engine sits the plan/task domain (models, lifecycle, services, scheduler),
 which never imports it: a change that may make work runnable sends
-``sf_web.signals.session_runnable``, and ``receivers`` connects the engine to it in
+``sf_core.signals.session_runnable``, and ``receivers`` connects the engine to it in
 ``TasksAppConfig.ready``. The Celery interface (``tasks_app/tasks.py``) sits above.
 """

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from agents_app.models import AgentSession, RiskDecision
-from sf_web.signals import send_on_commit, session_runnable
+from sf_core.signals import send_on_commit, session_runnable
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import HoldReason, TaskStatus
 from tasks_app.services import schedule_ready

@@ -14,6 +14,7 @@ import threading
 from functools import partial
 from typing import Any
 
+from celery import current_app
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
@@ -21,7 +22,6 @@ from django.utils import timezone
 
 from agents_app.axes import RunControl
 from agents_app.models import AgentSession, SessionDriver, SessionStatus
-from sf_web.celery import app as celery_app
 from tasks_app.engine.unit import unit_run
 from tasks_app.engine.values import UnitOptions
 from tasks_app.lifecycle import task_transition
@@ -146,7 +146,8 @@ def _enqueue(task_ids: list[int]) -> list[int]:
         TaskSchedule.objects.filter(task_id__in=sending).update(enqueued_at=now)
     queue = settings.CELERY_TASK_DEFAULT_QUEUE  # read now: tests point it at their worker
     for task_id in sending:
-        send = partial(celery_app.send_task, UNIT_RUN_TASK, args=[task_id], queue=queue)
+        # By name: the engine never imports the Celery interface module (tasks_app.tasks).
+        send = partial(current_app.send_task, UNIT_RUN_TASK, args=[task_id], queue=queue)
         transaction.on_commit(send)
     return sending
 

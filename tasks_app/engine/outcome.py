@@ -27,9 +27,9 @@ from agents_app.services import (
     session_request_repair,
     session_set_paused,
 )
-from sf_web.errors import SfError
-from sf_web.git import GitError
-from sf_web.signals import send_on_commit, session_runnable
+from sf_core.errors import SfError
+from sf_core.git import GitError
+from sf_core.signals import send_on_commit, session_runnable
 from tasks_app.engine.hooks import StopCause
 from tasks_app.engine.review import review_start
 from tasks_app.engine.stuck import detect

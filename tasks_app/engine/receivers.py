@@ -1,8 +1,8 @@
-"""The engine's side of ``sf_web.signals``: connected once, in ``TasksAppConfig.ready``."""
+"""The engine's side of ``sf_core.signals``: connected once, in ``TasksAppConfig.ready``."""
 
 from __future__ import annotations
 
-from sf_web.signals import decision_reviewed, session_runnable
+from sf_core.signals import decision_reviewed, session_runnable
 from tasks_app.engine.decisions import on_decision_reviewed
 from tasks_app.engine.dispatch import on_session_runnable
 

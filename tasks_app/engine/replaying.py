@@ -20,8 +20,8 @@ from agents_app.axes import ModelMode, PermissionProfile, Surface, WorkMode
 from agents_app.models import AgentSession, Project, SessionDriver
 from agents_app.runtime.replay import Replay, replay_load
 from agents_app.services import Actor, project_create, session_create
-from sf_web.errors import SfError
-from sf_web.git import git
+from sf_core.errors import SfError
+from sf_core.git import git
 from tasks_app.engine.dispatch import drain
 from tasks_app.engine.values import UnitOptions
 from tasks_app.models import Plan, PlanSource, Task

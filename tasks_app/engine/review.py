@@ -7,8 +7,8 @@ from django.db import transaction
 
 from agents_app.axes import PermissionProfile
 from agents_app.models import AgentSession, Project
-from sf_web.errors import InvalidTransition, NotAllowed
-from sf_web.signals import send_on_commit, session_runnable
+from sf_core.errors import InvalidTransition, NotAllowed
+from sf_core.signals import send_on_commit, session_runnable
 from tasks_app.engine.worktrees import merge_into_base, workspace_for, worktree_remove
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import HoldReason, RiskLevel, ScheduleStatus, Task, TaskSchedule, TaskStatus

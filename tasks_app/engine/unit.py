@@ -30,7 +30,7 @@ from agents_app.runtime.replay import replay_activate, replay_deactivate, replay
 from agents_app.runtime.tools import TOOLS, ToolContext
 from agents_app.runtime.trace import TraceRecorder
 from agents_app.services import Actor, DispatchPoint, session_apply_due, session_set_paused
-from sf_web.errors import SfError
+from sf_core.errors import SfError
 from skills_app.loader import Skill, skill_body_for_model, skills_discover
 from tasks_app.engine.hooks import EngineHooks, Heartbeat
 from tasks_app.engine.outcome import unit_complete, unit_fail

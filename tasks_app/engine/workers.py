@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import close_old_connections, transaction
 from django.utils import timezone
 
-from sf_web.live import SYSTEM_STATUS, broadcast
+from sf_core.live import SYSTEM_STATUS, broadcast
 from tasks_app.engine.sweep import engine_sweep
 from tasks_app.models import Worker, WorkerProbe
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from sf_web.git import GitError, git, git_ok
+from sf_core.git import GitError, git, git_ok
 
 
 @dataclass(frozen=True)

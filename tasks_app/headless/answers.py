@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agents_app.gate.approvals import decision_answer
 from agents_app.models import ReviewStatus, RiskDecision
-from sf_web.errors import SfError
+from sf_core.errors import SfError
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import HoldReason, Task, TaskStatus, Unit, UnitStatus
 from tasks_app.services import schedule_ready

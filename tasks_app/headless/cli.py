@@ -22,8 +22,8 @@ from django.utils import timezone
 from agents_app.axes import ModelMode, PermissionProfile
 from agents_app.models import AgentSession
 from agents_app.runtime.replay import Replay
-from sf_web.cli import Subcommand, Writer
-from sf_web.errors import SfError
+from sf_core.cli import Subcommand, Writer
+from sf_core.errors import SfError
 from tasks_app.headless.answers import answers_load
 from tasks_app.headless.events import ExitCode, ResultEvent, event_schema
 from tasks_app.headless.options import HeadlessOptions, model_check, replay_check

@@ -8,7 +8,7 @@ from typing import Any
 
 from agents_app.badge import badge_for
 from agents_app.models import AgentSession, ReviewStatus, RiskDecision
-from sf_web.errors import SfError
+from sf_core.errors import SfError
 from tasks_app.models import Plan, Task
 from tasks_app.selectors import task_board
 

@@ -29,7 +29,6 @@ from django.utils import timezone
 from agents_app.badge import badge_for
 from agents_app.models import AgentSession
 from agents_app.services import session_set_paused
-from sf_web.status import worker_statuses
 from tasks_app.engine.dispatch import IN_FLIGHT, dispatch, drain, next_units
 from tasks_app.engine.values import UnitOptions
 from tasks_app.headless.answers import answers_apply
@@ -55,6 +54,7 @@ from tasks_app.headless.session import (
 )
 from tasks_app.headless.supervisor import SESSION_FILE
 from tasks_app.models import Plan, PlanStatus, Task, TaskRuntime, TaskSchedule, TaskStatus
+from tasks_app.selectors import worker_statuses
 from tasks_app.services import plan_accept
 
 logger = logging.getLogger("sf.headless")

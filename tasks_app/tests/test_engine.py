@@ -19,7 +19,7 @@ from agents_app.models import AgentSession, ModeTransition, RiskDecision, TraceE
 from agents_app.runtime.replay import replay_load
 from agents_app.services import Actor, project_create, session_create
 from agents_app.tests.runtime_helpers import ScriptedModel
-from sf_web.errors import InvalidTransition
+from sf_core.errors import InvalidTransition
 from tasks_app.engine.dispatch import drain
 from tasks_app.engine.replaying import DEMO_TRACE, demo_repo_create, replay_start
 from tasks_app.engine.review import task_approve, task_request_changes

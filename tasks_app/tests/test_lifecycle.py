@@ -7,7 +7,7 @@ import itertools
 import pytest
 from django.db import IntegrityError, transaction
 
-from sf_web.errors import InvalidTransition
+from sf_core.errors import InvalidTransition
 from tasks_app.lifecycle import ALLOWED, allowed, task_transition
 from tasks_app.models import HoldReason, Plan, Task, TaskStatus, TaskTransition
 

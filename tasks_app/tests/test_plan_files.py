@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sf_web.errors import PlanInvalid
+from sf_core.errors import PlanInvalid
 from tasks_app.plan_files import plan_file_read
 from tasks_app.tests.conftest import plan_data, task_data
 

@@ -10,7 +10,7 @@ from django.test import override_settings
 
 from agents_app.models import AgentSession
 from agents_app.runtime.llm import ModelNotConfigured, complete
-from sf_web.errors import CommandRejected
+from sf_core.errors import CommandRejected
 from tasks_app.models import Plan, PlanStatus
 from tasks_app.planning import plan_from_intent
 from tasks_app.tests.conftest import plan_data, task_data

@@ -6,7 +6,7 @@ import pytest
 
 from agents_app.models import AgentSession, ModeTransition
 from agents_app.services import Actor
-from sf_web.errors import InvalidTransition, PlanInvalid
+from sf_core.errors import InvalidTransition, PlanInvalid
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import Plan, PlanStatus, ScheduleStatus, Task, TaskStatus
 from tasks_app.schemas import plan_spec_parse

@@ -8,7 +8,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from sf_web.cli import SUBCOMMAND_MODULES, Subcommand
+from sf_core.cli import Subcommand
+from sf_web.cli import SUBCOMMAND_MODULES
 
 
 def _subcommands() -> dict[str, type[Subcommand]]:

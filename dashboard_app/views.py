@@ -1,4 +1,4 @@
-"""Site-wide views: the dashboard shell and the health endpoint."""
+"""The dashboard (system status and recent sessions) and the health endpoint."""
 
 from __future__ import annotations
 
@@ -8,16 +8,17 @@ from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from sf_web.status import system_status
+from agents_app.selectors import session_list
+from dashboard_app.status import system_status
 
 
 @require_GET
 @login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
-    from agents_app.selectors import session_list
-
     recent = session_list().order_by("-created_at", "-pk")[:10]  # projects already joined
-    return render(request, "sf_web/dashboard.html", {"status": system_status(), "sessions": recent})
+    return render(
+        request, "dashboard_app/dashboard.html", {"status": system_status(), "sessions": recent}
+    )
 
 
 @require_GET

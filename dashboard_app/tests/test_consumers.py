@@ -7,7 +7,7 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 
 from conftest import websocket
-from sf_web.consumers import CLOSE_UNAUTHENTICATED
+from sf_core.consumers import CLOSE_UNAUTHENTICATED
 from tasks_app.engine.workers import worker_register, worker_stop
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]

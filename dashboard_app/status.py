@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection
 from django.utils import timezone
 
-from tasks_app.models import Worker
+from tasks_app.selectors import WorkerStatus, worker_statuses
 
 BROKER_TIMEOUT_SECONDS = 0.5
 
@@ -23,18 +23,6 @@ class Probe:
     summary: str
     detail: str = ""
     latency_ms: float | None = None
-
-
-@dataclass(frozen=True)
-class WorkerStatus:
-    hostname: str
-    pid: int
-    concurrency: int
-    queues: str
-    online: bool
-    started_at: datetime
-    last_heartbeat_at: datetime
-    heartbeat_age_s: float
 
 
 @dataclass(frozen=True)
@@ -125,24 +113,6 @@ def native_probe() -> Probe:
     except ImportError as exc:
         return Probe(ok=False, summary="missing", detail=str(exc))
     return Probe(ok=True, summary=f"sf_native {sf_native.__version__}")
-
-
-def worker_statuses() -> list[WorkerStatus]:
-    now = timezone.now()
-    stale_after = settings.SF_WORKER_STALE_AFTER
-    return [
-        WorkerStatus(
-            hostname=worker.hostname,
-            pid=worker.pid,
-            concurrency=worker.concurrency,
-            queues=worker.queues,
-            online=worker.is_online(stale_after=stale_after, now=now),
-            started_at=worker.started_at,
-            last_heartbeat_at=worker.last_heartbeat_at,
-            heartbeat_age_s=round((now - worker.last_heartbeat_at).total_seconds(), 1),
-        )
-        for worker in Worker.objects.order_by("stopped_at", "-last_heartbeat_at")[:20]
-    ]
 
 
 def _elapsed_ms(started: float) -> float:

@@ -6,7 +6,7 @@ in ``TasksAppConfig.ready``. This keeps the dependency direction one way — the
 below announces, the layer above acts — the way ``agents_app/runtime/loop.py`` depends
 on Protocols instead of the app above it.
 
-``send_on_commit`` is the twin of ``sf_web.live.broadcast``: a receiver must see the
+``send_on_commit`` is the twin of ``sf_core.live.broadcast``: a receiver must see the
 committed state, never a write that may still roll back. Outside a transaction the
 signal is sent at once.
 """

@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
-from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
 from django.http import Http404
-from django.template.loader import render_to_string
-
-from sf_web.live import SYSTEM_STATUS
-from sf_web.status import system_status
 
 # Close codes in the application range (4000-4999): the browser sees why it was refused.
 CLOSE_UNAUTHENTICATED = 4401
@@ -60,41 +53,3 @@ class LivePartialConsumer(AsyncWebsocketConsumer):
 
     def render(self) -> str:
         raise NotImplementedError
-
-
-class SystemStatusConsumer(LivePartialConsumer):
-    """Live database / broker / worker / native status for the dashboard.
-
-    Worker start and stop arrive as group events. A worker killed with ``kill -9``
-    sends nothing, so the consumer also refreshes on a timer to notice stale
-    heartbeats.
-    """
-
-    refresh_task: asyncio.Task[None] | None = None
-
-    def resolve_groups(self) -> list[str]:
-        return [SYSTEM_STATUS]
-
-    def render(self) -> str:
-        return render_to_string("sf_web/dashboard.html#system-status", {"status": system_status()})
-
-    async def connect(self) -> None:
-        await super().connect()
-        if self.live_groups:
-            self.refresh_task = asyncio.create_task(self._refresh_forever())
-
-    async def disconnect(self, code: int) -> None:
-        if self.refresh_task is not None:
-            self.refresh_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.refresh_task
-        await super().disconnect(code)
-
-    async def status_changed(self, event: dict[str, Any]) -> None:
-        await self.push()
-
-    async def _refresh_forever(self) -> None:
-        interval = settings.SF_STATUS_REFRESH.total_seconds()
-        while True:
-            await asyncio.sleep(interval)
-            await self.push()

@@ -6,7 +6,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from sf_web.errors import SfError
+from sf_core.errors import SfError
 
 GIT_TIMEOUT_SECONDS = 120
 

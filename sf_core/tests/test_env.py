@@ -3,7 +3,7 @@ from datetime import timedelta
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from sf_web.env import Env
+from sf_core.env import Env
 
 
 def env(**values: str) -> Env:

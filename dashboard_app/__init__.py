@@ -1,0 +1,1 @@
+"""The dashboard: system status, recent sessions and health — a consumer of the apps."""
