@@ -8,8 +8,9 @@ from django.db import transaction
 from django.db.models import F
 
 from agents_app.models import AgentSession, TraceKind
-from agents_app.services import Actor, session_group, session_set_paused
-from sf_core.live import broadcast
+from agents_app.services import session_set_paused
+from sf_core.actors import Actor
+from sf_core.live import Groups, broadcast
 
 THRESHOLDS = (75, 80, 90, 100)
 
@@ -49,7 +50,7 @@ def session_charge(*, session: AgentSession, cost: Decimal) -> list[int]:
                         "budget": str(locked.cost_budget),
                     },
                 )
-            broadcast(session_group(locked.pk), "session.changed")
+            broadcast(Groups.session(locked.pk), "session.changed")
         if 100 in crossed:
             budget_pause(locked)
     session.refresh_from_db()

@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 
 from agents_app.axes import AXIS_NAMES
 from agents_app.models import AgentSession, ModeTransition, Project
-from agents_app.services import Actor
+from sf_core.actors import Actor
 from sf_core.cli import EXIT_OK, EXIT_USAGE, Subcommand, add_output_format
 from sf_core.errors import SfError
 

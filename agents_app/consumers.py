@@ -9,8 +9,8 @@ from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
 
 from agents_app.models import AgentSession
-from agents_app.services import session_group
 from sf_core.consumers import LivePartialConsumer
+from sf_core.live import Groups
 
 SESSION_PARTIALS = ("badge", "axis-controls", "pending", "timeline")
 
@@ -24,7 +24,7 @@ class SessionConsumer(LivePartialConsumer):
         query = parse_qs(self.scope.get("query_string", b"").decode())
         wanted = query.get("parts", [",".join(SESSION_PARTIALS)])[0].split(",")
         self.parts = tuple(part for part in SESSION_PARTIALS if part in wanted)
-        return [session_group(self.session_id)]
+        return [Groups.session(self.session_id)]
 
     def render(self) -> str:
         return render_session_partials(self.session_id, self.parts)
@@ -52,9 +52,8 @@ class ApprovalsConsumer(LivePartialConsumer):
     """The approvals queue, live: a new ask or a review anywhere updates every page."""
 
     def resolve_groups(self) -> list[str]:
-        from agents_app.gate.approvals import APPROVALS
 
-        return [APPROVALS]
+        return [Groups.APPROVALS]
 
     def render(self) -> str:
         from agents_app.gate.views import approvals_context

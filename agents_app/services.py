@@ -14,7 +14,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
-from django.contrib.auth.models import AnonymousUser, User
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -28,7 +28,6 @@ from agents_app.axes import (
 )
 from agents_app.models import (
     Activity,
-    ActorKind,
     AgentSession,
     ModeTransition,
     Project,
@@ -36,28 +35,10 @@ from agents_app.models import (
     TransitionStatus,
 )
 from agents_app.schemas import RepairPolicy, policy_parse
+from sf_core.actors import Actor
 from sf_core.errors import CommandRejected, InvalidTransition, SfError
 from sf_core.git import repository_check
-from sf_core.live import broadcast, group_name
-
-
-@dataclass(frozen=True)
-class Actor:
-    """Who asked for a change: a person, or SF itself (with a label)."""
-
-    kind: str
-    user: User | None = None
-    label: str = ""
-
-    @classmethod
-    def of(cls, user: User | AnonymousUser) -> Actor:
-        if not isinstance(user, User) or not user.is_authenticated:
-            raise CommandRejected("an anonymous user cannot change a session")
-        return cls(kind=ActorKind.USER, user=user, label=user.get_username())
-
-    @classmethod
-    def system(cls, label: str = "sf") -> Actor:
-        return cls(kind=ActorKind.SYSTEM, label=label)
+from sf_core.live import Groups, broadcast
 
 
 class DispatchPoint(StrEnum):
@@ -79,10 +60,6 @@ _DUE: dict[DispatchPoint, frozenset[str]] = {
     DispatchPoint.AFTER_UNIT: frozenset({"now", "after-current-tool", "after-current-unit"}),
     DispatchPoint.MILESTONE: frozenset(TransitionScope.values),
 }
-
-
-def session_group(session_id: int) -> str:
-    return group_name("session", session_id)
 
 
 # --- projects and sessions ------------------------------------------------------------
@@ -219,7 +196,7 @@ def transition_approve(*, transition: ModeTransition, actor: Actor) -> ModeTrans
         locked.requires_approval = False
         locked.reason = f"{locked.reason} (approved by {actor.label or actor.kind})"
         locked.save(update_fields=["requires_approval", "reason"])
-        broadcast(session_group(locked.session_id), "session.changed")
+        broadcast(Groups.session(locked.session_id), "session.changed")
     return locked
 
 
@@ -230,7 +207,7 @@ def transition_cancel(*, transition: ModeTransition, actor: Actor) -> ModeTransi
         ).update(status=TransitionStatus.CANCELLED)
         if updated != 1:
             raise InvalidTransition("only a pending transition can be cancelled")
-        broadcast(session_group(transition.session_id), "session.changed")
+        broadcast(Groups.session(transition.session_id), "session.changed")
     transition.refresh_from_db()
     return transition
 
@@ -275,7 +252,7 @@ def session_request_repair(*, session: AgentSession, cause: str) -> RepairOutcom
             else TransitionStatus.CANCELLED,
             requires_approval=policy == RepairPolicy.ASK,
         )
-        broadcast(session_group(locked.pk), "session.changed")
+        broadcast(Groups.session(locked.pk), "session.changed")
         return RepairOutcome(
             "awaiting-approval" if policy == RepairPolicy.ASK else "logged", transition
         )
@@ -335,7 +312,7 @@ def _record_pending(
         scope=scope,
         status=TransitionStatus.PENDING,
     )
-    broadcast(session_group(session.pk), "session.changed")
+    broadcast(Groups.session(session.pk), "session.changed")
     return transition
 
 
@@ -376,7 +353,7 @@ def _store_axes(session: AgentSession, target: Axes, paused: bool, now: Any) -> 
     session.paused = paused
     session.mode_updated_at = now
     session.save()
-    broadcast(session_group(session.pk), "session.changed")
+    broadcast(Groups.session(session.pk), "session.changed")
 
 
 def _write(

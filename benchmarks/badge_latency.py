@@ -29,7 +29,8 @@ from django.contrib.auth.models import User  # noqa: E402
 from django.db import transaction  # noqa: E402
 from django.test import Client  # noqa: E402
 
-from agents_app.services import Actor, project_create, session_change_mode, session_create  # noqa: E402
+from agents_app.services import project_create, session_change_mode, session_create  # noqa: E402
+from sf_core.actors import Actor  # noqa: E402
 from tests.processes import free_port  # noqa: E402
 
 

@@ -32,7 +32,8 @@ from django.test.utils import override_settings  # noqa: E402
 from agents_app.models import AgentSession  # noqa: E402
 from agents_app.runtime.recording import trace_from_steps, trace_write  # noqa: E402
 from agents_app.runtime.replay import replay_load  # noqa: E402
-from agents_app.services import Actor, project_create, session_create  # noqa: E402
+from agents_app.services import project_create, session_create  # noqa: E402
+from sf_core.actors import Actor  # noqa: E402
 from tasks_app.engine.dispatch import dispatch  # noqa: E402
 from tasks_app.engine.replaying import demo_repo_create  # noqa: E402
 from tasks_app.engine.unit import UnitOptions, unit_run  # noqa: E402

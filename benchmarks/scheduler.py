@@ -28,7 +28,8 @@ from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
 from agents_app.models import AgentSession, Project  # noqa: E402
-from agents_app.services import Actor, project_create, session_create  # noqa: E402
+from agents_app.services import project_create, session_create  # noqa: E402
+from sf_core.actors import Actor  # noqa: E402
 from tasks_app.models import Plan  # noqa: E402
 from tasks_app.scheduler import compute_waves  # noqa: E402
 from tasks_app.schemas import plan_spec_parse  # noqa: E402

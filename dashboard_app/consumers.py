@@ -11,7 +11,7 @@ from django.template.loader import render_to_string
 
 from dashboard_app.status import system_status
 from sf_core.consumers import LivePartialConsumer
-from sf_core.live import SYSTEM_STATUS
+from sf_core.live import Groups
 
 
 class SystemStatusConsumer(LivePartialConsumer):
@@ -25,7 +25,7 @@ class SystemStatusConsumer(LivePartialConsumer):
     refresh_task: asyncio.Task[None] | None = None
 
     def resolve_groups(self) -> list[str]:
-        return [SYSTEM_STATUS]
+        return [Groups.SYSTEM_STATUS]
 
     def render(self) -> str:
         return render_to_string(

@@ -24,15 +24,31 @@ from django.db import transaction
 
 logger = logging.getLogger("sf.live")
 
-SYSTEM_STATUS = "system-status"
 
-
-def group_name(kind: str, object_id: int | str | None = None) -> str:
-    """The channel-layer group for ``kind`` (optionally one object of that kind).
+class Groups:
+    """The name of every channel-layer group SF broadcasts to, in one place.
 
     Group names may only hold ASCII letters, digits, hyphens and periods.
     """
-    return kind if object_id is None else f"{kind}.{object_id}"
+
+    SYSTEM_STATUS = "system-status"  # the dashboard's database/broker/worker status
+    APPROVALS = "approvals"  # the approvals queue
+    ALL_TASKS = "tasks.all"  # the task board across sessions
+
+    @staticmethod
+    def session(session_id: int) -> str:
+        """One session's page: its badge, timeline and plans."""
+        return f"session.{session_id}"
+
+    @staticmethod
+    def tasks(session_id: int) -> str:
+        """One session's task board."""
+        return f"tasks.{session_id}"
+
+    @staticmethod
+    def unit(unit_id: int) -> str:
+        """One unit's live trace."""
+        return f"unit.{unit_id}"
 
 
 def broadcast(group: str, event_type: str, **payload: Any) -> None:

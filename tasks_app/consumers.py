@@ -9,10 +9,8 @@ from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
 
 from agents_app.models import AgentSession
-from agents_app.runtime.trace import unit_group
-from agents_app.services import session_group
 from sf_core.consumers import LivePartialConsumer
-from sf_core.live import group_name
+from sf_core.live import Groups
 from tasks_app.lifecycle import task_groups
 from tasks_app.models import Unit
 from tasks_app.unit_views import unit_context
@@ -26,10 +24,10 @@ class TaskBoardConsumer(LivePartialConsumer):
             (query.get("session") or [None])[0], query.get("status", [])
         )
         if self.session_id is None:
-            return [group_name("tasks", "all")]
+            return [Groups.ALL_TASKS]
         get_object_or_404(AgentSession, pk=self.session_id)
         # The session group too: the board's badge follows the session's axes.
-        return [group_name("tasks", self.session_id), session_group(self.session_id)]
+        return [Groups.tasks(self.session_id), Groups.session(self.session_id)]
 
     def render(self) -> str:
         session = AgentSession.objects.get(pk=self.session_id) if self.session_id else None
@@ -52,7 +50,7 @@ class UnitConsumer(LivePartialConsumer):
     def resolve_groups(self) -> list[str]:
         self.unit_id = int(self.scope["url_route"]["kwargs"]["unit_id"])
         unit = get_object_or_404(Unit.objects.select_related("task__plan"), pk=self.unit_id)
-        return [unit_group(self.unit_id), *task_groups(unit.task)]
+        return [Groups.unit(self.unit_id), *task_groups(unit.task)]
 
     def render(self) -> str:
         unit = Unit.objects.select_related("task__plan").get(pk=self.unit_id)

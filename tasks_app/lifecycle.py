@@ -19,8 +19,9 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from sf_core.actors import SF, Actor
 from sf_core.errors import InvalidTransition
-from sf_core.live import broadcast, group_name
+from sf_core.live import Groups, broadcast
 from tasks_app.models import HELD_STATUSES, HoldReason, Task, TaskStatus, TaskTransition
 
 S = TaskStatus
@@ -46,11 +47,11 @@ def allowed(from_status: str, to_status: str) -> bool:
 
 def task_groups(task: Task) -> list[str]:
     """Where a task's changes are broadcast: its session's board and the global board."""
-    return [group_name("tasks", "all"), group_name("tasks", task.plan.session_id)]
+    return [Groups.ALL_TASKS, Groups.tasks(task.plan.session_id)]
 
 
 def task_transition(
-    *, task: Task, to: str, reason: str, actor: str = "sf", hold: HoldReason | None = None
+    *, task: Task, to: str, reason: str, actor: Actor = SF, hold: HoldReason | None = None
 ) -> Task:
     """Move ``task`` to ``to`` and log it, or raise ``InvalidTransition`` and change nothing.
 
@@ -86,7 +87,9 @@ def task_transition(
             from_status=current,
             to_status=to,
             reason=reason,
-            actor_label=actor,
+            actor_kind=actor.kind,
+            actor_user=actor.user,
+            actor_label=actor.label,
             created_at=now,
         )
         for group in task_groups(task):

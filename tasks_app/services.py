@@ -12,9 +12,10 @@ from django.utils import timezone
 
 from agents_app.axes import ModelMode, PermissionProfile, RunControl, WorkMode
 from agents_app.models import AgentSession
-from agents_app.services import Actor, session_change_mode, session_group
+from agents_app.services import session_change_mode
+from sf_core.actors import Actor
 from sf_core.errors import InvalidTransition, PlanInvalid
-from sf_core.live import broadcast, group_name
+from sf_core.live import Groups, broadcast
 from sf_core.signals import send_on_commit, session_runnable
 from tasks_app.lifecycle import task_groups, task_transition
 from tasks_app.models import (
@@ -260,6 +261,6 @@ def _task_from_spec(plan: Plan, position: int, spec: TaskSpec, default_verify: l
 
 
 def _broadcast_plan(plan: Plan) -> None:
-    broadcast(session_group(plan.session_id), "session.changed")
-    broadcast(group_name("tasks", "all"), "tasks.changed")
-    broadcast(group_name("tasks", plan.session_id), "tasks.changed")
+    broadcast(Groups.session(plan.session_id), "session.changed")
+    broadcast(Groups.ALL_TASKS, "tasks.changed")
+    broadcast(Groups.tasks(plan.session_id), "tasks.changed")

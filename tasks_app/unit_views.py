@@ -8,6 +8,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from agents_app.models import TraceEvent
+from sf_core.actors import Actor
 from sf_core.errors import SfError
 from sf_core.http import AuthedRequest
 from tasks_app.engine.review import task_approve, task_request_changes
@@ -35,7 +36,7 @@ def unit_detail(request: AuthedRequest, unit_id: int) -> HttpResponse:
 def task_review(request: AuthedRequest, task_id: int) -> HttpResponse:
     """Approve (and merge) a task in review, or request changes."""
     task = get_object_or_404(Task.objects.select_related("plan"), pk=task_id)
-    actor = request.user.get_username()
+    actor = Actor.of(request.user)
     try:
         if request.POST.get("action") == "approve":
             task_approve(task=task, actor=actor)

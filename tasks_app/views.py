@@ -12,7 +12,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from agents_app.axes import PermissionProfile
 from agents_app.badge import badge_for
 from agents_app.models import AgentSession
-from agents_app.services import Actor
+from sf_core.actors import Actor
 from sf_core.errors import SfError
 from sf_core.http import AuthedRequest
 from tasks_app.models import Plan, TaskStatus

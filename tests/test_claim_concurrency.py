@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agents_app.services import Actor
+from sf_core.actors import Actor
 from tasks_app.models import ScheduleStatus, TaskSchedule
 from tasks_app.services import plan_accept
 from tasks_app.tests.conftest import make_plan, task_data

@@ -18,7 +18,8 @@ from django.test import override_settings
 
 from agents_app.models import AgentSession
 from agents_app.runtime.recording import trace_from_steps, trace_write
-from agents_app.services import Actor, project_create, session_create
+from agents_app.services import project_create, session_create
+from sf_core.actors import Actor
 from tasks_app.engine.replaying import DEMO_TRACE, demo_repo_create
 from tasks_app.models import Plan, Task, Unit
 from tasks_app.schemas import plan_spec_parse

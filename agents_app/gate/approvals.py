@@ -15,10 +15,9 @@ from django.utils import timezone
 
 from agents_app.models import ApprovalRule, ReviewScope, ReviewStatus, RiskDecision
 from sf_core.errors import InvalidTransition, NotAllowed, SfError
-from sf_core.live import broadcast, group_name
+from sf_core.live import Groups, broadcast
 from sf_core.signals import decision_reviewed, send_on_commit
 
-APPROVALS = group_name("approvals")
 REVIEW_PERMISSION = "agents_app.review_riskdecision"
 
 
@@ -75,7 +74,7 @@ def _settle(
         decision.refresh_from_db()
         if approve and scope != ReviewScope.ONCE and reviewer is not None:
             _grant_rule(decision, reviewer, scope)
-        broadcast(APPROVALS, "approvals.changed", decision_id=decision.pk)
+        broadcast(Groups.APPROVALS, "approvals.changed", decision_id=decision.pk)
         # The engine that waits on decisions is built on this app: it listens.
         send_on_commit(
             decision_reviewed, sender=RiskDecision, decision_id=decision.pk, approved=approve

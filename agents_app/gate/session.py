@@ -19,7 +19,6 @@ from django.utils import timezone
 
 import sf_native
 from agents_app.axes import PermissionProfile, RunControl, WorkMode
-from agents_app.gate.approvals import APPROVALS
 from agents_app.gate.catalog.tools import tools_for_profile
 from agents_app.gate.normalize import normalize_input
 from agents_app.gate.policy import decide
@@ -34,7 +33,7 @@ from agents_app.models import (
     RiskDecision,
 )
 from agents_app.runtime.loop import GateVerdict
-from sf_core.live import broadcast
+from sf_core.live import Groups, broadcast
 
 
 def input_hash(tool: str, normalized: dict[str, Any]) -> str:
@@ -110,7 +109,7 @@ class SessionGate:
             **session.axes.as_dict(),
         )
         if verdict.decision == "ask":
-            broadcast(APPROVALS, "approvals.changed", decision_id=record.pk)
+            broadcast(Groups.APPROVALS, "approvals.changed", decision_id=record.pk)
         return GateVerdict(
             verdict.decision, verdict.rule, verdict.risk_class, verdict.reason, record.pk
         )

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from agents_app.axes import Axes, ModelMode, PermissionProfile, RunControl, Surface, WorkMode
 from agents_app.schemas import ProjectPolicy, policy_parse
+from sf_core.actors import ActorKind
 
 
 def _in(field: str, choices: type[models.TextChoices]) -> Q:
@@ -155,11 +156,6 @@ class TransitionStatus(models.TextChoices):
     PENDING = "pending"
     APPLIED = "applied"
     CANCELLED = "cancelled"
-
-
-class ActorKind(models.TextChoices):
-    USER = "user"
-    SYSTEM = "system"
 
 
 class ModeTransition(models.Model):

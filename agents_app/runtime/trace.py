@@ -12,11 +12,7 @@ from django.utils import timezone
 
 from agents_app.gate.redaction import redact_payload
 from agents_app.models import AgentSession, TraceEvent
-from sf_core.live import broadcast, group_name
-
-
-def unit_group(unit_id: int) -> str:
-    return group_name("unit", unit_id)
+from sf_core.live import Groups, broadcast
 
 
 @dataclass
@@ -62,5 +58,5 @@ class TraceRecorder:
         )
         self.next_seq += 1
         if self.unit_id is not None:
-            broadcast(unit_group(self.unit_id), "trace.appended", event_id=event.pk)
+            broadcast(Groups.unit(self.unit_id), "trace.appended", event_id=event.pk)
         return event

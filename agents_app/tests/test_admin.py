@@ -6,7 +6,7 @@ from django.urls import reverse
 
 from agents_app.command_service import command_run
 from agents_app.models import AgentSession, ModeTransition
-from agents_app.services import Actor
+from sf_core.actors import Actor
 
 pytestmark = pytest.mark.django_db
 

@@ -7,8 +7,8 @@ from channels.db import database_sync_to_async
 
 from agents_app.command_service import command_run
 from agents_app.models import AgentSession
-from agents_app.services import Actor
 from conftest import websocket
+from sf_core.actors import Actor
 from sf_core.consumers import CLOSE_FORBIDDEN, CLOSE_UNAUTHENTICATED
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]

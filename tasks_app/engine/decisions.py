@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from agents_app.models import AgentSession, RiskDecision
+from sf_core.actors import Actor
 from sf_core.signals import send_on_commit, session_runnable
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import HoldReason, TaskStatus
@@ -26,7 +27,10 @@ def task_after_review(*, decision_id: int, approved: bool) -> None:
         return
     if approved:
         task_transition(
-            task=task, to=TaskStatus.TODO, reason=f"decision {decision_id} approved", actor="review"
+            task=task,
+            to=TaskStatus.TODO,
+            reason=f"decision {decision_id} approved",
+            actor=Actor.system("review"),
         )
         schedule_ready(plan=task.plan)
         send_on_commit(session_runnable, sender=AgentSession, session_id=task.plan.session_id)

@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from agents_app.axes import RunControl
 from agents_app.models import AgentSession, SessionDriver, SessionStatus
+from sf_core.actors import Actor
 from tasks_app.engine.unit import unit_run
 from tasks_app.engine.values import UnitOptions
 from tasks_app.lifecycle import task_transition
@@ -100,7 +101,10 @@ def _resume_engine_held(session: AgentSession) -> None:
     ).select_related("plan")
     for task in held:
         task_transition(
-            task=task, to=TaskStatus.TODO, reason="session running again", actor="engine"
+            task=task,
+            to=TaskStatus.TODO,
+            reason="session running again",
+            actor=Actor.system("engine"),
         )
 
 

@@ -19,7 +19,8 @@ from django.conf import settings
 from agents_app.axes import ModelMode, PermissionProfile, Surface, WorkMode
 from agents_app.models import AgentSession, Project, SessionDriver
 from agents_app.runtime.replay import Replay, replay_load
-from agents_app.services import Actor, project_create, session_create
+from agents_app.services import project_create, session_create
+from sf_core.actors import Actor
 from sf_core.errors import SfError
 from sf_core.git import git
 from tasks_app.engine.dispatch import drain

@@ -7,6 +7,7 @@ from django.db import transaction
 
 from agents_app.axes import PermissionProfile
 from agents_app.models import AgentSession, Project
+from sf_core.actors import Actor
 from sf_core.errors import InvalidTransition, NotAllowed
 from sf_core.signals import send_on_commit, session_runnable
 from tasks_app.engine.worktrees import merge_into_base, workspace_for, worktree_remove
@@ -28,10 +29,10 @@ def review_start(*, task: Task) -> None:
     """A task has just entered review: approve it automatically when allowed."""
     session = AgentSession.objects.get(pk=task.plan.session_id)
     if auto_approves(profile=session.permission_profile, risk_level=task.risk_level):
-        task_approve(task=task, actor=f"auto ({session.permission_profile} profile)")
+        task_approve(task=task, actor=Actor.system(f"auto ({session.permission_profile} profile)"))
 
 
-def task_approve(*, task: Task, actor: str) -> Task:
+def task_approve(*, task: Task, actor: Actor) -> Task:
     """Approve a task in review and merge it. The merge is fail-closed: on a conflict,
     an empty result or any error the task is blocked with the reason and its worktree
     and branch are kept; they go only after a merge that contains the unit's commit."""
@@ -69,7 +70,7 @@ def task_approve(*, task: Task, actor: str) -> Task:
     return task
 
 
-def task_request_changes(*, task: Task, actor: str, reason: str) -> Task:
+def task_request_changes(*, task: Task, actor: Actor, reason: str) -> Task:
     """Send a task in review back to todo with the reviewer's words as context; the
     session may run it again at once (``session_runnable``)."""
     if not reason.strip():

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from agents_app.axes import RunControl
 from agents_app.models import Activity, AgentSession, SessionDriver, SessionStatus
+from sf_core.actors import Actor
 from tasks_app.engine.dispatch import IN_FLIGHT, dispatch
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import (
@@ -73,7 +74,10 @@ def unit_recover(*, unit: Unit, cause: str = "worker lost (stale heartbeat)") ->
         task = Task.objects.select_related("plan").get(pk=unit.task_id)
         if task.status in (TaskStatus.IN_PROGRESS, TaskStatus.VERIFYING):
             task_transition(
-                task=task, to=TaskStatus.RETRYING, reason="worker lost; recovering", actor="sweep"
+                task=task,
+                to=TaskStatus.RETRYING,
+                reason="worker lost; recovering",
+                actor=Actor.system("sweep"),
             )
         TaskRuntime.objects.filter(task=task).delete()
         TaskSchedule.objects.filter(task=task, status__in=IN_FLIGHT).update(

@@ -29,7 +29,8 @@ from agents_app.runtime.loop import AgentLoop, LoopResult
 from agents_app.runtime.replay import replay_activate, replay_deactivate, replay_load
 from agents_app.runtime.tools import TOOLS, ToolContext
 from agents_app.runtime.trace import TraceRecorder
-from agents_app.services import Actor, DispatchPoint, session_apply_due, session_set_paused
+from agents_app.services import DispatchPoint, session_apply_due, session_set_paused
+from sf_core.actors import Actor
 from sf_core.errors import SfError
 from skills_app.loader import Skill, skill_body_for_model, skills_discover
 from tasks_app.engine.hooks import EngineHooks, Heartbeat
@@ -87,7 +88,10 @@ def _start(task_id: int, worker: str) -> tuple[Task, Unit, Workspace] | None:
         session.refresh_from_db()
         if task.status != TaskStatus.IN_PROGRESS:  # in_progress: a crashed unit's task resumes
             task_transition(
-                task=task, to=TaskStatus.IN_PROGRESS, reason="unit started", actor=worker
+                task=task,
+                to=TaskStatus.IN_PROGRESS,
+                reason="unit started",
+                actor=Actor.system(worker),
             )
         now = timezone.now()
         TaskSchedule.objects.filter(pk=schedule.pk).update(

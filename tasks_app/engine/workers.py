@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import close_old_connections, transaction
 from django.utils import timezone
 
-from sf_core.live import SYSTEM_STATUS, broadcast
+from sf_core.live import Groups, broadcast
 from tasks_app.engine.sweep import engine_sweep
 from tasks_app.models import Worker, WorkerProbe
 
@@ -39,7 +39,7 @@ def worker_register(*, hostname: str, pid: int, concurrency: int, queues: str) -
                 "stopped_at": None,
             },
         )
-        broadcast(SYSTEM_STATUS, "status.changed")
+        broadcast(Groups.SYSTEM_STATUS, "status.changed")
     return worker
 
 
@@ -55,7 +55,7 @@ def worker_stop(*, hostname: str) -> None:
     """Record a clean worker shutdown and tell every status page."""
     with transaction.atomic():
         Worker.objects.filter(hostname=hostname).update(stopped_at=timezone.now())
-        broadcast(SYSTEM_STATUS, "status.changed")
+        broadcast(Groups.SYSTEM_STATUS, "status.changed")
 
 
 def worker_probe_answer(*, probe_id: int, hostname: str) -> bool:

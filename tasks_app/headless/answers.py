@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agents_app.gate.approvals import decision_answer
 from agents_app.models import ReviewStatus, RiskDecision
+from sf_core.actors import Actor
 from sf_core.errors import SfError
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import HoldReason, Task, TaskStatus, Unit, UnitStatus
@@ -104,7 +105,7 @@ def answers_apply(answers: Answers, *, session_id: int) -> int:
                     task=task,
                     to=TaskStatus.TODO,
                     reason="answered from --answers",
-                    actor="headless",
+                    actor=Actor.system("headless"),
                 )
                 schedule_ready(plan=task.plan)
                 settled += 1

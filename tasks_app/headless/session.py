@@ -10,7 +10,8 @@ from django.db import connections
 
 from agents_app.axes import ModelMode, RunControl, Surface, WorkMode
 from agents_app.models import Activity, AgentSession, SessionDriver
-from agents_app.services import Actor, session_change_mode, session_create, session_set_paused
+from agents_app.services import session_change_mode, session_create, session_set_paused
+from sf_core.actors import Actor
 from sf_core.errors import SfError
 from tasks_app.engine.replaying import project_for_path
 from tasks_app.engine.sweep import unit_recover

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from agents_app.axes import PermissionProfile, RunControl
 from agents_app.models import AgentSession
+from sf_core.actors import ActorKind
 
 
 def _in(field: str, choices: type[models.TextChoices]) -> Q:
@@ -248,12 +249,21 @@ class TaskTransition(models.Model):
     from_status = models.CharField(max_length=12, choices=TaskStatus.choices)
     to_status = models.CharField(max_length=12, choices=TaskStatus.choices)
     reason = models.TextField(blank=True)
+    actor_kind = models.CharField(max_length=8, choices=ActorKind.choices, default=ActorKind.SYSTEM)
+    actor_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     actor_label = models.CharField(max_length=150, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ["created_at", "pk"]
         indexes = [models.Index(fields=["task", "created_at"], name="task_transition_time")]
+        constraints = [
+            models.CheckConstraint(
+                condition=_in("actor_kind", ActorKind), name="task_transition_actor_kind_valid"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.task_id}: {self.from_status} → {self.to_status}"

@@ -6,8 +6,8 @@ import pytest
 from channels.db import database_sync_to_async
 
 from agents_app.models import AgentSession
-from agents_app.services import Actor
 from conftest import websocket
+from sf_core.actors import Actor
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import Plan
 from tasks_app.services import plan_accept
@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
 def start(plan: Plan) -> None:
     plan_accept(plan=plan, actor=Actor.system("t"), autonomous=True)
-    task_transition(task=plan.tasks.get(key="a"), to="in_progress", reason="unit 1", actor="worker")
+    task_transition(task=plan.tasks.get(key="a"), to="in_progress", reason="unit 1", actor=Actor.system("worker"))
 
 
 async def receive_until(communicator, needle: str) -> str:  # type: ignore[no-untyped-def]

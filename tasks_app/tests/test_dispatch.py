@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from agents_app.models import AgentSession
-from agents_app.services import Actor
+from sf_core.actors import Actor
 from tasks_app.engine.dispatch import next_units
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import HoldReason, Plan, TaskSchedule

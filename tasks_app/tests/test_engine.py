@@ -17,8 +17,9 @@ from django.utils import timezone
 from agents_app.gate.approvals import decision_review
 from agents_app.models import AgentSession, ModeTransition, RiskDecision, TraceEvent
 from agents_app.runtime.replay import replay_load
-from agents_app.services import Actor, project_create, session_create
+from agents_app.services import project_create, session_create
 from agents_app.tests.runtime_helpers import ScriptedModel
+from sf_core.actors import Actor
 from sf_core.errors import InvalidTransition
 from tasks_app.engine.dispatch import drain
 from tasks_app.engine.replaying import DEMO_TRACE, demo_repo_create, replay_start
@@ -165,7 +166,7 @@ def test_a_merge_conflict_blocks_and_keeps_the_work(repo: Path) -> None:
     git(repo, "-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "conflicting change")
     base_head = git(repo, "rev-parse", "main")
 
-    task = task_approve(task=plan.tasks.get(), actor="ada")
+    task = task_approve(task=plan.tasks.get(), actor=Actor.system("ada"))
 
     assert task.status == "blocked"
     assert task.status_reason == "merge refused: merge conflict in hello.txt"
@@ -181,7 +182,7 @@ def test_review_waits_for_a_person_under_normal(repo: Path, user: User) -> None:
     report = run_next(session, ScriptedModel(*writes("hello")))
     assert report.task_status == "review"
     task = plan.tasks.get()
-    task_request_changes(task=task, actor="ada", reason="say it louder")
+    task_request_changes(task=task, actor=Actor.system("ada"), reason="say it louder")
     task.refresh_from_db()
     assert (task.status, task.status_reason) == ("todo", "changes requested by ada: say it louder")
 
@@ -190,12 +191,12 @@ def test_approving_a_task_in_review_merges_it(repo: Path) -> None:
     session, plan = start(repo, task_spec(risk_level="high"))  # high risk: a person approves
     assert run_next(session, ScriptedModel(*writes("hello"))).task_status == "review"
     task = plan.tasks.get()
-    task_approve(task=task, actor="ada")
+    task_approve(task=task, actor=Actor.system("ada"))
     task.refresh_from_db()
     assert task.status == "done"
     assert (repo / "hello.txt").read_text() == "hello"
     with pytest.raises(InvalidTransition, match="not in review"):
-        task_approve(task=task, actor="ada")
+        task_approve(task=task, actor=Actor.system("ada"))
     assert git(repo, "log", "--format=%s", "-1").startswith("sf: merge hello")
 
 

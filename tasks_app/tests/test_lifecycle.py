@@ -7,6 +7,7 @@ import itertools
 import pytest
 from django.db import IntegrityError, transaction
 
+from sf_core.actors import Actor
 from sf_core.errors import InvalidTransition
 from tasks_app.lifecycle import ALLOWED, allowed, task_transition
 from tasks_app.models import HoldReason, Plan, Task, TaskStatus, TaskTransition
@@ -64,7 +65,7 @@ def set_status(task: Task, status: str) -> Task:
 def test_every_pair(diamond_plan: Plan, current: str, target: str) -> None:
     task = set_status(diamond_plan.tasks.get(key="a"), current)
     if allowed(current, target):
-        task_transition(task=task, to=target, reason="test", actor="tester")
+        task_transition(task=task, to=target, reason="test", actor=Actor.system("tester"))
         task.refresh_from_db()
         assert task.status == target
         logged = TaskTransition.objects.get(task=task)

@@ -16,8 +16,9 @@ import yaml
 from agents_app.models import TraceEvent, TraceKind
 from agents_app.runtime import llm
 from agents_app.runtime.recording import trace_export, trace_write
-from agents_app.services import Actor, project_create, session_create
+from agents_app.services import project_create, session_create
 from agents_app.tests.runtime_helpers import ScriptedModel
+from sf_core.actors import Actor
 from tasks_app.engine.replaying import demo_repo_create, replay_run
 from tasks_app.engine.unit import UnitOptions, unit_run
 from tasks_app.models import TaskSchedule, Unit

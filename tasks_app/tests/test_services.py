@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agents_app.models import AgentSession, ModeTransition
-from agents_app.services import Actor
+from sf_core.actors import Actor
 from sf_core.errors import InvalidTransition, PlanInvalid
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import Plan, PlanStatus, ScheduleStatus, Task, TaskStatus

@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from agents_app.models import AgentSession
-from agents_app.services import Actor
+from sf_core.actors import Actor
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import Plan, PlanStatus, TaskRuntime
 from tasks_app.services import plan_accept
