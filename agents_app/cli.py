@@ -69,7 +69,7 @@ class CommandCommand(Subcommand):
         add_output_format(parser)
 
     def run(self, options: dict[str, Any]) -> int:
-        from agents_app.command_service import command_run
+        from agents_app.services import command_run
 
         as_json = options["output_format"] == "json"
         try:

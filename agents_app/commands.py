@@ -2,7 +2,7 @@
 
 ``parse(text)`` returns a typed command or raises ``CommandRejected`` with a one-line
 message naming what was wrong and what is accepted. It changes nothing: applying a
-command is ``agents_app.command_service.command_apply``.
+command is ``agents_app.services.commands.command_apply``.
 """
 
 from __future__ import annotations

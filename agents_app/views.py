@@ -9,17 +9,17 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from agents_app.axes import AXIS_CHOICES
 from agents_app.badge import badge_for
-from agents_app.command_service import command_run
 from agents_app.forms import CommandForm, ProjectForm, SessionForm
 from agents_app.models import AgentSession, ModeTransition, Project
 from agents_app.selectors import session_list, session_pending, session_timeline
 from agents_app.services import (
-    Actor,
+    command_run,
     project_create,
     session_create,
     transition_approve,
     transition_cancel,
 )
+from sf_core.actors import Actor
 from sf_core.errors import SfError
 from sf_core.http import AuthedRequest
 

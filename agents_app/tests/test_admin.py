@@ -4,8 +4,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from agents_app.command_service import command_run
 from agents_app.models import AgentSession, ModeTransition
+from agents_app.services import command_run
 from sf_core.actors import Actor
 
 pytestmark = pytest.mark.django_db

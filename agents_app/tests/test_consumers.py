@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from channels.db import database_sync_to_async
 
-from agents_app.command_service import command_run
 from agents_app.models import AgentSession
+from agents_app.services import command_run
 from conftest import websocket
 from sf_core.actors import Actor
 from sf_core.consumers import CLOSE_FORBIDDEN, CLOSE_UNAUTHENTICATED

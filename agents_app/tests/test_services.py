@@ -19,7 +19,6 @@ from agents_app.models import (
     TransitionStatus,
 )
 from agents_app.services import (
-    Actor,
     DispatchPoint,
     project_create,
     repair_target,
@@ -32,6 +31,7 @@ from agents_app.services import (
     transition_approve,
     transition_cancel,
 )
+from sf_core.actors import Actor
 from sf_core.errors import CommandRejected, InvalidTransition, PolicyInvalid, SfError
 
 pytestmark = pytest.mark.django_db

@@ -21,12 +21,12 @@ from agents_app.runtime.llm import ModelNotConfigured, ProviderAuthError
 from agents_app.runtime.loop import LoopResult, Outcome
 from agents_app.runtime.trace import TraceRecorder
 from agents_app.services import (
-    Actor,
     DispatchPoint,
     session_apply_due,
     session_request_repair,
     session_set_paused,
 )
+from sf_core.actors import Actor
 from sf_core.errors import SfError
 from sf_core.git import GitError
 from sf_core.signals import send_on_commit, session_runnable

@@ -6,25 +6,35 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('tasks_app', '0005_task_hold_reason'),
+        ("tasks_app", "0005_task_hold_reason"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='tasktransition',
-            name='actor_kind',
-            field=models.CharField(choices=[('user', 'User'), ('system', 'System')], default='system', max_length=8),
+            model_name="tasktransition",
+            name="actor_kind",
+            field=models.CharField(
+                choices=[("user", "User"), ("system", "System")], default="system", max_length=8
+            ),
         ),
         migrations.AddField(
-            model_name='tasktransition',
-            name='actor_user',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="tasktransition",
+            name="actor_user",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AddConstraint(
-            model_name='tasktransition',
-            constraint=models.CheckConstraint(condition=models.Q(('actor_kind__in', ['user', 'system'])), name='task_transition_actor_kind_valid'),
+            model_name="tasktransition",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("actor_kind__in", ["user", "system"])),
+                name="task_transition_actor_kind_valid",
+            ),
         ),
     ]

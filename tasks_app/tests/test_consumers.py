@@ -17,7 +17,12 @@ pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
 def start(plan: Plan) -> None:
     plan_accept(plan=plan, actor=Actor.system("t"), autonomous=True)
-    task_transition(task=plan.tasks.get(key="a"), to="in_progress", reason="unit 1", actor=Actor.system("worker"))
+    task_transition(
+        task=plan.tasks.get(key="a"),
+        to="in_progress",
+        reason="unit 1",
+        actor=Actor.system("worker"),
+    )
 
 
 async def receive_until(communicator, needle: str) -> str:  # type: ignore[no-untyped-def]

@@ -9,7 +9,7 @@ from agents_app.axes import RunControl
 from agents_app.badge import badge_for
 from agents_app.models import AgentSession, ModeTransition, TransitionStatus
 from agents_app.selectors import session_report
-from agents_app.services import (
+from agents_app.services.sessions import (
     Actor,
     session_change_mode,
     session_set_paused,

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from agents_app.command_service import command_run
 from agents_app.models import AgentSession, ModeTransition, TransitionStatus
+from agents_app.services import command_run
 from sf_core.actors import Actor
 from sf_core.errors import CommandRejected
 from sf_core.signals import session_runnable

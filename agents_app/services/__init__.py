@@ -1,0 +1,45 @@
+"""Services of the base app: functions that write (DESIGN §2; HackSoft's services).
+
+``sessions``: projects, sessions and their mode transitions — every change of an axis
+writes one ``ModeTransition`` in the same transaction. ``commands``: a parsed slash
+command (``agents_app.commands``, the one grammar of every surface) applied to a session.
+Import from here; the split is for reading, not for callers.
+"""
+
+from agents_app.services.commands import (
+    CommandOutcome,
+    command_apply,
+    command_run,
+)
+from agents_app.services.sessions import (
+    DispatchPoint,
+    RepairOutcome,
+    project_create,
+    repair_target,
+    session_apply_due,
+    session_change_mode,
+    session_create,
+    session_request_repair,
+    session_set_paused,
+    session_stop,
+    transition_approve,
+    transition_cancel,
+)
+
+__all__ = [
+    "CommandOutcome",
+    "DispatchPoint",
+    "RepairOutcome",
+    "command_apply",
+    "command_run",
+    "project_create",
+    "repair_target",
+    "session_apply_due",
+    "session_change_mode",
+    "session_create",
+    "session_request_repair",
+    "session_set_paused",
+    "session_stop",
+    "transition_approve",
+    "transition_cancel",
+]
