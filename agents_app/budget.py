@@ -7,7 +7,7 @@ from decimal import Decimal
 from django.db import transaction
 from django.db.models import F
 
-from agents_app.models import AgentSession, TraceKind
+from agents_app.models import AgentSession, PauseCause, TraceKind
 from agents_app.services import session_set_paused
 from sf_core.actors import Actor
 from sf_core.live import Groups, broadcast
@@ -71,4 +71,5 @@ def budget_pause(session: AgentSession) -> None:
         paused=True,
         reason=f"budget reached: ${spent} of ${budget}; approve to continue",
         actor=Actor.system("budget"),
+        cause=PauseCause.BUDGET,
     )

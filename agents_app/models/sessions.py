@@ -60,6 +60,18 @@ class SessionDriver(models.TextChoices):
     INLINE = "inline"  # one process that owns the session (headless, replay)
 
 
+class PauseCause(models.TextChoices):
+    """Why a paused session is paused (``pause_reason`` says it for people)."""
+
+    NONE = "", "not paused"
+    PERSON = "person"  # /pause, or the session page
+    ASSISTED = "assisted"  # assisted run control: one unit ran; /next runs another
+    LIMIT = "limit"  # the continuation limit of an autonomous run
+    BUDGET = "budget"  # the budget is spent
+    PROVIDER = "provider"  # the model provider refused (credentials, billing, no model)
+    HEADLESS = "headless"  # an interrupted or timed-out headless run; it lifts on resume
+
+
 class AgentSession(models.Model):
     """One agent session on a project: five durable axes, budget and limits."""
 
@@ -79,6 +91,9 @@ class AgentSession(models.Model):
     surface = models.CharField(max_length=16, choices=Surface.choices, default=Surface.WEB)
     paused = models.BooleanField(default=False)
     pause_reason = models.CharField(max_length=500, blank=True)
+    pause_cause = models.CharField(
+        max_length=8, choices=PauseCause.choices, default=PauseCause.NONE, blank=True
+    )
     status = models.CharField(
         max_length=16, choices=SessionStatus.choices, default=SessionStatus.ACTIVE
     )
@@ -123,6 +138,9 @@ class AgentSession(models.Model):
             ),
             models.CheckConstraint(
                 condition=_in("driver", SessionDriver), name="session_driver_valid"
+            ),
+            models.CheckConstraint(
+                condition=_in("pause_cause", PauseCause), name="session_pause_cause_valid"
             ),
             models.CheckConstraint(
                 condition=Q(cost_spent__gte=0)

@@ -30,6 +30,7 @@ from agents_app.models import (
     Activity,
     AgentSession,
     ModeTransition,
+    PauseCause,
     Project,
     TransitionScope,
     TransitionStatus,
@@ -140,14 +141,21 @@ def session_change_mode(
 
 
 def session_set_paused(
-    *, session: AgentSession, paused: bool, reason: str, actor: Actor
+    *,
+    session: AgentSession,
+    paused: bool,
+    reason: str,
+    actor: Actor,
+    cause: PauseCause = PauseCause.PERSON,
 ) -> ModeTransition | None:
-    """Pause (keeping all state) or resume. The engine checks the flag at dispatch points."""
+    """Pause (keeping all state) or resume. The engine checks the flag at dispatch points;
+    ``cause`` is what code decides on (who may lift the pause), ``reason`` is for people."""
     with transaction.atomic():
         locked = _lock(session)
         if locked.paused == paused:
             return None
         locked.pause_reason = reason if paused else ""
+        locked.pause_cause = cause if paused else PauseCause.NONE
         return _apply(
             locked, locked.axes, paused, reason=reason, actor=actor, scope=TransitionScope.NOW
         )
@@ -163,6 +171,7 @@ def session_stop(*, session: AgentSession, reason: str, actor: Actor) -> ModeTra
         # A running unit stops at its next dispatch point, never inside a tool call.
         locked.interrupt_requested = locked.activity != Activity.IDLE
         locked.pause_reason = ""
+        locked.pause_cause = PauseCause.NONE
         target = locked.axes.replace(run_control=RunControl.MANUAL)
         return _apply(locked, target, False, reason=reason, actor=actor, scope=TransitionScope.NOW)
 
@@ -351,6 +360,8 @@ def _store_axes(session: AgentSession, target: Axes, paused: bool, now: Any) -> 
     for axis, value in target.as_dict().items():
         setattr(session, axis, value)
     session.paused = paused
+    if not paused:
+        session.pause_reason, session.pause_cause = "", PauseCause.NONE
     session.mode_updated_at = now
     session.save()
     broadcast(Groups.session(session.pk), "session.changed")

@@ -16,7 +16,7 @@ from django.utils import timezone
 from agents_app.axes import RunControl
 from agents_app.budget import session_charge
 from agents_app.gate.redaction import redact_text
-from agents_app.models import AgentSession, TraceKind
+from agents_app.models import AgentSession, PauseCause, TraceKind
 from agents_app.runtime.llm import ModelNotConfigured, ProviderAuthError
 from agents_app.runtime.loop import LoopResult, Outcome
 from agents_app.runtime.trace import TraceRecorder
@@ -130,7 +130,11 @@ def unit_fail(*, task: Task, unit: Unit, ws: Workspace, error: SfError) -> UnitR
         task_transition(task=task, to=TaskStatus.FAILED, reason=reason)
     if isinstance(error, ProviderAuthError | ModelNotConfigured):
         session_set_paused(
-            session=session, paused=True, reason=reason, actor=Actor.system("provider")
+            session=session,
+            paused=True,
+            reason=reason,
+            actor=Actor.system("provider"),
+            cause=PauseCause.PROVIDER,
         )
     return _next(task, unit, "error", reason)
 
@@ -252,6 +256,7 @@ def _next(task: Task, unit: Unit, outcome: str, detail: str) -> UnitReport:
                 session=session,
                 paused=True,
                 actor=Actor.system("assisted"),
+                cause=PauseCause.ASSISTED,
                 reason="assisted run control: one unit done; /next runs another",
             )
         send_on_commit(session_runnable, sender=AgentSession, session_id=session.pk)

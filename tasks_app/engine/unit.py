@@ -23,7 +23,7 @@ from django.utils import timezone
 from agents_app.axes import RunControl
 from agents_app.budget import budget_pause, budget_remaining
 from agents_app.gate.session import SessionGate
-from agents_app.models import Activity, AgentSession, SessionStatus
+from agents_app.models import Activity, AgentSession, PauseCause, SessionStatus
 from agents_app.runtime.llm import ModelRouter, complete, model_for
 from agents_app.runtime.loop import AgentLoop, LoopResult
 from agents_app.runtime.replay import replay_activate, replay_deactivate, replay_load
@@ -148,6 +148,7 @@ def _session_may_run(session: AgentSession) -> bool:
                 session=session,
                 paused=True,
                 actor=Actor.system("limit"),
+                cause=PauseCause.LIMIT,
                 reason=f"continuation limit reached ({session.max_autonomous_continues} units)",
             )
             return False

@@ -27,7 +27,7 @@ from django.db import close_old_connections, connections
 from django.utils import timezone
 
 from agents_app.badge import badge_for
-from agents_app.models import AgentSession
+from agents_app.models import AgentSession, PauseCause
 from agents_app.services import session_set_paused
 from tasks_app.engine.dispatch import IN_FLIGHT, dispatch, drain, next_units
 from tasks_app.engine.values import UnitOptions
@@ -232,7 +232,11 @@ class HeadlessRun:
         self.stop.set()
         session = AgentSession.objects.get(pk=self.session.pk)
         session_set_paused(
-            session=session, paused=True, reason=PAUSE_PREFIX + reason, actor=HEADLESS
+            session=session,
+            paused=True,
+            reason=PAUSE_PREFIX + reason,
+            actor=HEADLESS,
+            cause=PauseCause.HEADLESS,
         )
         self.progress(f"{reason}: waiting for the running unit to stop")
         return Stopping(code, reason, time.monotonic() + settings.SF_HEADLESS_GRACE.total_seconds())

@@ -9,7 +9,7 @@ from typing import Any
 from django.db import connections
 
 from agents_app.axes import ModelMode, RunControl, Surface, WorkMode
-from agents_app.models import Activity, AgentSession, SessionDriver
+from agents_app.models import Activity, AgentSession, PauseCause, SessionDriver
 from agents_app.services import session_change_mode, session_create, session_set_paused
 from sf_core.actors import Actor
 from sf_core.errors import SfError
@@ -21,8 +21,9 @@ from tasks_app.planning import plan_from_intent
 from tasks_app.services import plan_create
 
 HEADLESS = Actor.system("headless")
-PAUSE_PREFIX = "headless: "  # a pause headless made itself, and lifts when it resumes
-LIFTABLE_PAUSES = (PAUSE_PREFIX, "assisted run control")
+PAUSE_PREFIX = "headless: "  # how a pause headless made itself reads to people
+# Pauses headless lifts when it resumes: its own, and the one after an assisted unit.
+LIFTABLE_PAUSES = frozenset({PauseCause.HEADLESS, PauseCause.ASSISTED})
 LOCK_NAMESPACE = 0x5346  # "SF"
 Progress = Callable[[str], None]
 
@@ -104,7 +105,7 @@ def session_ready_to_build(session: AgentSession, options: HeadlessOptions) -> N
     """An accepted plan: lift our own pauses, autonomous run control for the
     autonomous mode, the chosen profile and model mode."""
     session.refresh_from_db()
-    if session.paused and session.pause_reason.startswith(LIFTABLE_PAUSES):
+    if session.paused and session.pause_cause in LIFTABLE_PAUSES:
         session_set_paused(
             session=session, paused=False, reason="resumed by sf headless", actor=HEADLESS
         )
