@@ -269,14 +269,36 @@ def compile_extra_rules(extra_rules: Sequence[tuple[str, str]] | None) -> list[R
 def redact(
     text: str, extra_rules: Sequence[tuple[str, str]] | None = None
 ) -> tuple[str, list[tuple[str, int, int]]]:
-    """``(redacted text, [(kind, start, end), ...])`` — see :func:`sf_native.redact`."""
+    """``(redacted text, [(kind, start, end), ...])`` — see :func:`sf_native.redact`.
+
+    Redacting is repeated on the redacted text until it finds nothing new; every
+    later finding is mapped back to the original text (one that covers earlier ones
+    replaces them), which is then redacted once with all of them.
+    """
     rules = [*compile_extra_rules(extra_rules), *RULES]
+    kept = _redact_once(text, rules)
+    again = kept
+    for _ in range(8):
+        if not again:
+            break
+        again = _redact_once(_replace(text, kept), rules)
+        later = [_back(kept, kind, start, end) for kind, start, end in again]
+        inside = {k for k in kept for g in later if g[1] <= k[1] and k[2] <= g[2]}
+        kept = sorted([k for k in kept if k not in inside] + later, key=lambda f: f[1])
+    return _replace(text, kept), kept
+
+
+def _redact_once(text: str, rules: list[Rule]) -> list[tuple[str, int, int]]:
     kept: list[tuple[str, int, int]] = []
     last_end = 0
     for start, negative_end, _, kind in sorted(_candidates(text, rules)):
         if start >= last_end:
             kept.append((kind, start, -negative_end))
             last_end = -negative_end
+    return kept
+
+
+def _replace(text: str, kept: list[tuple[str, int, int]]) -> str:
     parts = []
     position = 0
     for kind, start, end in kept:
@@ -284,4 +306,28 @@ def redact(
         parts.append(f"[REDACTED:{kind}]")
         position = end
     parts.append(text[position:])
-    return "".join(parts), kept
+    return "".join(parts)
+
+
+def _back(
+    kept: list[tuple[str, int, int]], kind: str, start: int, end: int
+) -> tuple[str, int, int]:
+    """A finding in the redacted text, in the original text's offsets."""
+    # Offsets in the redacted text of each marker, and what they stood for.
+    markers = []
+    offset = 0
+    for marker_kind, secret_start, secret_end in kept:
+        marker_start = secret_start + offset
+        marker_end = marker_start + len(f"[REDACTED:{marker_kind}]")
+        markers.append((marker_start, marker_end, secret_start, secret_end))
+        offset = marker_end - secret_end
+
+    def back(at: int, is_end: bool) -> int:
+        for marker_start, marker_end, secret_start, secret_end in reversed(markers):
+            if at >= marker_end:
+                return at - (marker_end - secret_end)
+            if at > marker_start:
+                return secret_end if is_end else secret_start
+        return at
+
+    return kind, back(start, False), back(end, True)

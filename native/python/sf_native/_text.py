@@ -124,5 +124,45 @@ def redact(text: str, extra_rules: Sequence[tuple[str, str]] | None = None) -> R
     Redacting already-redacted text changes nothing. The result holds the new
     text and the findings in order.
     """
-    new_text, findings = _core.redact(text, list(extra_rules or ()))
-    return Redaction(new_text, [Finding(kind, start, end) for kind, start, end in findings])
+    rules = list(extra_rules or ())
+    current, raw = _core.redact(text, rules)
+    found = [Finding(kind, start, end) for kind, start, end in raw]
+    # A marker changes what is around it: it can put a word boundary where a rule
+    # needs one (``AKIA…`` right before a webhook URL), or remove the text a rejected
+    # candidate had consumed. Redact the redacted text again until nothing new turns
+    # up, so that redacting twice changes nothing; most text has no secret and pays
+    # for one pass.
+    for _ in range(_MAX_PASSES):
+        if not raw:
+            break
+        current_again, raw = _core.redact(current, rules)
+        later = [
+            Finding(kind, _original(found, start, end=False), _original(found, end, end=True))
+            for kind, start, end in raw
+        ]
+        found = _merged(found, later)
+        current = current_again
+    return Redaction(current, found)
+
+
+_MAX_PASSES = 8
+
+
+def _merged(found: list[Finding], later: list[Finding]) -> list[Finding]:
+    """``found`` and ``later`` in order; a later finding replaces those inside it."""
+    kept = [f for f in found if not any(g.start <= f.start and f.end <= g.end for g in later)]
+    return sorted([*kept, *later], key=lambda finding: finding.start)
+
+
+def _original(found: list[Finding], position: int, *, end: bool) -> int:
+    """Where ``position`` of the text redacted by ``found`` lies in the original text."""
+    shift = 0
+    for prior in found:
+        marker_start = prior.start - shift
+        marker_end = marker_start + len(f"[REDACTED:{prior.kind}]")
+        if position <= marker_start:
+            break
+        if position < marker_end:  # inside a marker: its secret's edge
+            return prior.end if end else prior.start
+        shift += (prior.end - prior.start) - (marker_end - marker_start)
+    return position + shift
