@@ -302,3 +302,12 @@ def test_astral_characters_without_a_brace_are_parsed() -> None:
 
 def test_lone_surrogates_are_not_parsed() -> None:
     assert analyze("echo \ud800").opaque
+
+
+@pytest.mark.parametrize(
+    "command", ["env -C", "sudo -u", "timeout -s", "strace -o", "nice -n", "time -o", "flock"]
+)
+def test_a_wrapper_option_missing_its_value_is_analysed_not_a_crash(command: str) -> None:
+    # These raised IndexError (the gate only turns ValueError/TypeError into a
+    # decision), which would have ended the agent's unit instead of judging the call.
+    assert argvs(command) == [tuple(command.split())]

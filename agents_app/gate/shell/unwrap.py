@@ -104,8 +104,10 @@ def prefix(
 
 
 def option_word(words: tuple[Word, ...], end: int, short: str, long: str) -> Word | None:
-    """The value of a wrapper's own option (among ``words[1:end]``)."""
-    for index in range(1, end):
+    """The value of a wrapper's own option (among ``words[1:end]``).
+
+    ``end`` may lie past the last word: an option whose value is missing (``env -C``)."""
+    for index in range(1, min(end, len(words))):
         value = words[index].value
         if value and value in (short, long) and index + 1 < len(words):
             return words[index + 1]
