@@ -1,4 +1,4 @@
-"""SF's Django project package: settings, ASGI/Celery entry points and the site shell."""
+"""SF's Django project package: the wiring of the apps (settings, ASGI, URLs, Celery, checks)."""
 
 from sf_web.celery import app as celery_app
 

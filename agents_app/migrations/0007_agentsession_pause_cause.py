@@ -22,21 +22,41 @@ def backfill(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agents_app', '0006_agentsession_driver_choices'),
+        ("agents_app", "0006_agentsession_driver_choices"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='agentsession',
-            name='pause_cause',
-            field=models.CharField(blank=True, choices=[('', 'not paused'), ('person', 'Person'), ('assisted', 'Assisted'), ('limit', 'Limit'), ('budget', 'Budget'), ('provider', 'Provider'), ('headless', 'Headless')], default='', max_length=8),
+            model_name="agentsession",
+            name="pause_cause",
+            field=models.CharField(
+                blank=True,
+                choices=[
+                    ("", "not paused"),
+                    ("person", "Person"),
+                    ("assisted", "Assisted"),
+                    ("limit", "Limit"),
+                    ("budget", "Budget"),
+                    ("provider", "Provider"),
+                    ("headless", "Headless"),
+                ],
+                default="",
+                max_length=8,
+            ),
         ),
         migrations.RunPython(backfill, migrations.RunPython.noop),
         migrations.AddConstraint(
-            model_name='agentsession',
-            constraint=models.CheckConstraint(condition=models.Q(('pause_cause__in', ['', 'person', 'assisted', 'limit', 'budget', 'provider', 'headless'])), name='session_pause_cause_valid'),
+            model_name="agentsession",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    (
+                        "pause_cause__in",
+                        ["", "person", "assisted", "limit", "budget", "provider", "headless"],
+                    )
+                ),
+                name="session_pause_cause_valid",
+            ),
         ),
     ]
