@@ -44,6 +44,7 @@ class BoardRow:
     heartbeat_age_s: float | None
     stale: bool
     overlaps: list[str] = field(default_factory=list)
+    ready: bool = False  # runnable now: todo, unblocked, not claimed by a worker yet
 
     @property
     def retries(self) -> str:
@@ -161,6 +162,9 @@ def _row(
         heartbeat_age_s=round(age, 1) if age is not None else None,
         stale=running and (age is None or age > stale_after),
         overlaps=overlaps,
+        ready=task.status == TaskStatus.TODO
+        and not blockers
+        and _schedule(task) != ScheduleStatus.CLAIMED,
     )
 
 
@@ -236,7 +240,7 @@ def task_summary_line(session: AgentSession) -> str:
             f" ({open_plans} proposed, awaiting acceptance)" if open_plans else ""
         )
     counts = ", ".join(f"{count} {status}" for status, count in sorted(board.counts.items()))
-    ready = sum(1 for row in board.rows if row.next_action.startswith("ready"))
+    ready = sum(1 for row in board.rows if row.ready)
     return f"{len(board.rows)} tasks: {counts} · {ready} ready · ${board.total_cost} spent"
 
 
