@@ -10,6 +10,7 @@ from sf_core.errors import InvalidTransition, PlanInvalid
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import Plan, PlanStatus, ScheduleStatus, Task, TaskStatus
 from tasks_app.schemas import plan_spec_parse
+from tasks_app.selectors import task_summary_line
 from tasks_app.services import plan_accept, plan_create, plan_reject, schedule_ready, task_claim
 from tasks_app.tests.conftest import make_plan, plan_data, task_data
 
@@ -156,3 +157,13 @@ def test_claiming_takes_each_due_task_once(diamond_plan: Plan) -> None:
     assert task_claim(worker="w2") is None
     first.schedule.refresh_from_db()
     assert (first.schedule.status, first.schedule.claimed_by) == (ScheduleStatus.CLAIMED, "w1")
+
+
+def test_the_session_summary_counts_the_tasks_ready_to_run(diamond_plan: Plan) -> None:
+    plan_accept(plan=diamond_plan, actor=ACTOR, autonomous=True)
+    summary = task_summary_line(diamond_plan.session)
+    assert "4 tasks" in summary
+    assert "· 1 ready ·" in summary  # a; b, c and d wait for their dependencies
+    finish(diamond_plan.tasks.get(key="a"))
+    schedule_ready(plan=diamond_plan)
+    assert "· 2 ready ·" in task_summary_line(diamond_plan.session)
