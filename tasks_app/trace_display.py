@@ -25,7 +25,7 @@ class Block:
 
     @property
     def line_count(self) -> int:
-        return self.text.count("\n") + 1 if self.text else 0
+        return len(self.numbered) if self.numbered else len(self.text.splitlines())
 
     @property
     def collapsed(self) -> bool:
@@ -48,9 +48,10 @@ def event_blocks(kind: str, name: str, payload: dict[str, Any]) -> list[Block]:
     """What one trace event shows, block by block."""
     if kind == TraceKind.MODEL_STEP:
         blocks = [Block("text", "says", payload["content"])] if payload.get("content") else []
+        # Only what each call is about: the tool_call event that follows shows it all.
         for call in payload.get("tool_calls") or []:
-            blocks.append(Block("call", "calls", str(call.get("name", "?"))))
-            blocks.extend(call_blocks(str(call.get("name", "")), call.get("arguments")))
+            name = str(call.get("name", "?"))
+            blocks.append(Block("call", call_gist(name, call.get("arguments")), name))
         return blocks
     if kind == TraceKind.TOOL_CALL:
         blocks = call_blocks(name, payload.get("arguments"))
@@ -73,9 +74,23 @@ def call_blocks(tool: str, arguments: Any) -> list[Block]:
         return [Block("json", "arguments", pretty_json(arguments))]
     args = dict(arguments)
     blocks = _known_tool_blocks(tool, args)
-    if args:  # whatever the known shapes did not consume
-        blocks.append(Block("json", "arguments", pretty_json(args)))
+    if args:  # whatever the known shapes did not consume: options such as timeout_s
+        flat = all(isinstance(value, str | int | float | bool) for value in args.values())
+        if flat:
+            options = " · ".join(f"{key} {value}" for key, value in args.items())
+            blocks.append(Block("options", "options", options))
+        else:
+            blocks.append(Block("json", "arguments", pretty_json(args)))
     return blocks
+
+
+def call_gist(tool: str, arguments: Any) -> str:
+    """One line saying what a call is about: its command, else its path."""
+    for block in call_blocks(tool, arguments):
+        if block.kind in ("command", "path"):
+            first = block.text.splitlines()[0] if block.text else ""
+            return first[:120] + ("…" if len(block.text) > len(first[:120]) else "")
+    return ""
 
 
 def _known_tool_blocks(tool: str, args: dict[str, Any]) -> list[Block]:

@@ -28,27 +28,41 @@ def test_write_file_shows_the_path_and_numbered_content() -> None:
         {"arguments": {"path": "hello.txt", "content": "one\ntwo\n"}, "output": "wrote 8 bytes"},
     )
     assert kinds(blocks)[0] == ("path", "hello.txt")
+    assert blocks[1].line_count == 2
     assert blocks[1].kind == "code"
     assert blocks[1].numbered == [(1, "one"), (2, "two")]
     assert all("\\n" not in block.text for block in blocks)
 
 
-def test_model_steps_list_their_calls_from_raw_json_arguments() -> None:
+def test_model_steps_name_their_calls_from_raw_json_arguments() -> None:
     payload = {
         "content": "Let me look.",
         "tool_calls": [
             {"name": "read_file", "arguments": json.dumps({"path": "a.py", "offset": 3})},
+            {"name": "run_command", "arguments": json.dumps({"command": "make test\nmake lint"})},
             {"name": "grep", "arguments": "{not json"},
         ],
     }
-    assert kinds(event_blocks("model_step", "openai/x", payload)) == [
-        ("text", "Let me look."),
-        ("call", "read_file"),
-        ("path", "a.py"),
-        ("json", '{\n  "offset": 3\n}'),
-        ("call", "grep"),
-        ("text", "{not json"),
+    blocks = event_blocks("model_step", "openai/x", payload)
+    assert [(b.kind, b.text, b.label) for b in blocks] == [
+        ("text", "Let me look.", "says"),
+        ("call", "read_file", "a.py"),
+        ("call", "run_command", "make test…"),
+        ("call", "grep", ""),
     ]
+
+
+def test_arguments_the_model_could_not_send_as_json_are_shown_as_sent() -> None:
+    assert kinds(event_blocks("tool_call", "grep", {"arguments": "{not json"})) == [
+        ("text", "{not json")
+    ]
+
+
+def test_left_over_options_are_one_line_and_nested_ones_json() -> None:
+    blocks = event_blocks("tool_call", "read_file", {"arguments": {"path": "a.py", "offset": 3}})
+    assert kinds(blocks) == [("path", "a.py"), ("options", "offset 3")]
+    blocks = event_blocks("tool_call", "grep", {"arguments": {"pattern": "x", "include": ["*.py"]}})
+    assert kinds(blocks) == [("json", '{\n  "pattern": "x",\n  "include": [\n    "*.py"\n  ]\n}')]
 
 
 def test_json_output_is_pretty_and_long_output_is_collapsed() -> None:
