@@ -62,13 +62,20 @@ def unit_in_review(repo: Path) -> dict[str, Any]:
 
 
 def ask_for_a_render(unit_id: int) -> None:
-    """What a new trace event does: a broadcast to the unit's group. Run in a thread
-    of its own (Playwright's loop runs in the test's), which closes the database
-    connection ``broadcast``'s on_commit opened, or the test database stays in use."""
-    try:
-        broadcast(Groups.unit(unit_id), "trace.appended")
-    finally:
-        connection.close()
+    """What a new trace event does: a broadcast to the unit's group. Sent from a
+    thread of its own (Playwright's loop runs in the test's), which closes the
+    database connection ``broadcast``'s on_commit opened, or the test database
+    stays in use."""
+
+    def send() -> None:
+        try:
+            broadcast(Groups.unit(unit_id), "trace.appended")
+        finally:
+            connection.close()
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    sender.join()
 
 
 def rerendered(page: Page, unit_id: int, times: int) -> None:
@@ -76,9 +83,7 @@ def rerendered(page: Page, unit_id: int, times: int) -> None:
     consumer for one more render (a broadcast to the unit's group) after the first."""
     page.wait_for_function("window.__wsMessages >= 1", timeout=10_000)
     for _ in range(times - 1):
-        sender = threading.Thread(target=ask_for_a_render, args=(unit_id,))
-        sender.start()
-        sender.join()
+        ask_for_a_render(unit_id)
     page.wait_for_function(
         f"window.__wsMessages >= {times}"
         " && document.getElementById('unit-state') !== window.__servedState",
@@ -125,6 +130,9 @@ def test_request_changes_with_a_comment_after_a_rerender(
     rerendered(page, unit_id, times=2)
 
     page.fill("#review-reason", "greet should say hi, not hello")
+    ask_for_a_render(unit_id)  # a live update while the reviewer is typing
+    page.wait_for_function("window.__wsMessages >= 3", timeout=10_000)
+    expect(page.locator("#review-reason")).to_have_value("greet should say hi, not hello")
     page.click("#request-changes")
 
     state = page.locator("#unit-state")
