@@ -139,3 +139,10 @@ def test_request_changes_with_a_comment_after_a_rerender(
     expect(state.locator("[data-task-status]")).to_have_text("todo", timeout=15_000)
     expect(state).to_contain_text("changes requested by ada: greet should say hi, not hello")
     assert git_subjects(repo)[0] != "sf: merge hello: Write hello.txt"
+
+    page.click("#unit-state a:text('board')")  # the board leads back to the unit
+    link = page.locator(f'tr[data-task="hello"] a[data-unit-link="{unit_id}"]').first
+    expect(link).to_have_text("unit 1 · succeeded")
+    page.screenshot(path="/tmp/review-board.png", full_page=True)
+    link.click()
+    page.wait_for_url(f"{web.url}/units/{unit_id}/")
