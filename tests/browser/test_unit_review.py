@@ -112,6 +112,9 @@ def test_approve_and_merge_works_after_the_state_was_rerendered(
     page = open_unit(browser, web, user, unit_id)
     expect(page.locator("#unit-diff details.diff-file")).to_have_count(2)
     page.screenshot(path="/tmp/review-unit-page.png", full_page=True)
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.screenshot(path="/tmp/review-unit-narrow.png", full_page=True)
+    page.set_viewport_size({"width": 1280, "height": 720})
     rerendered(page, unit_id, times=2)
 
     page.click("#approve-merge")
