@@ -14,7 +14,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
 from django.utils import timezone
 
 from agents_app.models import AgentSession, ModeTransition, TransitionStatus
@@ -49,6 +49,16 @@ class BoardRow:
     @property
     def retries(self) -> str:
         return f"{self.task.retry_count}/{self.task.max_retries}"
+
+    @property
+    def attempts(self) -> list[Unit]:
+        """The task's units, oldest first (prefetched by ``board_tasks``)."""
+        return list(getattr(self.task, "attempts", []))
+
+    @property
+    def last_unit(self) -> Unit | None:
+        attempts = self.attempts
+        return attempts[-1] if attempts else None
 
     @property
     def schedule_status(self) -> str:
@@ -92,6 +102,8 @@ def board_tasks(
     tasks = (
         Task.objects.filter(plan__status=PlanStatus.ACCEPTED)
         .select_related("plan", "schedule", "runtime")
+        # Every attempt, for the board's links to the unit pages: one query for all rows.
+        .prefetch_related(_attempts())
         .annotate(
             last_unit_status=Subquery(last_unit.values("status")[:1]),
             last_unit_attempt=Subquery(last_unit.values("attempt")[:1]),
@@ -250,8 +262,19 @@ def session_report_fields(sender: object, *, session: AgentSession, **_: Any) ->
 
 
 def session_plans(session_id: int, *, limit: int = 20) -> list[Plan]:
-    """The session page's plan list, newest first."""
-    return list(Plan.objects.filter(session_id=session_id)[:limit])
+    """The session page's plan list, newest first, each with its tasks (``task_list``)
+    and each task's units (``attempts``) for the links to the unit pages."""
+    tasks = Task.objects.order_by("position").prefetch_related(_attempts())
+    plans = Plan.objects.filter(session_id=session_id).prefetch_related(
+        Prefetch("tasks", queryset=tasks, to_attr="task_list")
+    )
+    return list(plans[:limit])
+
+
+def _attempts() -> Prefetch:
+    """A task's units, oldest first, as ``task.attempts`` (only what a link needs)."""
+    units = Unit.objects.only("pk", "task_id", "attempt", "status").order_by("attempt")
+    return Prefetch("units", queryset=units, to_attr="attempts")
 
 
 def _schedule(task: Task) -> str | None:

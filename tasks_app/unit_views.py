@@ -5,21 +5,26 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRedirect
 
 from agents_app.models import TraceEvent
 from sf_core.actors import Actor
 from sf_core.errors import SfError
 from sf_core.http import AuthedRequest
+from tasks_app.diffs import diff_files, diff_totals
 from tasks_app.engine.review import task_approve, task_request_changes
 from tasks_app.models import Task, Unit
+from tasks_app.trace_display import trace_entries
 
 
 def unit_context(unit: Unit) -> dict[str, object]:
     return {
         "unit": unit,
         "task": unit.task,
-        "events": TraceEvent.objects.filter(unit=unit).order_by("seq"),
+        "entries": trace_entries(TraceEvent.objects.filter(unit=unit).order_by("seq")),
         "units": unit.task.units.order_by("attempt"),
     }
 
@@ -28,7 +33,11 @@ def unit_context(unit: Unit) -> dict[str, object]:
 @login_required
 def unit_detail(request: AuthedRequest, unit_id: int) -> HttpResponse:
     unit = get_object_or_404(Unit.objects.select_related("task__plan__session"), pk=unit_id)
-    return render(request, "tasks_app/unit_detail.html", unit_context(unit))
+    # The diff is page-only: the live partials (state, trace) never carry it.
+    files = diff_files(unit.checkpoint_patch)
+    added, removed = diff_totals(files)
+    context = unit_context(unit) | {"files": files, "added": added, "removed": removed}
+    return render(request, "tasks_app/unit_detail.html", context)
 
 
 @require_POST
@@ -43,6 +52,10 @@ def task_review(request: AuthedRequest, task_id: int) -> HttpResponse:
         else:
             task_request_changes(task=task, actor=actor, reason=request.POST.get("reason", ""))
     except SfError as exc:
+        if request.htmx:
+            # 200, so htmx swaps the message in beside the buttons (it drops 4xx bodies).
+            return HttpResponse(format_html('<p class="error" role="alert">{}</p>', exc))
         return HttpResponse(str(exc), status=exc.status_code, content_type="text/plain")
     unit = task.units.order_by("-attempt").first()
-    return redirect("unit-detail", unit_id=unit.pk) if unit else redirect("task-board")
+    target = reverse("unit-detail", args=[unit.pk]) if unit else reverse("task-board")
+    return HttpResponseClientRedirect(target) if request.htmx else redirect(target)

@@ -22,7 +22,7 @@ def approvals_context(user: object) -> dict[str, object]:
     )
     return {
         "pending": pending.order_by("created_at"),
-        "recent": recent.select_related("reviewed_by").order_by("-reviewed_at")[:20],
+        "recent": recent.select_related("reviewed_by", "unit").order_by("-reviewed_at")[:20],
         "scopes": ReviewScope.values,
         "can_review": may_review(user),  # type: ignore[arg-type]
     }

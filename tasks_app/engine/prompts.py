@@ -6,7 +6,7 @@ from typing import Any
 
 from agents_app.models import TraceEvent, TraceKind
 from skills_app.loader import Skill
-from tasks_app.models import Task, Unit, UnitStatus
+from tasks_app.models import Task, TaskStatus, TaskTransition, Unit, UnitStatus
 
 SYSTEM = """You are a coding agent working for SF in a git worktree of the project.
 Work only through the tools. Make the smallest change that meets every acceptance
@@ -54,12 +54,46 @@ def task_brief(task: Task, skills: list[Skill], profile: str, previous: Unit | N
 def _previous_attempt(unit: Unit) -> str:
     if unit.status == UnitStatus.CRASHED:
         return "## Recovery briefing\n" + recovery_briefing(unit)
+    review = changes_requested_after(unit)
+    if review is not None:
+        return review_briefing(unit, review)
     output = unit.verification_output[-MAX_PREVIOUS_OUTPUT:]
     heading = f"## Attempt {unit.attempt} did not pass ({unit.status})"
     detail = (
         f"Verification output:\n```\n{output}\n```" if output else (unit.summary or "No output.")
     )
     return f"{heading}\n{detail}\nFix what failed; the worktree still holds that attempt's changes."
+
+
+def changes_requested_after(unit: Unit) -> TaskTransition | None:
+    """The review that sent ``unit``'s work back with changes, if one did. The lifecycle
+    has one move from review to todo, and it is a person requesting changes; its
+    transition row keeps the reviewer's words (``reason``) for good."""
+    return (
+        TaskTransition.objects.filter(
+            task_id=unit.task_id,
+            from_status=TaskStatus.REVIEW,
+            to_status=TaskStatus.TODO,
+            created_at__gte=unit.started_at,
+        )
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+
+
+def review_briefing(unit: Unit, review: TaskTransition) -> str:
+    """Attempt ``unit`` passed verification, but its reviewer asked for changes."""
+    reviewer = review.actor_label
+    comment = "\n".join(f"> {line}" for line in review.reason.splitlines()) or "> (no comment)"
+    return (
+        f"## Attempt {unit.attempt} passed verification; the reviewer asked for changes\n"
+        f"A person{f' ({reviewer})' if reviewer else ''} reviewed attempt {unit.attempt}'s "
+        "changes and sent them back:\n\n"
+        f"{comment}\n\n"
+        f"The worktree still holds attempt {unit.attempt}'s changes. Change them as the "
+        "reviewer asks, keep every acceptance criterion met, and run the verify commands "
+        "again before you finish."
+    )
 
 
 def recovery_briefing(unit: Unit) -> str:

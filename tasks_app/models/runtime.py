@@ -6,6 +6,7 @@ from decimal import Decimal
 
 from django.db import models
 from django.db.models import Q
+from django.urls import reverse
 from django.utils import timezone
 
 from tasks_app.models.plan import Task
@@ -106,3 +107,8 @@ class Unit(models.Model):
 
     def __str__(self) -> str:
         return f"{self.task_id} attempt {self.attempt}: {self.status}"
+
+    def get_absolute_url(self) -> str:
+        # Pages of lower apps (the approvals queue) link a unit through this, so they
+        # never name the tasks app's URLs themselves.
+        return reverse("unit-detail", args=[self.pk])
