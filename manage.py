@@ -3,9 +3,15 @@
 
 import os
 import sys
+from pathlib import Path
 
 
 def main() -> None:
+    from sf_core.env import env_file_load_checkout
+
+    # The checkout's .sf/env (written by scripts/setup.sh) before Django reads settings;
+    # without it the README's CLI examples would find an empty SQLite file instead.
+    env_file_load_checkout(Path(__file__).resolve().parent)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "sf_web.settings")
     from django.core.management import execute_from_command_line
 

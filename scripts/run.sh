@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Install everything (scripts/setup.sh), then run SF: the web app on 127.0.0.1:8000 and
-# one Celery worker, until Ctrl-C. Once they answer it runs the offline demo: a fresh
+# Install everything (scripts/setup.sh), then run SF: the web app on 127.0.0.1:8000
+# (SF_HOST, SF_PORT) and one Celery worker, until Ctrl-C. Once they answer it runs the offline demo: a fresh
 # copy of examples/sample-repo, planned by examples/plan.yaml and built by a replayed
 # trace (no model credentials needed), headless via the worker, watchable live on the
 # dashboard. SF_DEMO=0 skips it.
@@ -11,6 +11,11 @@ scripts/setup.sh
 set -a; . .sf/env; set +a
 export PATH="$ROOT/.venv/bin:$PATH"
 HOST=${SF_HOST:-127.0.0.1} PORT=${SF_PORT:-8000}
+if (exec 3<>"/dev/tcp/$HOST/$PORT") 2>/dev/null; then
+  echo "run.sh: $HOST:$PORT is already in use (another SF checkout?);" \
+    "pick another port: SF_PORT=8001 scripts/run.sh" >&2
+  exit 1
+fi
 
 python manage.py migrate --noinput -v0
 python manage.py sf ensure-admin

@@ -29,7 +29,8 @@ SF_DATA_DIR = Path(env.string("SF_DATA_DIR", str(BASE_DIR / ".sf"))).resolve()
 
 # --- core -----------------------------------------------------------------------------
 
-DEBUG = env.flag("SF_DEBUG", default=not PRODUCTION)
+# Django's debug pages show settings and the URL conf: only when asked for, by name.
+DEBUG = env.flag("SF_DEBUG", default=False)
 _secret = env.secret("SF_SECRET_KEY", min_length=50)
 if _secret is None and PRODUCTION:
     raise ImproperlyConfigured(
@@ -171,7 +172,8 @@ STATIC_URL = "static/"
 STATIC_ROOT = SF_DATA_DIR / "static"
 # Serve straight from the apps' static folders: no collectstatic step to forget.
 WHITENOISE_USE_FINDERS = True
-WHITENOISE_AUTOREFRESH = DEBUG
+# Development picks up edited static files without a restart, debug pages or not.
+WHITENOISE_AUTOREFRESH = DEBUG or not PRODUCTION
 
 # --- i18n -----------------------------------------------------------------------------
 
