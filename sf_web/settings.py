@@ -42,6 +42,8 @@ ALLOWED_HOSTS = env.csv("SF_ALLOWED_HOSTS", [] if PRODUCTION else ["127.0.0.1", 
 if PRODUCTION and not ALLOWED_HOSTS:
     raise ImproperlyConfigured("SF_ALLOWED_HOSTS: required when SF_PROFILE=production")
 CSRF_TRUSTED_ORIGINS = env.csv("SF_CSRF_TRUSTED_ORIGINS")
+# A stale token gets a page that says "reload", not Django's technical one.
+CSRF_FAILURE_VIEW = "sf_web.errors.csrf_failure"
 
 INSTALLED_APPS = [
     "daphne",
