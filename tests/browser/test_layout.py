@@ -50,6 +50,12 @@ def busy_session(agent_session: Any) -> Any:
     return agent_session
 
 
+@pytest.fixture
+def superuser(staff_user: User) -> User:
+    User.objects.filter(pk=staff_user.pk).update(is_superuser=True)
+    return staff_user
+
+
 def _login(browser: Browser, web: WebProcess, user: User, width: int, height: int) -> Page:
     page = browser.new_context(viewport={"width": width, "height": height}).new_page()
     page.goto(web.url + "/login/")
@@ -103,3 +109,17 @@ def test_wide_screenshots(busy_session: Any, user: User, web: WebProcess, browse
         page.wait_for_load_state("networkidle")
         page.screenshot(path=f"/tmp/basics-{name}-1280.png", full_page=True)
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), name
+
+
+def test_the_admin_wears_the_apps_colours(
+    busy_session: Any, superuser: User, user: User, web: WebProcess, browser: Browser
+) -> None:
+    page = _login(browser, web, superuser, 1280, 800)
+    page.goto(f"{web.url}/admin/agents_app/agentsession/{busy_session.pk}/change/")
+    page.screenshot(path="/tmp/basics-admin-session-1280.png", full_page=True)
+    header = page.eval_on_selector("#header", "e => getComputedStyle(e).backgroundColor")
+    assert header == "rgb(23, 26, 33)"  # sf.css's --panel
+    # 404 with DEBUG off, in the app's layout
+    page.goto(web.url + "/no/such/page/")
+    page.screenshot(path="/tmp/basics-404-1280.png")
+    assert page.locator("header nav a").count() >= 4
