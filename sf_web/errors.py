@@ -18,4 +18,8 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     same_site = url_has_allowed_host_and_scheme(
         referrer, allowed_hosts={request.get_host()}, require_https=request.is_secure()
     )
-    return render(request, "403_csrf.html", {"back": referrer if same_site else ""}, status=403)
+    response = render(request, "403_csrf.html", {"back": referrer if same_site else ""}, status=403)
+    # htmx does not swap a 403 into the page; base.html's listener sees this header and
+    # offers the reload instead of the click failing silently.
+    response["X-SF-CSRF-Failure"] = "reload"
+    return response

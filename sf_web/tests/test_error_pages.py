@@ -54,6 +54,7 @@ def test_a_stale_csrf_token_says_reload_the_page(user: User) -> None:
         reverse("logout"), HTTP_REFERER="http://testserver/projects/", HTTP_HOST="testserver"
     )
     assert response.status_code == 403
+    assert response["X-SF-CSRF-Failure"] == "reload"  # base.html offers htmx a reload
     html = response.content.decode()
     assert "reload it" in html
     assert 'href="http://testserver/projects/"' in html
