@@ -72,4 +72,5 @@ def test_a_bad_env_file_line_stops_manage_py_with_the_line(tmp_path: Path) -> No
         check=False,
     )
     assert result.returncode != 0
-    assert f"{checkout / '.sf' / 'env'}, line 2: expected KEY=VALUE" in result.stderr
+    assert result.stderr.startswith(f"manage.py: {checkout / '.sf' / 'env'}, line 2: expected")
+    assert "Traceback" not in result.stderr
