@@ -16,7 +16,7 @@ checkout_names() {
 env_file_keep() {
   local file=$1 key value name; shift
   [ -f "$file" ] || return 0
-  while IFS='=' read -r key value; do
+  while IFS='=' read -r key value || [ -n "$key" ]; do
     for name in "$@"; do
       if [ "$key" = "$name" ] && [ -z "${!name:-}" ]; then printf -v "$name" '%s' "$value"; fi
     done
