@@ -69,7 +69,10 @@ class AgentSessionAdmin(admin.ModelAdmin):
         "paused",
     ]
     search_fields = ["title", "project__name"]
-    # Axes change only through the services, so every change is logged.
+    # Axes, status and the engine's bookkeeping change only through the services
+    # (session_change_mode, the pause/stop/repair transitions, the budget checks), which
+    # log every change; an admin form must not write past them. Title, budget and the
+    # continue limit stay editable: nothing reads them as a transition.
     readonly_fields = [
         "work_mode",
         "run_control",
@@ -77,10 +80,17 @@ class AgentSessionAdmin(admin.ModelAdmin):
         "model_mode",
         "surface",
         "paused",
+        "pause_cause",
+        "pause_reason",
+        "status",
+        "interrupt_requested",
+        "driver",
+        "replay_trace",
         "mode_updated_at",
         "activity",
         "autonomous_continues",
         "cost_spent",
+        "budget_alerts",
     ]
     inlines = [ModeTransitionInline]
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Install everything (scripts/setup.sh), then run SF: the web app on 127.0.0.1:8000 and
-# one Celery worker, until Ctrl-C. Once they answer it runs the offline demo: a fresh
-# copy of examples/sample-repo, planned by examples/plan.yaml and built by a replayed
-# trace (no model credentials needed), headless via the worker, watchable live on the
-# dashboard. SF_DEMO=0 skips it.
+# Install everything (scripts/setup.sh), then run SF: the web app on 127.0.0.1:8000
+# (SF_HOST, SF_PORT; it stops at once if the port is taken) and one Celery worker on
+# this checkout's queue, until Ctrl-C. Once they answer it runs the offline demo: a
+# fresh copy of examples/sample-repo, planned by examples/plan.yaml and built by a
+# replayed trace (no model credentials needed), headless via the worker, watchable live
+# on the dashboard. SF_DEMO=0 skips it.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -11,6 +12,11 @@ scripts/setup.sh
 set -a; . .sf/env; set +a
 export PATH="$ROOT/.venv/bin:$PATH"
 HOST=${SF_HOST:-127.0.0.1} PORT=${SF_PORT:-8000}
+if (exec 3<>"/dev/tcp/$HOST/$PORT") 2>/dev/null; then
+  echo "run.sh: $HOST:$PORT is already in use (another SF checkout?);" \
+    "pick another port: SF_PORT=8001 scripts/run.sh" >&2
+  exit 1
+fi
 
 python manage.py migrate --noinput -v0
 python manage.py sf ensure-admin
@@ -21,7 +27,8 @@ trap cleanup INT TERM EXIT
 
 # Replayed model steps take as long as a live model's would, so the demo can be watched.
 SF_REPLAY_PACE=${SF_REPLAY_PACE:-2s} \
-  celery -A sf_web worker --loglevel=INFO --concurrency=2 -Q "${SF_CELERY_QUEUE:-sf}" -n "sf-worker@%h" &
+  celery -A sf_web worker --loglevel=INFO --concurrency=2 -Q "${SF_CELERY_QUEUE:-sf}" \
+  -n "${SF_CELERY_QUEUE:-sf}-worker@%h" &  # unique per checkout: no duplicate node names
 pids+=($!)
 echo "[run] SF is starting on http://$HOST:$PORT/ (log in as admin; password in .sf/admin-password)" >&2
 daphne -b "$HOST" -p "$PORT" sf_web.asgi:application &

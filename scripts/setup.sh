@@ -6,12 +6,19 @@
 #   scripts/setup.sh                  what running SF needs
 #   scripts/setup.sh --with-test-tools  plus Chromium, ripgrep and patch for the tests
 #
-# It writes .sf/env with the DATABASE_URL and REDIS_URL it settled on; run.sh and
-# test.sh source it. Variables already set in the environment win.
+# It writes .sf/env with the DATABASE_URL, REDIS_URL, SF_CELERY_QUEUE and
+# SF_CHANNELS_PREFIX it settled on; run.sh and test.sh source it, manage.py, daphne and
+# the Celery worker read it. Each checkout gets its own database (sf_<8 hex digits of
+# the checkout's path>), queue and prefix, so two checkouts on one host never share
+# them by accident. Variables already set in the environment win, then an earlier
+# .sf/env (a checkout keeps the names it started with).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
+. scripts/checkout.sh
+env_file_keep .sf/env DATABASE_URL REDIS_URL SF_CELERY_QUEUE SF_CHANNELS_PREFIX
+read -r CHECKOUT_DATABASE CHECKOUT_QUEUE CHECKOUT_PREFIX < <(checkout_names "$ROOT")
 WITH_TEST_TOOLS=0
 for arg in "$@"; do
   case "$arg" in
@@ -58,13 +65,13 @@ if ! answers $PG_HOST $PG_PORT; then
 fi
 if [ -z "${DATABASE_URL:-}" ]; then
   if psql "postgres://postgres@$PG_HOST:$PG_PORT/postgres" -Atqc 'select 1' >/dev/null 2>&1; then
-    DATABASE_URL="postgres://postgres@$PG_HOST:$PG_PORT/sf"
+    DATABASE_URL="postgres://postgres@$PG_HOST:$PG_PORT/$CHECKOUT_DATABASE"
   else
     # A stock Debian cluster wants a password over TCP: give SF a role of its own.
     log "creating PostgreSQL role sf"
     as_root runuser -u postgres -- psql -qc \
       "DO \$\$BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname='sf') THEN CREATE ROLE sf LOGIN CREATEDB PASSWORD 'sf'; END IF; END\$\$;"
-    DATABASE_URL="postgres://sf:sf@$PG_HOST:$PG_PORT/sf"
+    DATABASE_URL="postgres://sf:sf@$PG_HOST:$PG_PORT/$CHECKOUT_DATABASE"
   fi
 fi
 
@@ -75,6 +82,8 @@ if ! answers $REDIS_HOST $REDIS_PORT; then
   for _ in $(seq 1 30); do answers $REDIS_HOST $REDIS_PORT && break; sleep 0.2; done
 fi
 REDIS_URL=${REDIS_URL:-redis://$REDIS_HOST:$REDIS_PORT/0}
+SF_CELERY_QUEUE=${SF_CELERY_QUEUE:-$CHECKOUT_QUEUE}
+SF_CHANNELS_PREFIX=${SF_CHANNELS_PREFIX:-$CHECKOUT_PREFIX}
 
 # --- Python ---------------------------------------------------------------------------
 PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3)}
@@ -108,7 +117,10 @@ DATABASE_URL="$DATABASE_URL" .venv/bin/python scripts/ensure_database.py
 
 mkdir -p .sf
 cat > .sf/env <<EOF
+# Written by scripts/setup.sh; the environment wins over these lines.
 DATABASE_URL=${DATABASE_URL}
 REDIS_URL=${REDIS_URL}
+SF_CELERY_QUEUE=${SF_CELERY_QUEUE}
+SF_CHANNELS_PREFIX=${SF_CHANNELS_PREFIX}
 EOF
-log "ready (DATABASE_URL and REDIS_URL in .sf/env)"
+log "ready: .sf/env names database ${DATABASE_URL##*/}, queue $SF_CELERY_QUEUE, prefix $SF_CHANNELS_PREFIX"

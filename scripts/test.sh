@@ -7,6 +7,9 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 scripts/setup.sh --with-test-tools
 set -a; . .sf/env; set +a
+# The checkout's database gets a test_ twin from pytest-django; the queue and the
+# channel prefix need their own names, or a running scripts/run.sh would take test units.
+export SF_CELERY_QUEUE="${SF_CELERY_QUEUE:-sf}-test" SF_CHANNELS_PREFIX="${SF_CHANNELS_PREFIX:-sf}-test"
 export PATH="$ROOT/.venv/bin:$PATH"
 if ! command -v cargo >/dev/null && [ -f "$HOME/.cargo/env" ]; then . "$HOME/.cargo/env"; fi
 

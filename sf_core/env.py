@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
@@ -20,6 +21,62 @@ _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off"})
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
 _DURATION_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
+_ENV_LINE = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$")
+ENV_FILE_VARIABLE = "SF_ENV_FILE"
+
+
+def env_file_load(path: Path, environ: MutableMapping[str, str] | None = None) -> dict[str, str]:
+    """Read ``KEY=VALUE`` lines from ``path`` into the environment; return what was set.
+
+    A variable already in the environment wins over the file, so one command can
+    override a checkout's settings. Blank lines and ``#`` comments are skipped,
+    ``export KEY=VALUE`` is accepted (the file is also sourced by the scripts), and a
+    value in matching single or double quotes loses them (no escapes, no ``$``
+    expansion). A line that is none of these raises ``ImproperlyConfigured`` naming
+    the file and line; the line itself is not shown because it may hold a secret.
+    """
+    target = os.environ if environ is None else environ
+    loaded: dict[str, str] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        parsed = _env_file_line(path, number, line)
+        if parsed is None:
+            continue
+        key, value = parsed
+        if key not in target:
+            target[key] = loaded[key] = value
+    return loaded
+
+
+def env_file_load_checkout(root: Path) -> dict[str, str]:
+    """What every entry point calls before Django reads the settings.
+
+    It loads ``$SF_ENV_FILE`` if that is set, else ``<root>/.sf/env`` when present
+    (``scripts/setup.sh`` writes it). ``SF_ENV_FILE=`` (empty) loads nothing: the
+    embedded mode, and the test suite, which must not read a developer's file.
+    """
+    chosen = os.environ.get(ENV_FILE_VARIABLE)
+    if chosen is not None:
+        return env_file_load(Path(chosen)) if chosen.strip() else {}
+    default = root / ".sf" / "env"
+    return env_file_load(default) if default.is_file() else {}
+
+
+def _env_file_line(path: Path, number: int, line: str) -> tuple[str, str] | None:
+    stripped = line.strip()
+    if not stripped or stripped.startswith("#"):
+        return None
+    match = _ENV_LINE.match(stripped)
+    if match is None:
+        raise ImproperlyConfigured(
+            f"{path}, line {number}: expected KEY=VALUE (a name of letters, digits and _, "
+            "then =), a # comment or a blank line"
+        )
+    key, value = match.group(1), match.group(2).strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return key, value[1:-1]
+    if value[:1] in ("'", '"'):
+        raise ImproperlyConfigured(f"{path}, line {number}: {key}: the quote is not closed")
+    return key, value
 
 
 class Env:

@@ -7,9 +7,13 @@ the URL router; each consumer still refuses anonymous users itself.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from django.core.asgi import get_asgi_application
 
+from sf_core.env import env_file_load_checkout
+
+env_file_load_checkout(Path(__file__).resolve().parent.parent)
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "sf_web.settings")
 
 # Build Django's application first: it sets Django up before any consumer imports models.

@@ -30,10 +30,15 @@ from __future__ import annotations
 
 import os
 from datetime import timedelta
+from pathlib import Path
 
 from celery import Celery
 from django.conf import settings
 
+from sf_core.env import env_file_load_checkout
+
+# `celery -A sf_web worker` starts here: read the checkout's .sf/env before settings.
+env_file_load_checkout(Path(__file__).resolve().parent.parent)
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "sf_web.settings")
 
 app = Celery("sf_web")

@@ -29,7 +29,8 @@ SF_DATA_DIR = Path(env.string("SF_DATA_DIR", str(BASE_DIR / ".sf"))).resolve()
 
 # --- core -----------------------------------------------------------------------------
 
-DEBUG = env.flag("SF_DEBUG", default=not PRODUCTION)
+# Django's debug pages show settings and the URL conf: only when asked for, by name.
+DEBUG = env.flag("SF_DEBUG", default=False)
 _secret = env.secret("SF_SECRET_KEY", min_length=50)
 if _secret is None and PRODUCTION:
     raise ImproperlyConfigured(
@@ -41,6 +42,8 @@ ALLOWED_HOSTS = env.csv("SF_ALLOWED_HOSTS", [] if PRODUCTION else ["127.0.0.1", 
 if PRODUCTION and not ALLOWED_HOSTS:
     raise ImproperlyConfigured("SF_ALLOWED_HOSTS: required when SF_PROFILE=production")
 CSRF_TRUSTED_ORIGINS = env.csv("SF_CSRF_TRUSTED_ORIGINS")
+# A stale token gets a page that says "reload", not Django's technical one.
+CSRF_FAILURE_VIEW = "sf_web.errors.csrf_failure"
 
 INSTALLED_APPS = [
     "daphne",
@@ -171,7 +174,8 @@ STATIC_URL = "static/"
 STATIC_ROOT = SF_DATA_DIR / "static"
 # Serve straight from the apps' static folders: no collectstatic step to forget.
 WHITENOISE_USE_FINDERS = True
-WHITENOISE_AUTOREFRESH = DEBUG
+# Development picks up edited static files without a restart, debug pages or not.
+WHITENOISE_AUTOREFRESH = DEBUG or not PRODUCTION
 
 # --- i18n -----------------------------------------------------------------------------
 

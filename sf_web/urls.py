@@ -2,13 +2,21 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 urlpatterns = [
     path("", include("dashboard_app.urls")),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    # Browsers ask for /favicon.ico whatever the page links; send them to the SVG.
+    path(
+        "favicon.ico",
+        RedirectView.as_view(url=static("sf/favicon.svg"), permanent=True),
+        name="favicon",
+    ),
     path("", include("agents_app.urls")),
     path("", include("tasks_app.urls")),
 ]

@@ -52,8 +52,10 @@ class PlanAdmin(admin.ModelAdmin):
     list_display = ("pk", "session", "status", "source", "summary", "accepted_at", "created_at")
     list_filter = ("status", "source")
     search_fields = ("summary", "intent")
+    # Plans move (proposed, accepted, rejected) only through tasks_app.services.
     readonly_fields = (
         "status",
+        "status_reason",
         "accepted_at",
         "accepted_by",
         "accepted_run_control",
@@ -70,6 +72,7 @@ class TaskAdmin(admin.ModelAdmin):
     # The lifecycle moves only through tasks_app.lifecycle, so every move is logged.
     readonly_fields = (
         "status",
+        "status_reason",
         "hold_reason",
         "retry_count",
         "cost_spent",

@@ -10,6 +10,9 @@ from __future__ import annotations
 import os
 import tempfile
 
+# Never a developer's .sf/env: the suite's settings are the ones below.
+os.environ.setdefault("SF_ENV_FILE", "")
+
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/sf")
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/9")
 os.environ.setdefault("SF_CHANNELS_PREFIX", "sf-test")

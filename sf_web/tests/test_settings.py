@@ -38,8 +38,15 @@ def test_nothing_set_is_the_embedded_default(
     assert (tmp_path / "data").is_dir()
     assert loaded["CHANNEL_LAYERS"]["default"]["BACKEND"] == "channels.layers.InMemoryChannelLayer"
     assert loaded["CELERY_TASK_ALWAYS_EAGER"] is True
-    assert loaded["DEBUG"] is True
+    assert loaded["DEBUG"] is False, "debug pages only with SF_DEBUG=1"
     assert loaded["SF_TEAM_MODE"] is False
+
+
+@pytest.mark.parametrize(("value", "expected"), [("1", True), ("0", False), ("", False)])
+def test_debug_is_off_unless_sf_debug_turns_it_on(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, value: str, expected: bool
+) -> None:
+    assert load_settings(monkeypatch, tmp_path, SF_DEBUG=value)["DEBUG"] is expected
 
 
 def test_database_and_redis_urls_switch_to_team_mode(
@@ -120,7 +127,7 @@ def _manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(SF_VARIABLES)}
     return subprocess.run(
         [sys.executable, str(MANAGE), *args],
-        env={**clean, **env},
+        env={**clean, "SF_ENV_FILE": "", **env},
         capture_output=True,
         text=True,
         timeout=120,
