@@ -66,7 +66,8 @@ class Badge:
 
     @property
     def full_text(self) -> str:
-        return f"SF {'paused · ' if self.paused else ''}{self.labels}"
+        finished = f"{self.finished} · " if self.finished else ""
+        return f"SF {finished}{'paused · ' if self.paused else ''}{self.labels}"
 
     @property
     def compact_text(self) -> str:

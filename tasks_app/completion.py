@@ -61,7 +61,7 @@ def plan_settle(*, plan_id: int, actor: Actor = SF) -> str | None:
     Ready tasks are scheduled first, so a dependent that can never run is blocked
     (and counted as such) before the plan is judged. Idempotent: a conditional update."""
     with transaction.atomic():
-        plan = Plan.objects.select_for_update().get(pk=plan_id)
+        plan = _lock(plan_id)
         if plan.status != PlanStatus.ACCEPTED:
             return None
         schedule_ready(plan=plan)
@@ -76,6 +76,14 @@ def plan_settle(*, plan_id: int, actor: Actor = SF) -> str | None:
         _broadcast(plan.session_id)
         _session_settle(plan, outcome, actor)
     return outcome
+
+
+def _lock(plan_id: int) -> Plan:
+    """Lock the session, then the plan: the order a unit's outcome takes them in (it
+    holds the session when it settles), so two settles never wait on each other."""
+    session_id = Plan.objects.values_list("session_id", flat=True).get(pk=plan_id)
+    AgentSession.objects.select_for_update().filter(pk=session_id).first()
+    return Plan.objects.select_for_update().get(pk=plan_id)
 
 
 def _counts(plan: Plan) -> str:
@@ -98,6 +106,7 @@ def plan_reopen(*, plan: Plan, reason: str, actor: Actor) -> bool:
     """A finished plan is accepted again, and its session active again (a retry).
     True if the plan was finished."""
     with transaction.atomic():
+        _lock(plan.pk)
         reopened = Plan.objects.filter(pk=plan.pk, status__in=FINISHED_PLAN_STATUSES).update(
             status=PlanStatus.ACCEPTED, status_reason=f"re-opened: {reason}"
         )

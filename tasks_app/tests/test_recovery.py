@@ -15,7 +15,9 @@ from sf_core.errors import InvalidTransition
 from tasks_app.completion import plan_outcome
 from tasks_app.engine.recovery import task_cancel, task_retry, task_skip
 from tasks_app.models import Task, TaskTransition
+from tasks_app.schemas import plan_spec_parse
 from tasks_app.selectors import task_board
+from tasks_app.services import plan_accept, plan_create
 from tasks_app.tests.test_engine import git, repo, run_next, start, task_spec, writes
 
 pytestmark = pytest.mark.django_db
@@ -111,6 +113,23 @@ def test_a_finished_session_stops_pulsing(repo: Path) -> None:
     assert ModeTransition.objects.filter(
         session=session, reason__startswith=f"session completed: plan {plan.pk} done"
     ).exists()
+
+
+def test_a_new_plan_reopens_a_completed_session(repo: Path) -> None:
+    session, _ = start(repo, hello())
+    run_next(session, ScriptedModel(*writes("hello")))
+    session.refresh_from_db()
+    assert session.status == "completed"
+    spec = plan_spec_parse({"summary": "more", "tasks": [hello("again", verify=["true"])]})
+    plan_accept(
+        plan=plan_create(session=session, spec=spec, source="api"),
+        actor=Actor.system("ada"),
+        autonomous=True,
+        start=False,
+    )
+    session.refresh_from_db()
+    assert session.status == "active"
+    assert any(part.pulsing for part in badge_for(session).parts)
 
 
 def test_cancel_removes_the_worktree_and_the_branch(repo: Path) -> None:
