@@ -58,6 +58,7 @@ class Badge:
     parts: tuple[BadgePart, ...]
     paused: bool
     critical: bool
+    finished: str = ""  # the session's status once its work ended (completed, failed)
 
     @property
     def labels(self) -> str:
@@ -65,7 +66,8 @@ class Badge:
 
     @property
     def full_text(self) -> str:
-        return f"SF {'paused · ' if self.paused else ''}{self.labels}"
+        finished = f"{self.finished} · " if self.finished else ""
+        return f"SF {finished}{'paused · ' if self.paused else ''}{self.labels}"
 
     @property
     def compact_text(self) -> str:
@@ -81,7 +83,8 @@ class Badge:
         return f"SF[{'paused|' if self.paused else ''}{labels}]"
 
 
-def badge(axes: Axes, *, paused: bool = False) -> Badge:
+def badge(axes: Axes, *, paused: bool = False, finished: str = "") -> Badge:
+    """``finished``: the status of a session whose work ended; nothing pulses then."""
     values = axes.as_dict()
     parts = tuple(
         BadgePart(
@@ -89,13 +92,24 @@ def badge(axes: Axes, *, paused: bool = False) -> Badge:
             value=values[axis],
             letter=LETTERS[axis].get(values[axis], values[axis]),
             colour=COLOURS[axis][values[axis]],
-            pulsing=axis == "run_control" and values[axis] == "autonomous" and not paused,
+            pulsing=axis == "run_control"
+            and values[axis] == "autonomous"
+            and not paused
+            and not finished,
         )
         for axis in SHOWN_AXES
     )
-    return Badge(parts=parts, paused=paused, critical=values["work_mode"] in CRITICAL_WORK_MODES)
+    return Badge(
+        parts=parts,
+        paused=paused,
+        critical=values["work_mode"] in CRITICAL_WORK_MODES,
+        finished=finished,
+    )
 
 
 def badge_for(session: object) -> Badge:
-    """The badge of anything with ``axes`` and ``paused`` (an ``AgentSession``)."""
-    return badge(session.axes, paused=session.paused)  # type: ignore[attr-defined]
+    """The badge of anything with ``axes`` and ``paused`` (an ``AgentSession``); a
+    session that is no longer active (completed, failed, stopped) does not pulse."""
+    status = getattr(session, "status", "active")
+    finished = "" if status == "active" else str(status)
+    return badge(session.axes, paused=session.paused, finished=finished)  # type: ignore[attr-defined]

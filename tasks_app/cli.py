@@ -10,11 +10,14 @@ from agents_app.axes import PermissionProfile
 from agents_app.cli import cli_actor, find_session
 from sf_core.cli import EXIT_ERROR, EXIT_OK, EXIT_USAGE, Subcommand, add_output_format
 from sf_core.errors import SfError
+from tasks_app.engine.recovery import RECOVERY
 from tasks_app.engine.replaying import replay_run
-from tasks_app.models import Plan, PlanSource, TaskStatus
+from tasks_app.models import FINISHED_PLAN_STATUSES, Plan, PlanSource, PlanStatus, Task, TaskStatus
 from tasks_app.plan_files import plan_file_read
 from tasks_app.selectors import plan_waves, task_board
 from tasks_app.services import plan_accept, plan_create, plan_reject
+
+RECOVERABLE_PLANS = (PlanStatus.ACCEPTED, *FINISHED_PLAN_STATUSES)
 
 
 def plan_json(plan: Plan) -> dict[str, Any]:
@@ -130,22 +133,48 @@ class PlanCommand(Subcommand):
 
 class TasksCommand(Subcommand):
     name = "tasks"
-    help = "The task board: lifecycle, runtime, blockers, retries, budget, next action."
+    help = (
+        "The task board: lifecycle, runtime, blockers, retries, budget, next action; "
+        "retry, cancel or skip a task."
+    )
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--session", type=int, required=True)
+        # Not required here: ``tasks retry KEY --session N`` gives it to the subparser.
+        parser.add_argument("--session", type=int)
         parser.add_argument("--status", action="append", choices=TaskStatus.values, default=[])
         add_output_format(parser)
+        actions = parser.add_subparsers(dest="action", required=False)
+        for action in RECOVERY:
+            act = actions.add_parser(action, help=f"{action} a task (by key) of the session")
+            act.add_argument("key")
+            act.add_argument("--session", type=int, required=True, dest="session")
+            act.add_argument("--reason", default="")
+            act.add_argument("--user", help=f"{action} as this user (default: cli)")
 
     def run(self, options: dict[str, Any]) -> int:
         try:
+            if options.get("session") is None:
+                raise SfError("--session N is required")
             session = find_session(options["session"])
+            if options.get("action"):
+                return self._recover(session.pk, options)
         except SfError as exc:
             self.err(f"error: {exc}")
             return EXIT_USAGE
-        board = task_board(session_id=session.pk, statuses=options["status"])
+        return self._board(session.pk, options)
+
+    def _recover(self, session_id: int, options: dict[str, Any]) -> int:
+        """``sf tasks retry|cancel|skip KEY --session N``: one service call, one line."""
+        task = find_task(session_id, options["key"])
+        actor = cli_actor(options["user"])
+        task = RECOVERY[options["action"]](task=task, actor=actor, reason=options["reason"])
+        self.out(f"{task.key}: {task.status} ({task.status_reason})")
+        return EXIT_OK
+
+    def _board(self, session_id: int, options: dict[str, Any]) -> int:
+        board = task_board(session_id=session_id, statuses=options["status"])
         if options["output_format"] == "json":
-            self.out_json({"session": session.pk, **board.as_json()})
+            self.out_json({"session": session_id, **board.as_json()})
             return EXIT_OK
         for row in board.rows:
             task = row.task
@@ -164,6 +193,17 @@ class TasksCommand(Subcommand):
         for warning in board.warnings:
             self.out(f"!! overlapping intent claims: {warning}")
         return EXIT_OK
+
+
+def find_task(session_id: int, key: str) -> Task:
+    """The task ``key`` of the session's most recent accepted or finished plan."""
+    tasks = Task.objects.select_related("plan").filter(
+        plan__session_id=session_id, key=key, plan__status__in=RECOVERABLE_PLANS
+    )
+    task = tasks.order_by("-plan__created_at", "-plan_id").first()
+    if task is None:
+        raise SfError(f"no task {key!r} in an accepted plan of session {session_id}")
+    return task
 
 
 class ReplayCommand(Subcommand):

@@ -9,9 +9,15 @@
     blocked → todo | in_progress | review              (unblocked: back where it was)
     todo | in_progress | retrying | blocked → paused;  paused → todo
     failed → todo                                      (a person asks for another try)
+    todo | blocked | paused | failed → skipped         (a person goes on without it)
     every non-final status → cancelled
 
 Completion always passes through ``review``: ``done`` is reachable from nowhere else.
+``done``, ``cancelled`` and ``skipped`` are final. ``skipped`` counts as finished
+without a merge: a ``success`` or ``always`` dependency on it holds, a ``failure``
+dependency never will (``tasks_app.scheduler.condition_met``). ``cancelled`` is the
+end of the line for its dependents too: only ``always`` holds. Recovery from a failed
+task (retry, cancel, skip) is ``tasks_app.engine.recovery``.
 """
 
 from __future__ import annotations
@@ -25,20 +31,35 @@ from sf_core.live import Groups, broadcast
 from tasks_app.models import HELD_STATUSES, HoldReason, Task, TaskStatus, TaskTransition
 
 S = TaskStatus
-FINAL = frozenset({S.DONE, S.CANCELLED})
+FINAL = frozenset({S.DONE, S.CANCELLED, S.SKIPPED})
 
 ALLOWED: dict[str, frozenset[str]] = {
-    S.TODO: frozenset({S.IN_PROGRESS, S.BLOCKED, S.PAUSED, S.CANCELLED}),
+    S.TODO: frozenset({S.IN_PROGRESS, S.BLOCKED, S.PAUSED, S.CANCELLED, S.SKIPPED}),
     S.IN_PROGRESS: frozenset({S.VERIFYING, S.RETRYING, S.FAILED, S.BLOCKED, S.PAUSED, S.CANCELLED}),
     S.VERIFYING: frozenset({S.REVIEW, S.RETRYING, S.FAILED, S.BLOCKED, S.CANCELLED}),
     S.RETRYING: frozenset({S.IN_PROGRESS, S.FAILED, S.BLOCKED, S.PAUSED, S.CANCELLED}),
     S.REVIEW: frozenset({S.DONE, S.TODO, S.BLOCKED, S.CANCELLED}),
-    S.BLOCKED: frozenset({S.TODO, S.IN_PROGRESS, S.REVIEW, S.PAUSED, S.CANCELLED}),
-    S.PAUSED: frozenset({S.TODO, S.CANCELLED}),
-    S.FAILED: frozenset({S.TODO, S.CANCELLED}),
+    S.BLOCKED: frozenset({S.TODO, S.IN_PROGRESS, S.REVIEW, S.PAUSED, S.CANCELLED, S.SKIPPED}),
+    S.PAUSED: frozenset({S.TODO, S.CANCELLED, S.SKIPPED}),
+    S.FAILED: frozenset({S.TODO, S.CANCELLED, S.SKIPPED}),
     S.DONE: frozenset(),
     S.CANCELLED: frozenset(),
+    S.SKIPPED: frozenset(),
 }
+
+
+# What a person may do to a task in each status (``tasks_app.engine.recovery``): retry a
+# failed one; skip or cancel one that no unit is running.
+RECOVERY_ACTIONS: dict[str, frozenset[str]] = {
+    "retry": frozenset({S.FAILED}),
+    "skip": frozenset({S.TODO, S.BLOCKED, S.PAUSED, S.FAILED}),
+    "cancel": frozenset({S.TODO, S.RETRYING, S.REVIEW, S.BLOCKED, S.PAUSED, S.FAILED}),
+}
+
+
+def recovery_actions(status: str) -> list[str]:
+    """The recovery actions open to a task in ``status``, in the order shown."""
+    return [action for action, sources in RECOVERY_ACTIONS.items() if status in sources]
 
 
 def allowed(from_status: str, to_status: str) -> bool:
@@ -74,7 +95,7 @@ def task_transition(
     }
     if to == S.IN_PROGRESS and task.started_at is None:
         fields["started_at"] = now
-    if to in (S.DONE, S.FAILED, S.CANCELLED):
+    if to in (S.DONE, S.FAILED, S.CANCELLED, S.SKIPPED):
         fields["completed_at"] = now
     with transaction.atomic():
         updated = Task.objects.filter(pk=task.pk, status=current).update(**fields)

@@ -11,7 +11,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 # Statuses a dependency can no longer leave (for the purpose of its dependents).
-FINISHED = frozenset({"done", "failed", "cancelled"})
+FINISHED = frozenset({"done", "failed", "cancelled", "skipped"})
+# What a ``success`` dependency accepts: done, or skipped (a person chose to go on
+# without it — finished without a merge).
+SUCCEEDED = frozenset({"done", "skipped"})
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,7 @@ def blockers_of(
 
 def condition_met(condition: str, status: str) -> bool:
     if condition == "success":
-        return status == "done"
+        return status in SUCCEEDED
     if condition == "failure":
         return status == "failed"
     return status in FINISHED  # always

@@ -18,7 +18,10 @@ from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
 from django.utils import timezone
 
 from agents_app.models import AgentSession, ModeTransition, TransitionStatus
+from tasks_app.lifecycle import recovery_actions
 from tasks_app.models import (
+    FINISHED_PLAN_STATUSES,
+    HoldReason,
     Plan,
     PlanStatus,
     ScheduleStatus,
@@ -45,6 +48,11 @@ class BoardRow:
     stale: bool
     overlaps: list[str] = field(default_factory=list)
     ready: bool = False  # runnable now: todo, unblocked, not claimed by a worker yet
+
+    @property
+    def actions(self) -> list[str]:
+        """Recovery buttons for this row: retry, skip, cancel (tasks_app.engine.recovery)."""
+        return recovery_actions(self.task.status)
 
     @property
     def retries(self) -> str:
@@ -100,7 +108,7 @@ def board_tasks(
 ) -> QuerySet[Task]:
     last_unit = Unit.objects.filter(task=OuterRef("pk")).order_by("-attempt")
     tasks = (
-        Task.objects.filter(plan__status=PlanStatus.ACCEPTED)
+        Task.objects.filter(plan__status__in=(PlanStatus.ACCEPTED, *FINISHED_PLAN_STATUSES))
         .select_related("plan", "schedule", "runtime")
         # Every attempt, for the board's links to the unit pages: one query for all rows.
         .prefetch_related(_attempts())
@@ -201,7 +209,15 @@ def next_action(task: Task, blockers: list[str]) -> str:
             return f"retry {task.retry_count} of {task.max_retries}"
         case TaskStatus.REVIEW:
             return "awaiting review"
-        case TaskStatus.BLOCKED | TaskStatus.FAILED | TaskStatus.PAUSED:
+        case TaskStatus.BLOCKED if task.hold_reason == HoldReason.DEPENDENCY:
+            return (
+                "dependency ended the wrong way: "
+                + ("; ".join(blockers) or task.status_reason)
+                + " — retry or skip it, or cancel this task"
+            )
+        case TaskStatus.FAILED:
+            return f"failed: {task.status_reason} — retry, skip or cancel"
+        case TaskStatus.BLOCKED | TaskStatus.PAUSED:
             return (
                 f"{task.status}: {task.status_reason}" if task.status_reason else str(task.status)
             )

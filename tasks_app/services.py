@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from agents_app.axes import ModelMode, PermissionProfile, RunControl, WorkMode
 from agents_app.models import AgentSession
-from agents_app.services import session_change_mode
+from agents_app.services import session_change_mode, session_reopen
 from sf_core.actors import Actor
 from sf_core.errors import InvalidTransition, PlanInvalid
 from sf_core.live import Groups, broadcast
@@ -120,6 +120,8 @@ def plan_accept(
         session = AgentSession.objects.select_for_update().get(pk=plan.session_id)
         changes = _accept_changes(session, autonomous, permission_profile)
         _mark_accepted(plan, actor, session, changes)
+        # A session whose earlier plans finished is active again for this one.
+        session_reopen(session=session, reason=f"plan {plan.pk} accepted", actor=actor)
         verb = "run autonomously" if autonomous else "accepted"
         session_change_mode(
             session=session,
@@ -198,6 +200,29 @@ def schedule_ready(*, plan: Plan) -> list[Task]:
         elif not blockers and _mark_due(task):
             due.append(task)
     return due
+
+
+def dependents_release(*, plan: Plan, actor: Actor) -> list[Task]:
+    """After a person changed how a task ended (retry, skip, cancel), look at its
+    dependents again: a task blocked because a dependency ended the wrong way goes back
+    to todo once no such dependency is left, and a due task whose dependencies no
+    longer hold waits again. ``schedule_ready`` then marks due or blocks each of them.
+    Returns the released tasks."""
+    statuses = dict(plan.tasks.values_list("key", "status"))
+    by_task = edges_by(plan_edges(plan))
+    released = []
+    for task in plan.tasks.filter(
+        status=TaskStatus.BLOCKED, hold_reason=HoldReason.DEPENDENCY
+    ).select_related("plan"):
+        if all(b.satisfiable for b in blockers_of(task.key, by_task, statuses)):
+            task_transition(task=task, to=TaskStatus.TODO, reason="dependency cleared", actor=actor)
+            released.append(task)
+    for task in plan.tasks.filter(status=TaskStatus.TODO, schedule__status=ScheduleStatus.DUE):
+        if blockers_of(task.key, by_task, statuses):
+            TaskSchedule.objects.filter(task=task, status=ScheduleStatus.DUE).update(
+                status=ScheduleStatus.QUEUED, due_at=None
+            )
+    return released
 
 
 def task_claim(*, worker: str, plan: Plan | None = None) -> Task | None:

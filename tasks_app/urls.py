@@ -10,5 +10,10 @@ urlpatterns = [
     path("sessions/<int:session_id>/plans", views.session_plans_view, name="session-plans"),
     path("tasks/", views.task_board_view, name="task-board"),
     path("tasks/<int:task_id>/review", unit_views.task_review, name="task-review"),
+    path(
+        "tasks/<int:task_id>/<str:action>",
+        views.task_recover_view,
+        name="task-recover",
+    ),
     path("units/<int:unit_id>/", unit_views.unit_detail, name="unit-detail"),
 ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -15,7 +15,8 @@ from agents_app.models import AgentSession
 from sf_core.actors import Actor
 from sf_core.errors import SfError
 from sf_core.http import AuthedRequest
-from tasks_app.models import Plan, TaskStatus
+from tasks_app.engine.recovery import RECOVERY
+from tasks_app.models import Plan, Task, TaskStatus
 from tasks_app.selectors import plan_waves, session_plans, task_board
 from tasks_app.services import plan_accept
 
@@ -68,6 +69,29 @@ def task_board_view(request: AuthedRequest) -> HttpResponse:
     if request.htmx:
         return render(request, "tasks_app/board.html#board", context)
     return render(request, "tasks_app/board.html", context)
+
+
+@require_POST
+@login_required
+def task_recover_view(request: AuthedRequest, task_id: int, action: str) -> HttpResponse:
+    """**Retry**, **Skip** or **Cancel** a task from the board (``hx-post``; the CSRF
+    header is on ``<body>``). Answers with the board, filtered as the page was, and the
+    refusal's words when the service refused; without htmx, back to the board."""
+    task = get_object_or_404(Task.objects.select_related("plan"), pk=task_id)
+    service = RECOVERY.get(action)
+    if service is None:
+        raise Http404(f"no such action: {action}")
+    error = ""
+    try:
+        service(task=task, actor=Actor.of(request.user))
+    except SfError as exc:
+        error = str(exc)
+    session_id, statuses = board_filters(request.GET.get("session"), request.GET.getlist("status"))
+    if not request.htmx:
+        return redirect(f"{reverse('task-board')}?session={task.plan.session_id}")
+    session = get_object_or_404(AgentSession, pk=session_id) if session_id else None
+    context = {**board_context(session, statuses), "error": error}
+    return render(request, "tasks_app/board.html#board", context, status=200)
 
 
 def board_filters(session: str | None, statuses: list[str]) -> tuple[int | None, list[str]]:

@@ -32,6 +32,7 @@ from agents_app.models import (
     ModeTransition,
     PauseCause,
     Project,
+    SessionStatus,
     TransitionScope,
     TransitionStatus,
 )
@@ -174,6 +175,49 @@ def session_stop(*, session: AgentSession, reason: str, actor: Actor) -> ModeTra
         locked.pause_cause = PauseCause.NONE
         target = locked.axes.replace(run_control=RunControl.MANUAL)
         return _apply(locked, target, False, reason=reason, actor=actor, scope=TransitionScope.NOW)
+
+
+# Statuses of a session whose work has ended; ``session_reopen`` brings it back.
+FINISHED_SESSION_STATUSES = (SessionStatus.COMPLETED, SessionStatus.FAILED)
+
+
+def session_finish(*, session: AgentSession, status: str, reason: str, actor: Actor) -> bool:
+    """An active session whose work ended becomes completed or failed: the engine runs
+    nothing more for it and its badge stops pulsing. The axes stay as they were, so a
+    person's retry (``session_reopen``) carries on under the same run control. Logged as
+    a transition that changes no axis; True if this call finished the session."""
+    if status not in FINISHED_SESSION_STATUSES:
+        raise InvalidTransition(f"a session finishes as completed or failed, not {status}")
+    return _set_status(session, SessionStatus.ACTIVE, status, f"session {status}: {reason}", actor)
+
+
+def session_reopen(*, session: AgentSession, reason: str, actor: Actor) -> bool:
+    """A finished session becomes active again (a retried task, a newly accepted plan).
+    True if it was finished; an active session is left alone."""
+    return _set_status(session, None, SessionStatus.ACTIVE, f"session re-opened: {reason}", actor)
+
+
+def _set_status(
+    session: AgentSession, expected: str | None, status: str, reason: str, actor: Actor
+) -> bool:
+    with transaction.atomic():
+        locked = _lock(session)
+        finished = locked.status in FINISHED_SESSION_STATUSES
+        if locked.status == status or (expected is None and not finished):
+            return False
+        if expected is not None and locked.status != expected:
+            return False
+        locked.status = status
+        _apply(
+            locked,
+            locked.axes,
+            locked.paused,
+            reason=reason,
+            actor=actor,
+            scope=TransitionScope.NOW,
+        )
+    session.status = status
+    return True
 
 
 def session_apply_due(

@@ -38,6 +38,12 @@ def test_paused_prefixes_both_forms_and_stops_the_pulse() -> None:
     assert not any(part.pulsing for part in shown.parts)
 
 
+def test_a_finished_session_says_so_and_stops_the_pulse() -> None:
+    shown = badge(axes(), finished="completed")
+    assert shown.full_text == "SF completed · build | autonomous | trusted | smart"
+    assert not any(part.pulsing for part in shown.parts)
+
+
 def test_only_autonomous_run_control_pulses() -> None:
     assert [p.pulsing for p in badge(axes()).parts] == [False, True, False, False]
     assert not any(p.pulsing for p in badge(axes(control="assisted")).parts)

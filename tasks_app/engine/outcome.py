@@ -3,6 +3,9 @@
 
 What comes next is announced, not called: ``_next`` sends ``session_runnable`` on
 commit and the engine's dispatch (connected in ``TasksAppConfig.ready``) answers it.
+Before that it settles the plan (``tasks_app.completion.plan_settle``): a plan whose
+work has ended becomes done, failed or cancelled, and a session with no accepted plan
+left becomes completed or failed.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from sf_core.actors import Actor
 from sf_core.errors import SfError
 from sf_core.git import GitError
 from sf_core.signals import send_on_commit, session_runnable
+from tasks_app.completion import plan_settle
 from tasks_app.engine.hooks import StopCause
 from tasks_app.engine.review import review_start
 from tasks_app.engine.stuck import detect
@@ -259,10 +263,11 @@ def _next(task: Task, unit: Unit, outcome: str, detail: str) -> UnitReport:
                 cause=PauseCause.ASSISTED,
                 reason="assisted run control: one unit done; /next runs another",
             )
+        plan_settle(plan_id=task.plan_id)  # the plan, then the session, may be finished
         send_on_commit(session_runnable, sender=AgentSession, session_id=session.pk)
     return UnitReport(task.pk, unit.pk, unit.attempt, outcome, task.status, detail)
 
 
 def _plan_finished(task: Task) -> bool:
-    final = (TaskStatus.DONE, TaskStatus.CANCELLED, TaskStatus.FAILED)
+    final = (TaskStatus.DONE, TaskStatus.CANCELLED, TaskStatus.FAILED, TaskStatus.SKIPPED)
     return not Task.objects.filter(plan_id=task.plan_id).exclude(status__in=final).exists()

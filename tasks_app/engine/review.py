@@ -10,7 +10,8 @@ from agents_app.models import AgentSession, Project
 from sf_core.actors import Actor
 from sf_core.errors import InvalidTransition, NotAllowed
 from sf_core.signals import send_on_commit, session_runnable
-from tasks_app.engine.worktrees import merge_into_base, workspace_for, worktree_remove
+from tasks_app.completion import plan_settle
+from tasks_app.engine.worktrees import merge_into_base, workspace_of, worktree_remove
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import HoldReason, RiskLevel, ScheduleStatus, Task, TaskSchedule, TaskStatus
 from tasks_app.services import schedule_ready
@@ -39,14 +40,8 @@ def task_approve(*, task: Task, actor: Actor) -> Task:
     task.refresh_from_db()
     if task.status != TaskStatus.REVIEW:
         raise InvalidTransition(f"task {task.key} is {task.status}, not in review")
+    ws = workspace_of(task)
     project = Project.objects.get(pk=task.plan.session.project_id)
-    ws = workspace_for(
-        repo=project.repo_path,
-        project_id=project.pk,
-        plan_id=task.plan_id,
-        key=task.key,
-        base=project.base_branch,
-    )
     with transaction.atomic():
         # One merge at a time per project: the base branch moves under a row lock.
         Project.objects.select_for_update().get(pk=project.pk)
@@ -67,6 +62,7 @@ def task_approve(*, task: Task, actor: Actor) -> Task:
         )
         TaskSchedule.objects.filter(task=task).update(status=ScheduleStatus.CONSUMED)
     worktree_remove(ws)
+    plan_settle(plan_id=task.plan_id, actor=actor)  # the last task done ends the plan
     return task
 
 

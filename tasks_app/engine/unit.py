@@ -37,7 +37,7 @@ from tasks_app.engine.hooks import EngineHooks, Heartbeat
 from tasks_app.engine.outcome import unit_complete, unit_fail
 from tasks_app.engine.prompts import unit_messages
 from tasks_app.engine.values import UnitOptions, UnitReport
-from tasks_app.engine.worktrees import Workspace, workspace_for, worktree_ensure
+from tasks_app.engine.worktrees import Workspace, workspace_of, worktree_ensure
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import (
     ScheduleStatus,
@@ -102,14 +102,7 @@ def _start(task_id: int, worker: str) -> tuple[Task, Unit, Workspace] | None:
         )
         attempt = Unit.objects.filter(task=task).count() + 1
         unit = Unit.objects.create(task=task, attempt=attempt)
-        project = session.project
-        ws = workspace_for(
-            repo=project.repo_path,
-            project_id=project.pk,
-            plan_id=task.plan_id,
-            key=task.key,
-            base=project.base_branch,
-        )
+        ws = workspace_of(task)
         TaskRuntime.objects.update_or_create(
             task=task,
             defaults={

@@ -1,7 +1,13 @@
 """Git worktrees for tasks, checkpoints, and the fail-closed merge into the base branch.
 
-Each task works in its own worktree on branch ``sf/<task-key>``, under
-``SF_DATA_DIR/worktrees/<project>/<plan>-<task-key>``. A merge never touches the
+Each attempt at a task works in its own worktree on branch
+``sf/p<plan>/<task-key>/<attempt>``, under
+``SF_DATA_DIR/worktrees/<project>/p<plan>-<task-key>-<attempt>``: two plans with the same
+task key on one repository never share a branch, and a person's retry (a new attempt,
+``Task.branch_attempt``) starts from a fresh branch off the base instead of the failed
+tree. Automatic retries within one attempt keep working in the same tree. The worktree
+and its branch go when the task is done (after a verified merge), cancelled, skipped
+or retried. A merge never touches the
 base branch unless it is certain: it is computed with ``git merge-tree`` (no
 working tree involved), committed with ``commit-tree`` and published with a
 compare-and-swap ``update-ref``. A conflict, an empty result or any error leaves
@@ -16,7 +22,9 @@ from pathlib import Path
 
 from django.conf import settings
 
+from agents_app.models import Project
 from sf_core.git import GitError, git, git_ok
+from tasks_app.models import Task
 
 
 @dataclass(frozen=True)
@@ -28,10 +36,24 @@ class Workspace:
 
 
 def workspace_for(
-    *, repo: str | Path, project_id: int, plan_id: int, key: str, base: str
+    *, repo: str | Path, project_id: int, plan_id: int, key: str, base: str, attempt: int = 1
 ) -> Workspace:
-    path = Path(settings.SF_DATA_DIR) / "worktrees" / str(project_id) / f"{plan_id}-{key}"
-    return Workspace(repo=Path(repo), path=path, branch=f"sf/{key}", base=base)
+    name = f"p{plan_id}-{key}-{attempt}"
+    path = Path(settings.SF_DATA_DIR) / "worktrees" / str(project_id) / name
+    return Workspace(repo=Path(repo), path=path, branch=f"sf/p{plan_id}/{key}/{attempt}", base=base)
+
+
+def workspace_of(task: Task) -> Workspace:
+    """The workspace of ``task``'s current attempt (``Task.branch`` names its branch)."""
+    project = Project.objects.get(pk=task.plan.session.project_id)
+    return workspace_for(
+        repo=project.repo_path,
+        project_id=project.pk,
+        plan_id=task.plan_id,
+        key=task.key,
+        base=project.base_branch,
+        attempt=task.branch_attempt,
+    )
 
 
 def worktree_ensure(ws: Workspace) -> Path:
@@ -183,7 +205,14 @@ def _refresh_checked_out_base(ws: Workspace, old: str, new: str) -> None:
 
 
 def worktree_remove(ws: Workspace) -> None:
-    """Remove the worktree and its branch (only after a verified merge)."""
+    """Remove the worktree and its branch, and check both are gone (raises ``GitError``
+    otherwise). Called after a verified merge, and for a cancelled, skipped or retried
+    task, whose unmerged work goes with it (its patch stays on its units)."""
     if ws.path.exists():
         git("worktree", "remove", "--force", str(ws.path), cwd=ws.repo)
+    git("worktree", "prune", cwd=ws.repo)
     git("branch", "-D", ws.branch, cwd=ws.repo, check=False)
+    if _registered(ws) or git(
+        "rev-parse", "--verify", "--quiet", f"refs/heads/{ws.branch}", cwd=ws.repo, check=False
+    ):
+        raise GitError(f"could not remove the worktree {ws.path} or the branch {ws.branch}")

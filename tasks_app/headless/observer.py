@@ -256,7 +256,7 @@ class Observer:
 
 
 def _plan_time(plan: Plan) -> datetime:
-    if plan.status == PlanStatus.ACCEPTED and plan.accepted_at:
+    if plan.accepted_at:  # accepted, or accepted and finished since
         return plan.accepted_at
     return plan.created_at if plan.status == PlanStatus.PROPOSED else timezone.now()
 

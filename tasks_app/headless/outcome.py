@@ -16,7 +16,7 @@ from tasks_app.headless.answers import asked_question
 from tasks_app.headless.events import ExitCode, ResultEvent, TaskOutcome
 from tasks_app.models import HoldReason, Plan, Task, TaskStatus, Unit
 
-FINISHED = (TaskStatus.DONE, TaskStatus.CANCELLED)
+FINISHED = (TaskStatus.DONE, TaskStatus.CANCELLED, TaskStatus.SKIPPED)
 
 
 @dataclass

@@ -53,7 +53,15 @@ from tasks_app.headless.session import (
     session_resolve,
 )
 from tasks_app.headless.supervisor import SESSION_FILE
-from tasks_app.models import Plan, PlanStatus, Task, TaskRuntime, TaskSchedule, TaskStatus
+from tasks_app.models import (
+    FINISHED_PLAN_STATUSES,
+    Plan,
+    PlanStatus,
+    Task,
+    TaskRuntime,
+    TaskSchedule,
+    TaskStatus,
+)
 from tasks_app.selectors import worker_statuses
 from tasks_app.services import plan_accept
 
@@ -118,7 +126,7 @@ class HeadlessRun:
                 start=False,
             )
             plan.refresh_from_db()
-        elif plan.status != PlanStatus.ACCEPTED:
+        elif plan.status not in (PlanStatus.ACCEPTED, *FINISHED_PLAN_STATUSES):
             reason = f"plan {plan.pk} is {plan.status}: {plan.status_reason or 'nothing to run'}"
             return self._result(Outcome(ExitCode.ERROR, "error", reason))
         session_ready_to_build(session, self.options)

@@ -16,7 +16,7 @@ from sf_core.errors import SfError
 from tasks_app.engine.replaying import project_for_path
 from tasks_app.engine.sweep import unit_recover
 from tasks_app.headless.options import HeadlessOptions
-from tasks_app.models import Plan, PlanStatus, Unit, UnitStatus
+from tasks_app.models import FINISHED_PLAN_STATUSES, Plan, PlanStatus, Unit, UnitStatus
 from tasks_app.planning import plan_from_intent
 from tasks_app.services import plan_create
 
@@ -74,10 +74,16 @@ def session_configure(session: AgentSession, options: HeadlessOptions) -> None:
     AgentSession.objects.filter(pk=session.pk).update(**fields)
 
 
+RESUMABLE_PLANS = (PlanStatus.PROPOSED, PlanStatus.ACCEPTED, *FINISHED_PLAN_STATUSES)
+
+
 def plan_resolve(session: AgentSession, options: HeadlessOptions, progress: Progress) -> Plan:
-    """The session's open plan, or a new one from --plan-file, the trace or --intent."""
+    """The session's open plan, or a new one from --plan-file, the trace or --intent.
+
+    A plan that finished (done, failed, cancelled) is still the session's plan: a
+    resumed run reports how it ended instead of starting another."""
     open_plan = (
-        Plan.objects.filter(session=session, status__in=(PlanStatus.PROPOSED, PlanStatus.ACCEPTED))
+        Plan.objects.filter(session=session, status__in=(*RESUMABLE_PLANS,))
         .order_by("-created_at", "-pk")
         .first()
     )

@@ -3,6 +3,7 @@ and the worker registry."""
 
 from tasks_app.models.plan import (
     ENGINE_HOLDS,
+    FINISHED_PLAN_STATUSES,
     HELD_STATUSES,
     DependencyCondition,
     HoldReason,
@@ -22,6 +23,7 @@ from tasks_app.models.worker import Worker, WorkerProbe
 
 __all__ = [
     "ENGINE_HOLDS",
+    "FINISHED_PLAN_STATUSES",
     "HELD_STATUSES",
     "DependencyCondition",
     "HoldReason",

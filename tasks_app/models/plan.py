@@ -24,6 +24,14 @@ class PlanStatus(models.TextChoices):
     ACCEPTED = "accepted"
     REJECTED = "rejected"
     SUPERSEDED = "superseded"
+    # Finished: an accepted plan whose work ended (tasks_app.completion decides which).
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+# An accepted plan whose work has ended; a person's retry re-opens it (back to accepted).
+FINISHED_PLAN_STATUSES = (PlanStatus.DONE, PlanStatus.FAILED, PlanStatus.CANCELLED)
 
 
 class PlanSource(models.TextChoices):
@@ -81,6 +89,9 @@ class TaskStatus(models.TextChoices):
     BLOCKED = "blocked"
     PAUSED = "paused"
     CANCELLED = "cancelled"
+    # A person chose to go on without this task: final, nothing merged. Dependents
+    # waiting for its success may run; those waiting for its failure never will.
+    SKIPPED = "skipped"
 
 
 HELD_STATUSES = (TaskStatus.PAUSED, TaskStatus.BLOCKED)
@@ -166,6 +177,9 @@ class Task(models.Model):
     cost_spent = models.DecimalField(max_digits=12, decimal_places=4, default=Decimal("0"))
     intent_claim = models.JSONField(default=list, blank=True)  # files the task means to touch
     checkpoint_ref = models.CharField(max_length=255, blank=True)
+    # Which attempt the task's branch and worktree belong to: 1, then one more for each
+    # retry a person asks for, so every attempt starts from a fresh branch off the base.
+    branch_attempt = models.PositiveSmallIntegerField(default=1)
     next_action_at = models.DateTimeField(null=True, blank=True)
     status = models.CharField(max_length=12, choices=TaskStatus.choices, default=TaskStatus.TODO)
     status_reason = models.TextField(blank=True)  # for people
@@ -213,7 +227,8 @@ class Task(models.Model):
 
     @property
     def branch(self) -> str:
-        return f"sf/{self.key}"
+        """The branch of this task's current attempt: unique per plan, key and attempt."""
+        return f"sf/p{self.plan_id}/{self.key}/{self.branch_attempt}"
 
 
 class DependencyCondition(models.TextChoices):

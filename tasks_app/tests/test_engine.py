@@ -117,10 +117,8 @@ def test_the_demo_trace_replays_to_a_merged_commit(repo: Path) -> None:
     assert (unit.status, unit.verification_passed) == ("succeeded", True)
     assert '+    parser.add_argument("--shout"' in unit.checkpoint_patch
     assert TraceEvent.objects.filter(unit=unit).count() == 10
-    assert not git(repo, "branch", "--list", "sf/shout-flag"), (
-        "the branch goes after a verified merge"
-    )
-    assert "sf/shout-flag" not in git(repo, "worktree", "list")
+    assert not git(repo, "branch", "--list", "sf/*"), "the branch goes after a verified merge"
+    assert "sf/" not in git(repo, "worktree", "list")
     assert TaskSchedule.objects.get().status == ScheduleStatus.CONSUMED
     assert not TaskRuntime.objects.exists()
 
@@ -172,9 +170,10 @@ def test_a_merge_conflict_blocks_and_keeps_the_work(repo: Path) -> None:
     assert task.status_reason == "merge refused: merge conflict in hello.txt"
     assert git(repo, "rev-parse", "main") == base_head, "the base branch did not move"
     assert (repo / "hello.txt").read_text() == "base side\n"
-    assert git(repo, "branch", "--list", "sf/hello"), "the branch is kept"
+    assert task.branch == f"sf/p{plan.pk}/hello/1"
+    assert git(repo, "branch", "--list", task.branch), "the branch is kept"
     worktrees = git(repo, "worktree", "list").splitlines()
-    assert any(line.endswith("[sf/hello]") for line in worktrees), "the worktree is kept"
+    assert any(line.endswith(f"[{task.branch}]") for line in worktrees), "the worktree is kept"
 
 
 def test_review_waits_for_a_person_under_normal(repo: Path, user: User) -> None:

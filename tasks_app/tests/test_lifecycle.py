@@ -9,7 +9,13 @@ from django.db import IntegrityError, transaction
 
 from sf_core.actors import Actor
 from sf_core.errors import InvalidTransition
-from tasks_app.lifecycle import ALLOWED, allowed, task_transition
+from tasks_app.lifecycle import (
+    ALLOWED,
+    RECOVERY_ACTIONS,
+    allowed,
+    recovery_actions,
+    task_transition,
+)
 from tasks_app.models import HoldReason, Plan, Task, TaskStatus, TaskTransition
 
 pytestmark = pytest.mark.django_db
@@ -41,7 +47,16 @@ EXPECTED = {
     ("blocked", "paused"),
     ("paused", "todo"),
     ("failed", "todo"),
-    *((status, "cancelled") for status in S.values if status not in ("done", "cancelled")),
+    # skip: a person goes on without a task no unit is running (tasks_app.engine.recovery)
+    ("todo", "skipped"),
+    ("blocked", "skipped"),
+    ("paused", "skipped"),
+    ("failed", "skipped"),
+    *(
+        (status, "cancelled")
+        for status in S.values
+        if status not in ("done", "cancelled", "skipped")
+    ),
 }
 
 
@@ -49,6 +64,24 @@ def test_the_table_is_exactly_the_designed_lifecycle() -> None:
     table = {(a, b) for a, targets in ALLOWED.items() for b in targets}
     assert table == EXPECTED
     assert set(ALLOWED) == set(S.values)
+
+
+def test_skipped_is_final_and_reachable_only_while_no_unit_runs() -> None:
+    assert ALLOWED[S.SKIPPED] == frozenset()
+    assert {a for a, targets in ALLOWED.items() if S.SKIPPED in targets} == {
+        S.TODO,
+        S.BLOCKED,
+        S.PAUSED,
+        S.FAILED,
+    }
+
+
+def test_recovery_actions_are_moves_of_the_table() -> None:
+    targets = {"retry": S.TODO, "skip": S.SKIPPED, "cancel": S.CANCELLED}
+    for action, sources in RECOVERY_ACTIONS.items():
+        assert all(allowed(source, targets[action]) for source in sources), action
+    assert recovery_actions(S.FAILED) == ["retry", "skip", "cancel"]
+    assert recovery_actions(S.IN_PROGRESS) == []
 
 
 def test_done_is_reachable_only_from_review() -> None:

@@ -27,7 +27,7 @@ def test_a_plan_is_stored_proposed_with_its_tasks_and_graph(diamond_plan: Plan) 
     tasks = list(diamond_plan.tasks.all())
     assert [t.key for t in tasks] == ["a", "b", "c", "d"]
     assert tasks[0].criteria == [("R1", "a works"), ("R2", "a is tested")]
-    assert tasks[0].branch == "sf/a"
+    assert tasks[0].branch == f"sf/p{tasks[0].plan_id}/a/1"
     d = tasks[3]
     assert sorted(dep.depends_on.key for dep in d.dependencies.all()) == ["b", "c"]
 

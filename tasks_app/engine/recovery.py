@@ -1,0 +1,135 @@
+"""Recovery, a person's act on a task: retry, cancel or skip (web board and CLI).
+
+Each is one logged lifecycle move with the person's ``Actor``, taken under the lock
+of the task's schedule row — the lock a unit's claim takes — so it never races a unit
+starting. A task whose unit is running (in progress, verifying) is refused: stop the
+session first (``/stop``), then act on the paused task.
+
+- ``task_retry``: failed → todo, a new attempt. The failed attempt's worktree and
+  branch are removed (checked gone), ``Task.branch_attempt`` grows by one so the next
+  unit starts on a fresh branch off the base (``sf/p<plan>/<key>/<attempt>``), retries
+  and checkpoint start over, dependents held by its failure are released, and a
+  finished plan and session re-open (``tasks_app.completion.plan_reopen``).
+- ``task_cancel``: → cancelled; worktree and branch go, nothing is merged. Its
+  dependents never run unless they depend on it with ``always``.
+- ``task_skip``: todo | blocked | paused | failed → skipped; worktree and branch go,
+  nothing is merged. Skipped counts as finished without a merge: dependents waiting
+  for its success (or ``always``) proceed, those waiting for its failure never run.
+
+Cancel and skip re-open a finished plan and settle it again by the same rules
+(``tasks_app.completion``): skipping the failed task of a failed plan lets its
+dependents run; cancelling it leaves the plan cancelled instead of failed.
+
+Git is not transactional: the worktree is removed after the status check and before
+the database writes, inside the transaction, so a git error changes nothing recorded.
+Each announces ``session_runnable`` on commit (work may follow) and settles the plan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from django.db import transaction
+from django.db.models import F
+
+from agents_app.models import AgentSession, PauseCause
+from agents_app.services import session_set_paused
+from sf_core.actors import Actor
+from sf_core.errors import InvalidTransition
+from sf_core.signals import send_on_commit, session_runnable
+from tasks_app.completion import plan_reopen, plan_settle
+from tasks_app.engine.worktrees import workspace_of, worktree_remove
+from tasks_app.lifecycle import RECOVERY_ACTIONS, task_transition
+from tasks_app.models import ScheduleStatus, Task, TaskSchedule, TaskStatus
+from tasks_app.services import dependents_release, schedule_ready
+
+S = TaskStatus
+RETRYABLE = RECOVERY_ACTIONS["retry"]
+SKIPPABLE = RECOVERY_ACTIONS["skip"]
+CANCELLABLE = RECOVERY_ACTIONS["cancel"]
+
+
+def task_retry(*, task: Task, actor: Actor, reason: str = "") -> Task:
+    """Run a failed task again from a fresh branch (see the module docstring)."""
+    why = f"retry asked by {actor}" + (f": {reason}" if reason else "")
+    with transaction.atomic():
+        task = _locked(task, RETRYABLE, "retried")
+        worktree_remove(workspace_of(task))
+        Task.objects.filter(pk=task.pk).update(
+            branch_attempt=F("branch_attempt") + 1, retry_count=0, checkpoint_ref=""
+        )
+        task.refresh_from_db()
+        task_transition(task=task, to=S.TODO, reason=why, actor=actor)
+        _schedule_again(task)
+        plan_reopen(plan=task.plan, reason=f"task {task.key}: {why}", actor=actor)
+        dependents_release(plan=task.plan, actor=actor)
+        schedule_ready(plan=task.plan)
+        _lift_assisted_pause(task, actor)
+        send_on_commit(session_runnable, sender=AgentSession, session_id=task.plan.session_id)
+    return task
+
+
+def task_cancel(*, task: Task, actor: Actor, reason: str = "") -> Task:
+    """Cancel a task that is not running: final, nothing merged (module docstring)."""
+    why = f"cancelled by {actor}" + (f": {reason}" if reason else "")
+    return _end(task, S.CANCELLED, CANCELLABLE, why, actor)
+
+
+def task_skip(*, task: Task, actor: Actor, reason: str = "") -> Task:
+    """Go on without a task: final, nothing merged, ``success`` dependents proceed."""
+    why = f"skipped by {actor}" + (f": {reason}" if reason else "")
+    return _end(task, S.SKIPPED, SKIPPABLE, why, actor)
+
+
+def _end(task: Task, to: str, sources: Collection[str], why: str, actor: Actor) -> Task:
+    verb = str(to)
+    with transaction.atomic():
+        task = _locked(task, sources, verb)
+        worktree_remove(workspace_of(task))
+        task_transition(task=task, to=to, reason=why, actor=actor)
+        TaskSchedule.objects.filter(task=task).update(
+            status=ScheduleStatus.CONSUMED, enqueued_at=None
+        )
+        # A finished plan is judged again: re-opened, then settled by the same rules.
+        plan_reopen(plan=task.plan, reason=f"task {task.key}: {why}", actor=actor)
+        dependents_release(plan=task.plan, actor=actor)
+        plan_settle(plan_id=task.plan_id, actor=actor)
+        send_on_commit(session_runnable, sender=AgentSession, session_id=task.plan.session_id)
+    return task
+
+
+def _locked(task: Task, sources: Collection[str], verb: str) -> Task:
+    """The task, fresh, under its schedule row's lock; refused unless in ``sources``."""
+    TaskSchedule.objects.select_for_update().filter(task_id=task.pk).first()
+    task = Task.objects.select_related("plan__session").get(pk=task.pk)
+    if task.status in (S.IN_PROGRESS, S.VERIFYING):
+        raise InvalidTransition(
+            f"task {task.key} is {task.status}: a unit is running; stop the session "
+            f"(/stop) and then it can be {verb}"
+        )
+    if task.status not in sources:
+        accepted = ", ".join(sorted(sources))
+        raise InvalidTransition(
+            f"task {task.key} is {task.status}; only a task that is {accepted} can be {verb}"
+        )
+    return task
+
+
+def _schedule_again(task: Task) -> None:
+    """Back to waiting: ``schedule_ready`` marks it due when its blockers clear."""
+    TaskSchedule.objects.filter(task=task).update(
+        status=ScheduleStatus.CONSUMED, claimed_by="", claimed_at=None, enqueued_at=None
+    )
+
+
+def _lift_assisted_pause(task: Task, actor: Actor) -> None:
+    """Under assisted run control the last unit paused the session; asking for a retry
+    is asking for one more unit (as ``/next`` is). Any other pause stays."""
+    session = AgentSession.objects.get(pk=task.plan.session_id)
+    if session.paused and session.pause_cause == PauseCause.ASSISTED:
+        session_set_paused(
+            session=session, paused=False, reason=f"retry of {task.key}", actor=actor
+        )
+
+
+RECOVERY = {"retry": task_retry, "cancel": task_cancel, "skip": task_skip}
