@@ -5,6 +5,7 @@ line of ``sf replay``, ``sf gate`` and ``sf redact``."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -93,8 +94,10 @@ def record(repo: Path) -> tuple[Unit, list[dict[str, Any]]]:
 
 
 def calls(unit: Unit) -> list[tuple[str, str, str]]:
+    """Each tool call with its input hash and output; the run time unittest prints
+    ("Ran 1 test in 0.016s") is the one part of an output that may differ."""
     return [
-        (e.name, e.input_hash, e.payload["output"])
+        (e.name, e.input_hash, re.sub(r" in \d+\.\d+s", " in Ns", e.payload["output"]))
         for e in TraceEvent.objects.filter(unit=unit, kind=TraceKind.TOOL_CALL).order_by("seq")
     ]
 
