@@ -3,12 +3,15 @@ approves it automatically; an approved task is merged fail-closed."""
 
 from __future__ import annotations
 
+import logging
+
 from django.db import transaction
 
 from agents_app.axes import PermissionProfile
 from agents_app.models import AgentSession, Project
 from sf_core.actors import Actor
 from sf_core.errors import InvalidTransition, NotAllowed
+from sf_core.git import GitError
 from sf_core.signals import send_on_commit, session_runnable
 from tasks_app.completion import plan_settle
 from tasks_app.engine.worktrees import merge_into_base, workspace_of, worktree_remove
@@ -16,6 +19,7 @@ from tasks_app.lifecycle import task_transition
 from tasks_app.models import HoldReason, RiskLevel, ScheduleStatus, Task, TaskSchedule, TaskStatus
 from tasks_app.services import schedule_ready
 
+logger = logging.getLogger("sf.engine")
 AUTO_APPROVE_PROFILES = frozenset({PermissionProfile.TRUSTED, PermissionProfile.UNRESTRICTED})
 AUTO_APPROVE_RISKS = frozenset({RiskLevel.LOW, RiskLevel.MEDIUM})
 
@@ -61,7 +65,10 @@ def task_approve(*, task: Task, actor: Actor) -> Task:
             task=task, to=TaskStatus.DONE, reason=f"approved by {actor}; {verb}", actor=actor
         )
         TaskSchedule.objects.filter(task=task).update(status=ScheduleStatus.CONSUMED)
-    worktree_remove(ws)
+    try:
+        worktree_remove(ws)
+    except GitError as exc:  # merged and done: a leftover tree must not undo that
+        logger.warning("task %s merged; its worktree stays: %s", task.key, exc)
     plan_settle(plan_id=task.plan_id, actor=actor)  # the last task done ends the plan
     return task
 
