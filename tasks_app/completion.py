@@ -29,9 +29,8 @@ from django.db import transaction
 from agents_app.models import AgentSession, SessionStatus
 from agents_app.services import session_finish, session_reopen
 from sf_core.actors import SF, Actor
-from sf_core.live import Groups, broadcast
 from tasks_app.models import FINISHED_PLAN_STATUSES, HoldReason, Plan, PlanStatus, TaskStatus
-from tasks_app.services import schedule_ready
+from tasks_app.services import plans_changed, schedule_ready
 
 logger = logging.getLogger("sf.completion")
 S = TaskStatus
@@ -73,7 +72,7 @@ def plan_settle(*, plan_id: int, actor: Actor = SF) -> str | None:
             status=outcome, status_reason=f"{outcome}: {counts}"
         )
         logger.info("plan %s %s (%s)", plan.pk, outcome, counts)
-        _broadcast(plan.session_id)
+        plans_changed(session_id=plan.session_id)
         _session_settle(plan, outcome, actor)
     return outcome
 
@@ -114,12 +113,6 @@ def plan_reopen(*, plan: Plan, reason: str, actor: Actor) -> bool:
         session_reopen(session=session, reason=reason, actor=actor)
         if reopened:
             logger.info("plan %s re-opened: %s", plan.pk, reason)
-            _broadcast(plan.session_id)
+            plans_changed(session_id=plan.session_id)
     plan.refresh_from_db()
     return bool(reopened)
-
-
-def _broadcast(session_id: int) -> None:
-    broadcast(Groups.session(session_id), "session.changed")
-    broadcast(Groups.ALL_TASKS, "tasks.changed")
-    broadcast(Groups.tasks(session_id), "tasks.changed")

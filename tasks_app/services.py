@@ -78,7 +78,7 @@ def plan_create(*, session: AgentSession, spec: PlanSpec, source: str) -> Plan:
             TaskDependency(task=by_key[e.task], depends_on=by_key[e.on], condition=e.condition)
             for e in spec.edges()
         )
-        _broadcast_plan(plan)
+        plans_changed(session_id=plan.session_id)
     return plan
 
 
@@ -91,7 +91,7 @@ def plan_reject(*, plan: Plan, reason: str) -> Plan:
             raise InvalidTransition(
                 f"plan {plan.pk} is {plan.status}; only an open plan can be rejected"
             )
-        _broadcast_plan(plan)
+        plans_changed(session_id=plan.session_id)
     plan.refresh_from_db()
     return plan
 
@@ -133,7 +133,7 @@ def plan_accept(
         TaskSchedule.objects.bulk_create(TaskSchedule(task=task) for task in plan.tasks.all())
         plan.refresh_from_db()
         schedule_ready(plan=plan)
-        _broadcast_plan(plan)
+        plans_changed(session_id=plan.session_id)
         if start:  # the engine hands the ready tasks to the workers, after commit
             send_on_commit(session_runnable, sender=AgentSession, session_id=plan.session_id)
     return plan
@@ -285,7 +285,8 @@ def _task_from_spec(plan: Plan, position: int, spec: TaskSpec, default_verify: l
     )
 
 
-def _broadcast_plan(plan: Plan) -> None:
-    broadcast(Groups.session(plan.session_id), "session.changed")
+def plans_changed(*, session_id: int) -> None:
+    """Tell the session page and both task boards (on commit) that a plan changed."""
+    broadcast(Groups.session(session_id), "session.changed")
     broadcast(Groups.ALL_TASKS, "tasks.changed")
-    broadcast(Groups.tasks(plan.session_id), "tasks.changed")
+    broadcast(Groups.tasks(session_id), "tasks.changed")
