@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,21 @@ ORIGIN = (b"origin", b"http://127.0.0.1")
 
 
 PASSWORD = "correct horse 42"
+
+
+@pytest.fixture(autouse=True)
+def _close_the_event_loop_litellm_leaves() -> Iterator[None]:
+    """litellm's service logger asks a blocking caller for ``asyncio.get_event_loop()``,
+    which makes the main thread an event loop and keeps it open. pytest-asyncio later
+    replaces the current loop, and the dropped one is garbage-collected unclosed during
+    some unrelated test, which then fails with a ResourceWarning (CI did, at random).
+    Close an idle loop a test left as the main thread's current loop, where it was made."""
+    yield
+    policy = asyncio.get_event_loop_policy()
+    loop = getattr(getattr(policy, "_local", None), "_loop", None)
+    if loop is not None and not loop.is_running() and not loop.is_closed():
+        loop.close()
+        policy.set_event_loop(None)
 
 
 @pytest.fixture(scope="session")

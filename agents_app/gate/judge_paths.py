@@ -10,12 +10,12 @@ a disk device is never allowed. Only paths are looked at on disk (symlinks, glob
 from __future__ import annotations
 
 import glob as globbing
-import os
 import re
 from fnmatch import fnmatchcase
 
 from agents_app.gate.paths import (
     ResolvedPath,
+    expand_home,
     outside_harness,
     resolve_path,
     root_like,
@@ -89,7 +89,7 @@ class PathJudge:
         if sum(1 for part in pattern.split("/") if _WILDCARD.search(part)) > 2:
             return [None]
         matches: list[ResolvedPath | None] = []
-        for match in globbing.iglob(os.path.expanduser(pattern), root_dir=cwd):
+        for match in globbing.iglob(expand_home(pattern), root_dir=cwd):
             if len(matches) >= _GLOB_LIMIT:
                 return [None]
             matches.append(resolve_path(match, self.root, cwd))

@@ -44,11 +44,21 @@ def resolve_path(path: str, worktree: Path | str, cwd: str | None = None) -> Res
     the worktree that points elsewhere resolves to where a write would really land.
     """
     root = real_root(str(worktree))
-    expanded = os.path.expanduser(path) if path.startswith("~") else path
+    expanded = expand_home(path)
     full = os.path.realpath(os.path.join(cwd or root, expanded))
     inside = within(full, root)
     relative = (full[len(root) :].lstrip(os.sep) or ".") if inside else None
     return ResolvedPath(path, full, inside, relative)
+
+
+def expand_home(path: str) -> str:
+    """``~`` and ``~user`` expanded; a name no user can have is left as written."""
+    if not path.startswith("~"):
+        return path
+    try:
+        return os.path.expanduser(path)
+    except ValueError:  # the password database refuses a name with a NUL byte ("~\x00")
+        return path
 
 
 @lru_cache(maxsize=64)
@@ -62,7 +72,7 @@ def within(path: str, root: str) -> bool:
 
 def lexical_path(path: str, worktree: Path | str | None) -> str:
     """``path`` relative to the worktree when inside it, without following symlinks."""
-    expanded = os.path.expanduser(path) if path.startswith("~") else path
+    expanded = expand_home(path)
     if worktree is None:
         return os.path.normpath(expanded)
     root = os.path.normpath(os.path.abspath(str(worktree)))
