@@ -7,6 +7,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from sf_core.env import http_url_problem
 from sf_core.errors import PolicyInvalid
 
 
@@ -36,6 +37,61 @@ class Budgets(BaseModel):
     max_autonomous_continues: int = Field(default=50, ge=0, le=10_000)
 
 
+class ToolCalls(StrEnum):
+    """How a model's tool calls reach the agent loop.
+
+    ``native``: structured ``tool_calls`` only. ``text``: tools are offered as usual and
+    native calls are taken, and a single well-formed call written as JSON in the answer
+    (a fenced ```json block or a bare ``{"name": …, "arguments": {…}}``) is recognised
+    too — what small local models do with ``tool_choice`` auto. ``json_schema``: the
+    answer is constrained by ``response_format`` to "one of the tools with its
+    arguments" (for servers that enforce a JSON schema but not tool calls).
+
+    ``auto`` is ``native`` for a model litellm knows to call tools natively, else
+    ``text``: text still accepts native calls, so a capable model loses nothing, while
+    a model litellm does not know (a local one) gets its calls recognised instead of
+    failing as "no progress"; a known model keeps ``native`` so that JSON quoted in its
+    prose is never taken for a call. ``json_schema`` is never chosen by itself: many
+    servers ignore or refuse ``response_format``.
+    """
+
+    AUTO = "auto"
+    NATIVE = "native"
+    TEXT = "text"
+    JSON_SCHEMA = "json_schema"
+
+
+class ModelOverride(BaseModel):
+    """A project's model settings for one model mode; unset fields keep the environment's.
+
+    The key is named by the variable that holds it: a policy is shown and exported, a
+    key must not be stored in it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = Field(default=None, min_length=1, max_length=200)
+    api_base: str | None = Field(default=None, max_length=500)
+    api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    tool_calls: ToolCalls | None = None
+
+    @field_validator("api_base")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        problem = http_url_problem(value)
+        if problem:
+            raise ValueError(f"expected {problem}")
+        return value.rstrip("/")
+
+
+class ModelModeName(StrEnum):
+    FAST = "fast"
+    SMART = "smart"
+    DEEP = "deep"
+    FALLBACK = "fallback"
+
+
 class ProjectPolicy(BaseModel):
     """The policy JSON stored on a project."""
 
@@ -46,6 +102,7 @@ class ProjectPolicy(BaseModel):
     repair_policy: RepairPolicy = RepairPolicy.ASK
     budgets: Budgets = Field(default_factory=Budgets)
     default_verify: list[str] = Field(default_factory=list)
+    models: dict[ModelModeName, ModelOverride] = Field(default_factory=dict)
 
     @field_validator("default_verify")
     @classmethod

@@ -5,12 +5,14 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from agents_app.axes import AXIS_CHOICES
 from agents_app.badge import badge_for
 from agents_app.forms import CommandForm, ProjectForm, SessionForm
 from agents_app.models import AgentSession, ModeTransition, Project
+from agents_app.preflight import PLANNING_MODE, preflight
 from agents_app.selectors import session_list, session_pending, session_timeline
 from agents_app.services import (
     command_run,
@@ -70,7 +72,14 @@ def project_detail(request: AuthedRequest, project_id: int) -> HttpResponse:
             axes=data,
         )
         return redirect("session-detail", session_id=session.pk)
-    context = {"project": project, "sessions": session_list(project=project), "form": form}
+    context = {
+        "project": project,
+        "sessions": session_list(project=project),
+        "form": form,
+        # The intent box posts to the tasks app (named by URL; this app never imports it).
+        "intent_url": reverse("project-intent", args=[project.pk]),
+        "preflight": preflight(PLANNING_MODE),
+    }
     status = 400 if request.method == "POST" else 200
     return render(request, "agents_app/project_detail.html", context, status=status)
 

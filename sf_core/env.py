@@ -170,6 +170,17 @@ class Env:
         value = self.raw(name)
         return None if value is None else parse_database_url(name, value)
 
+    def http_url(self, name: str) -> str | None:
+        """An ``http://`` or ``https://`` URL with a host (a model server's base URL)."""
+        value = self.raw(name)
+        if value is None:
+            return None
+        problem = http_url_problem(value)
+        if problem:
+            raise _bad(name, _mask(value), problem)
+        _url_port(name, value)
+        return value.rstrip("/")
+
     def redis_url(self, name: str) -> str | None:
         value = self.raw(name)
         if value is None:
@@ -224,6 +235,20 @@ def parse_database_url(name: str, value: str) -> DatabaseUrl:
         port=_url_port(name, value),
         options=dict(parse_qsl(parts.query)),
     )
+
+
+def http_url_problem(value: str) -> str:
+    """What is wrong with ``value`` as an http(s) base URL; empty when nothing is."""
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https"):
+        return "an http:// or https:// URL, e.g. http://127.0.0.1:8080/v1"
+    if not parts.hostname:
+        return "a URL with a host, e.g. http://127.0.0.1:8080/v1"
+    try:
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        return "a URL with a numeric port from 1 to 65535"
+    return ""
 
 
 def _url_port(name: str, value: str) -> int | None:

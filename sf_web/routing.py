@@ -6,11 +6,16 @@ from django.urls import URLPattern, path
 
 from agents_app.consumers import ApprovalsConsumer, SessionConsumer
 from dashboard_app.consumers import SystemStatusConsumer
-from tasks_app.consumers import TaskBoardConsumer, UnitConsumer
+from tasks_app.consumers import SessionPlansConsumer, TaskBoardConsumer, UnitConsumer
 
 websocket_urlpatterns: list[URLPattern] = [
     path("ws/status/", SystemStatusConsumer.as_asgi(), name="ws-status"),
     path("ws/sessions/<int:session_id>/", SessionConsumer.as_asgi(), name="ws-session"),
+    path(
+        "ws/sessions/<int:session_id>/plans/",
+        SessionPlansConsumer.as_asgi(),
+        name="ws-session-plans",
+    ),
     path("ws/tasks/", TaskBoardConsumer.as_asgi(), name="ws-tasks"),
     path("ws/approvals/", ApprovalsConsumer.as_asgi(), name="ws-approvals"),
     path("ws/units/<int:unit_id>/", UnitConsumer.as_asgi(), name="ws-unit"),

@@ -190,6 +190,21 @@ SF_MODEL_FAST = env.string("SF_MODEL_FAST")
 SF_MODEL_SMART = env.string("SF_MODEL_SMART")
 SF_MODEL_DEEP = env.string("SF_MODEL_DEEP")
 SF_MODEL_FALLBACK = env.string("SF_MODEL_FALLBACK")
+# Per model mode: where the model is served, its key, and how it calls tools
+# (agents_app/runtime/model_settings.py; a project's policy may override them).
+# Sent as max_tokens with every model request; an answer cut off there is handled.
+SF_MODEL_MAX_TOKENS = env.integer("SF_MODEL_MAX_TOKENS", 4096, minimum=64, maximum=1_000_000)
+SF_MODEL_TOOL_CALL_STYLES = ("auto", "native", "text", "json_schema")
+SF_MODEL_ENDPOINTS = {
+    mode: {
+        "api_base": env.http_url(f"SF_MODEL_{mode.upper()}_API_BASE") or "",
+        "api_key": env.string(f"SF_MODEL_{mode.upper()}_API_KEY"),
+        "tool_calls": env.choice(
+            f"SF_MODEL_{mode.upper()}_TOOL_CALLS", "auto", SF_MODEL_TOOL_CALL_STYLES
+        ),
+    }
+    for mode in ("fast", "smart", "deep", "fallback")
+}
 
 SF_WORKER_HEARTBEAT = env.duration(
     "SF_WORKER_HEARTBEAT", timedelta(seconds=10), minimum=timedelta(seconds=1)
@@ -247,6 +262,10 @@ SF_HEADLESS_UNITS_PER_PROCESS = env.integer(
 SF_REPLAY_PACE = env.duration(
     "SF_REPLAY_PACE", timedelta(0), minimum=timedelta(0), maximum=timedelta(minutes=1)
 )
+
+# Recorded traces the web offers to replay when no model is configured (the intent
+# box's pre-flight): every ``*.jsonl`` trace in this directory.
+SF_REPLAY_TRACES = Path(env.string("SF_REPLAY_TRACES", str(BASE_DIR / "examples"))).resolve()
 
 # --- logging --------------------------------------------------------------------------
 

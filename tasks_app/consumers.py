@@ -13,6 +13,7 @@ from sf_core.consumers import LivePartialConsumer
 from sf_core.live import Groups
 from tasks_app.lifecycle import task_groups
 from tasks_app.models import Unit
+from tasks_app.selectors import session_plan_requests, session_plans
 from tasks_app.unit_views import unit_context
 from tasks_app.views import board_context, board_filters
 
@@ -64,4 +65,27 @@ class UnitConsumer(LivePartialConsumer):
         await self.push()
 
     async def tasks_changed(self, event: dict[str, Any]) -> None:
+        await self.push()
+
+
+class SessionPlansConsumer(LivePartialConsumer):
+    """The session page's plans slot: its list follows plan requests, plans and tasks."""
+
+    def resolve_groups(self) -> list[str]:
+        self.session_id = int(self.scope["url_route"]["kwargs"]["session_id"])
+        get_object_or_404(AgentSession, pk=self.session_id)
+        return [Groups.session(self.session_id), Groups.tasks(self.session_id)]
+
+    def render(self) -> str:
+        context = {
+            "session": AgentSession.objects.get(pk=self.session_id),
+            "plans": session_plans(self.session_id),
+            "plan_requests": session_plan_requests(self.session_id),
+        }
+        return render_to_string("tasks_app/_session_plans.html#plans-list", context)
+
+    async def tasks_changed(self, event: dict[str, Any]) -> None:
+        await self.push()
+
+    async def session_changed(self, event: dict[str, Any]) -> None:
         await self.push()

@@ -12,7 +12,7 @@ from typing import Any
 
 from agents_app.axes import WorkMode
 from agents_app.models import AgentSession
-from agents_app.runtime.llm import complete, model_for
+from agents_app.runtime.llm import complete, model_settings_for
 from sf_core.errors import CommandRejected, PlanInvalid
 from tasks_app.models import Plan, PlanSource, PlanStatus
 from tasks_app.schemas import PlanSpec, plan_spec_parse
@@ -49,7 +49,8 @@ def plan_from_intent(
         )
     if not intent.strip():
         raise CommandRejected("an intent is needed to plan from, e.g. 'add a --verbose flag'")
-    chosen = model_for("deep", model)
+    deep = model_settings_for("deep", model, session.project.parsed_policy.models)
+    chosen, endpoint = deep.model, deep.litellm_options()
     messages = [
         {
             "role": "system",
@@ -59,7 +60,8 @@ def plan_from_intent(
     ]
     errors = ""
     for _attempt in range(2):
-        answer = _answer_text(completion(model=chosen, messages=messages, **_json_format()))
+        response = completion(model=chosen, messages=messages, **endpoint, **_json_format())
+        answer = _answer_text(response)
         try:
             spec = _parse_answer(answer, intent)
             return plan_create(session=session, spec=spec, source=PlanSource.MODEL)

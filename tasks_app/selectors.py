@@ -23,6 +23,7 @@ from tasks_app.models import (
     FINISHED_PLAN_STATUSES,
     HoldReason,
     Plan,
+    PlanRequest,
     PlanStatus,
     ScheduleStatus,
     Task,
@@ -285,6 +286,13 @@ def session_plans(session_id: int, *, limit: int = 20) -> list[Plan]:
         Prefetch("tasks", queryset=tasks, to_attr="task_list")
     )
     return list(plans[:limit])
+
+
+def session_plan_requests(session_id: int, *, limit: int = 5) -> list[PlanRequest]:
+    """Intents still being planned, and those that failed without a plan (newest first;
+    a planned one shows as its plan)."""
+    requests = PlanRequest.objects.filter(session_id=session_id, plan__isnull=True)
+    return list(requests.order_by("-created_at", "-pk")[:limit])
 
 
 def _attempts() -> Prefetch:

@@ -10,6 +10,7 @@ from celery import shared_task
 
 from tasks_app.engine.unit import unit_run
 from tasks_app.engine.workers import worker_probe_answer
+from tasks_app.intake import plan_request_run
 
 
 @shared_task(bind=True, name="tasks_app.worker_probe")
@@ -23,3 +24,9 @@ def unit_run_task(self, task_id: int) -> str:  # type: ignore[no-untyped-def]
     (a duplicate, or a late redelivery after recovery) returns without doing anything."""
     report = unit_run(task_id=task_id, worker=self.request.hostname or "worker")
     return "skipped" if report is None else report.outcome
+
+
+@shared_task(name="tasks_app.plan_request_run")
+def plan_request_run_task(request_id: int) -> str:
+    """Plan one intent from the web (``tasks_app.intake``); returns how it ended."""
+    return plan_request_run(request_id=request_id).status

@@ -2,12 +2,23 @@ from __future__ import annotations
 
 from django.urls import path
 
-from tasks_app import unit_views, views
+from tasks_app import intake_views, unit_views, views
 
 urlpatterns = [
     path("plans/<int:plan_id>/", views.plan_detail, name="plan-detail"),
     path("plans/<int:plan_id>/accept", views.plan_accept_view, name="plan-accept"),
     path("sessions/<int:session_id>/plans", views.session_plans_view, name="session-plans"),
+    path(
+        "sessions/<int:session_id>/intent", intake_views.session_intent_view, name="session-intent"
+    ),
+    path(
+        "sessions/<int:session_id>/plans/upload",
+        intake_views.plan_upload_view,
+        name="plan-upload",
+    ),
+    path(
+        "projects/<int:project_id>/intent", intake_views.project_intent_view, name="project-intent"
+    ),
     path("tasks/", views.task_board_view, name="task-board"),
     path("tasks/<int:task_id>/review", unit_views.task_review, name="task-review"),
     path(

@@ -12,13 +12,15 @@ from django_htmx.http import HttpResponseClientRedirect
 from agents_app.axes import PermissionProfile
 from agents_app.badge import badge_for
 from agents_app.models import AgentSession
+from agents_app.preflight import preflight_of
 from sf_core.actors import Actor
 from sf_core.errors import SfError
 from sf_core.http import AuthedRequest
 from tasks_app.engine.recovery import RECOVERY
+from tasks_app.intake import plan_start, units_problem
+from tasks_app.intake_views import session_plans_context
 from tasks_app.models import Plan, Task, TaskStatus
-from tasks_app.selectors import plan_waves, session_plans, task_board
-from tasks_app.services import plan_accept
+from tasks_app.selectors import plan_waves, task_board
 
 
 @require_GET
@@ -36,11 +38,12 @@ def plan_accept_view(request: AuthedRequest, plan_id: int) -> HttpResponse:
     autonomous = request.POST.get("action") == "autonomous"
     profile = request.POST.get("permission_profile") or None
     try:
-        plan_accept(
+        plan_start(
             plan=plan,
             actor=Actor.of(request.user),
             autonomous=autonomous,
             permission_profile=profile,
+            replay=request.POST.get("replay", ""),
         )
     except SfError as exc:
         context = {**_plan_context(plan), "error": str(exc)}
@@ -56,8 +59,7 @@ def plan_accept_view(request: AuthedRequest, plan_id: int) -> HttpResponse:
 def session_plans_view(request: AuthedRequest, session_id: int) -> HttpResponse:
     """The plans of a session, for the slot on its page (``agents_app`` leaves it to us)."""
     session = get_object_or_404(AgentSession, pk=session_id)
-    context = {"session": session, "plans": session_plans(session.pk)}
-    return render(request, "tasks_app/_session_plans.html", context)
+    return render(request, "tasks_app/_session_plans.html", session_plans_context(session))
 
 
 @require_GET
@@ -121,4 +123,6 @@ def _plan_context(plan: Plan) -> dict[str, object]:
         "tasks": plan.tasks.prefetch_related("dependencies__depends_on").order_by("position"),
         "waves": plan_waves(plan),
         "profiles": PermissionProfile.values,
+        # Before the click: would Run autonomously's units have a model to ask?
+        "run_preflight": preflight_of(units_problem(plan.session, autonomous=True)),
     }

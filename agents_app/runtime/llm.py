@@ -1,47 +1,39 @@
 """Model calls: every one goes through litellm, imported only when a model is called.
 
 ``model_mode`` (fast, smart, deep) maps to ``SF_MODEL_FAST`` / ``SF_MODEL_SMART`` /
-``SF_MODEL_DEEP``; an explicit model name overrides the mode.
+``SF_MODEL_DEEP``; an explicit model name overrides the mode. Where the model is served,
+its key and how it calls tools come with it (``model_settings``).
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
 
+from agents_app.runtime.model_settings import (
+    ModelNotConfigured,
+    ModelSettings,
+    ToolCallStyle,
+    model_settings_for,
+)
+from agents_app.runtime.toolcalls import request_options
+from agents_app.runtime.wire import assistant_message, synthesised_id, tools_for
 from sf_core.errors import SfError
 
-MODE_SETTINGS = {"fast": "SF_MODEL_FAST", "smart": "SF_MODEL_SMART", "deep": "SF_MODEL_DEEP"}
+__all__ = ["ModelNotConfigured", "ModelSettings", "model_for", "model_settings_for"]
 
 
-class ModelNotConfigured(SfError):
-    """No model is configured for what was asked."""
-
-
-def model_for(model_mode: str, explicit: str | None = None) -> str:
+def model_for(
+    model_mode: str, explicit: str | None = None, project_models: Mapping[Any, Any] | None = None
+) -> str:
     """The litellm model name for ``model_mode``, unless ``explicit`` names one."""
-    if explicit:
-        return explicit
-    variable = MODE_SETTINGS.get(model_mode)
-    if variable is None:
-        raise ModelNotConfigured(
-            f"unknown model mode {model_mode!r}; accepted: {', '.join(MODE_SETTINGS)}"
-        )
-    model = getattr(settings, variable, "")
-    if not model:
-        raise ModelNotConfigured(
-            f"no model configured for model mode {model_mode}: set {variable} "
-            "(or SF_MODEL_FAST / SF_MODEL_SMART / SF_MODEL_DEEP) to a litellm model name such as "
-            "anthropic/claude-sonnet-4-5 or openai/gpt-4o, with the provider's key variable; "
-            "or run offline with a recorded trace (--replay TRACE)"
-        )
-    return str(model)
+    return model_settings_for(model_mode, explicit, project_models).model
 
 
 def litellm_module() -> Any:
@@ -62,6 +54,7 @@ def complete(*, model: str, messages: list[dict[str, Any]], **options: Any) -> A
 RATE_LIMIT_DEFAULT_WAIT = 60.0
 MAX_RATE_LIMIT_WAITS = 5
 MAX_SERVER_RETRIES = 3
+DEFAULT_MAX_TOKENS = 4096
 
 
 class ProviderAuthError(SfError):
@@ -87,7 +80,10 @@ class ModelStep:
     tokens_in: int
     tokens_out: int
     cost: Decimal
-    message: dict[str, Any]  # the assistant message, to append to the conversation
+    message: dict[str, Any] | None  # the assistant message for the conversation (None: empty)
+    refusal: str = ""  # a call written as text that was refused: said back to the model
+    from_text: bool = False  # the tool call was recognised in the text (``textcalls``)
+    finish_reason: str = "stop"  # "length": cut off at max_tokens
 
 
 @dataclass
@@ -101,13 +97,35 @@ class ModelRouter:
     completion: Callable[..., Any] = complete
     sleep: Callable[[float], None] = time.sleep
     notes: list[str] = field(default_factory=list)
+    endpoint: dict[str, Any] = field(default_factory=dict)  # api_base, api_key for litellm
+    fallback_endpoint: dict[str, Any] = field(default_factory=dict)
+    tool_calls: ToolCallStyle = ToolCallStyle.NATIVE  # resolved, never auto
+    max_tokens: int = DEFAULT_MAX_TOKENS  # sent with every request; "length" past it
+
+    @classmethod
+    def from_settings(
+        cls, chosen: ModelSettings, fallback: ModelSettings | None = None, **extra: Any
+    ) -> ModelRouter:
+        extra.setdefault("max_tokens", getattr(settings, "SF_MODEL_MAX_TOKENS", DEFAULT_MAX_TOKENS))
+        return cls(
+            model=chosen.model,
+            endpoint=chosen.litellm_options(),
+            tool_calls=chosen.resolved_style(),
+            fallback=fallback.model if fallback else "",
+            fallback_endpoint=fallback.litellm_options() if fallback else {},
+            **extra,
+        )
 
     def step(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelStep:
         litellm = litellm_module()
         current, waits, failures = self.model, 0, 0
         while True:
+            endpoint = self.endpoint if current == self.model else self.fallback_endpoint
             try:
-                response = self.completion(model=current, messages=messages, tools=tools or None)
+                request = request_options(self.tool_calls, tools_for(current, tools), messages)
+                response = self.completion(
+                    model=current, max_tokens=self.max_tokens, **endpoint, **request
+                )
                 return _model_step(current, response)
             except litellm.RateLimitError as exc:
                 waits += 1
@@ -139,12 +157,27 @@ class ModelRouter:
                     current, failures = self.fallback, 0
                 else:
                     raise ProviderUnavailable(f"{current}: {_short(exc)}") from exc
+            except litellm.BadRequestError as exc:
+                if not self._schema_refused(litellm, exc):
+                    raise ProviderUnavailable(f"{current}: {_short(exc)}") from exc
+                # The server refused the JSON schema: recognise calls in text instead.
+                self.tool_calls = ToolCallStyle.TEXT
+                self.notes.append(
+                    f"{current} refused the tool-call JSON schema ({_short(exc)}); "
+                    "switching to tool calls recognised in text"
+                )
             except Exception as exc:
                 # Anything else litellm raises (a bad request, a context window too
                 # small) ends the unit with the provider's words, not a crash.
                 if type(exc).__module__.split(".")[0] not in ("litellm", "openai"):
                     raise
                 raise ProviderUnavailable(f"{current}: {_short(exc)}") from exc
+
+    def _schema_refused(self, litellm: Any, exc: Exception) -> bool:
+        """A 400 while the answer was constrained by a JSON schema (not a context overflow)."""
+        return self.tool_calls == ToolCallStyle.JSON_SCHEMA and not isinstance(
+            exc, litellm.ContextWindowExceededError
+        )
 
 
 def _server_errors(litellm: Any) -> tuple[type[Exception], ...]:
@@ -159,20 +192,21 @@ def _server_errors(litellm: Any) -> tuple[type[Exception], ...]:
 
 
 def _model_step(model: str, response: Any) -> ModelStep:
-    message = response.choices[0].message
+    choice = response.choices[0]
+    message = choice.message
     calls = [
         ToolCallRequest(
-            id=call.id, name=call.function.name, arguments=call.function.arguments or "{}"
+            id=call.id or synthesised_id(),
+            name=call.function.name,
+            arguments=call.function.arguments or "{}",
         )
         for call in (message.tool_calls or [])
     ]
     usage = getattr(response, "usage", None)
-    assistant: dict[str, Any] = {"role": "assistant", "content": message.content or ""}
-    if calls:
-        assistant["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-            for c in calls
-        ]
+    wire_calls = [
+        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+        for c in calls
+    ]
     return ModelStep(
         model=model,
         content=message.content or "",
@@ -180,7 +214,8 @@ def _model_step(model: str, response: Any) -> ModelStep:
         tokens_in=int(getattr(usage, "prompt_tokens", 0) or 0),
         tokens_out=int(getattr(usage, "completion_tokens", 0) or 0),
         cost=_cost(response),
-        message=assistant,
+        message=assistant_message(message, wire_calls),
+        finish_reason=str(getattr(choice, "finish_reason", None) or "stop"),
     )
 
 

@@ -23,7 +23,9 @@ import sf_native
 from agents_app.gate.redaction import redact_payload, redact_text
 from agents_app.models import TraceKind
 from agents_app.runtime.llm import ModelRouter, ModelStep, ToolCallRequest
+from agents_app.runtime.model_settings import ToolCallStyle
 from agents_app.runtime.replay import Replay
+from agents_app.runtime.textcalls import recognise_step, step_note
 from agents_app.runtime.tools import (
     Finished,
     NeedsPerson,
@@ -33,6 +35,8 @@ from agents_app.runtime.tools import (
     validation_message,
 )
 from agents_app.runtime.trace import TraceRecorder
+from agents_app.runtime.truncation import call_cut_message, cut_off, text_cut_message
+from agents_app.runtime.wire import append_note
 
 NUDGE = "Continue with the tools. When every acceptance criterion is met, call finish."
 MAX_TEXT_ONLY_STEPS = 3
@@ -115,7 +119,7 @@ class AgentLoop:
             if stop:
                 return self._end(Outcome.INTERRUPTED, detail=stop)
             for note in self.hooks.notes():
-                messages.append({"role": "user", "content": note})
+                append_note(messages, note)
             step = self._model_step(messages)
             if self.budget is not None and self.result.cost >= self.budget:
                 return self._end(
@@ -124,15 +128,26 @@ class AgentLoop:
             if not step.tool_calls:
                 text_only += 1
                 if text_only >= MAX_TEXT_ONLY_STEPS:
-                    return self._end(Outcome.NO_PROGRESS, detail=step.content[:500])
-                messages.append({"role": "user", "content": NUDGE})
+                    detail = step.refusal or step.content
+                    return self._end(Outcome.NO_PROGRESS, detail=detail[:500])
+                append_note(messages, step.refusal or self._text_note(step))
                 continue
             text_only = 0
+            cut = cut_off(step.tool_calls) if step.finish_reason == "length" else set()
             for call in step.tool_calls:
+                if call.id in cut:
+                    note = call_cut_message(call, self.router.max_tokens)
+                    self._answer(call, messages, note, timezone.now())
+                    continue
                 ended = self._tool_call(call, messages)
                 if ended is not None:
                     return ended
         return self._end(Outcome.STEP_LIMIT, detail=f"{self.max_steps} model steps")
+
+    def _text_note(self, step: ModelStep) -> str:
+        if step.finish_reason == "length":
+            return text_cut_message(self.router.max_tokens)
+        return NUDGE
 
     def _model_step(self, messages: list[dict[str, Any]]) -> ModelStep:
         offered = [
@@ -142,7 +157,12 @@ class AgentLoop:
         ]
         started = timezone.now()
         step = self.router.step(messages, offered)
-        messages.append(redact_payload(step.message))
+        if self.router.tool_calls != ToolCallStyle.NATIVE:
+            step = recognise_step(step, self.tools, self.gate.offered_tools())
+            if step.from_text or step.refusal:
+                self.router.notes.append(step_note(step))
+        if step.message is not None:
+            messages.append(redact_payload(step.message))
         self.result.steps += 1
         self.result.tokens_in += step.tokens_in
         self.result.tokens_out += step.tokens_out
@@ -177,6 +197,8 @@ class AgentLoop:
         values = arguments.model_dump()
         # Worktree-relative and whitespace-stable: a replay elsewhere hashes the same.
         normalized = self.gate.normalize(call.name, values)
+        # Hashed as stored (redacted): a recording that held a secret replays.
+        normalized = redact_payload(normalized)
         input_hash = sf_native.canonical_hash({"tool": call.name, "input": normalized})
         if self.replay is not None:
             self.replay.expect_tool_call(call.name, input_hash)

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 import sf_native
 from agents_app.gate.normalize import normalize_input
+from agents_app.gate.redaction import redact_payload
 from agents_app.gate.schemas import ToolCall
 from agents_app.models import TraceEvent, TraceKind
 from agents_app.runtime.replay import TRACE_FORMAT
@@ -80,7 +81,9 @@ def trace_from_steps(
                 parsed = TOOLS[tool].parse(arguments).model_dump()
             except ValidationError:
                 continue  # nor does a call with bad arguments
-            normalized = normalize_input(ToolCall(tool=tool, input=parsed), worktree)
+            normalized = redact_payload(
+                normalize_input(ToolCall(tool=tool, input=parsed), worktree)
+            )  # hashed as stored, as the agent loop does
             records.append(
                 {
                     "type": "tool_call",

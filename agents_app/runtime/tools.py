@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import sf_native
+from agents_app.runtime.unredact import MarkerUnresolved, restore_markers
 
 MAX_READ_BYTES = 256 * 1024
 MAX_OUTPUT_CHARS = 30_000
@@ -189,17 +190,29 @@ def read_file(ctx: ToolContext, args: ReadFileInput) -> str:
 
 def write_file(ctx: ToolContext, args: WriteFileInput) -> str:
     path = inside(ctx, args.path)
+    original = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+    content = _unmarked(args.content, original, args.path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(args.content, encoding="utf-8")
-    return f"wrote {len(args.content.encode())} bytes to {args.path}"
+    path.write_text(content, encoding="utf-8")
+    return f"wrote {len(content.encode())} bytes to {args.path}"
+
+
+def _unmarked(text: str, original: str | None, path: str) -> str:
+    try:
+        return restore_markers(text, original, path)
+    except MarkerUnresolved as exc:
+        raise ToolError(str(exc)) from None
 
 
 def edit_file(ctx: ToolContext, args: EditFileInput) -> str:
     path = inside(ctx, args.path)
     if not path.is_file():
         raise ToolError(f"{args.path}: no such file")
+    original = path.read_text(encoding="utf-8")
+    search = _unmarked(args.search, original, args.path)
+    replace = _unmarked(args.replace, original, args.path)
     try:
-        result = sf_native.apply_edit(path.read_text(encoding="utf-8"), args.search, args.replace)
+        result = sf_native.apply_edit(original, search, replace)
     except (sf_native.EditNoMatch, sf_native.EditAmbiguous) as exc:
         raise ToolError(f"{args.path}: {exc}") from None
     path.write_text(result.text, encoding="utf-8")

@@ -40,8 +40,10 @@ def test_no_model_configured_is_a_clear_error() -> None:
     with pytest.raises(ModelNotConfigured) as caught:
         model_for("smart")
     message = str(caught.value)
-    assert "set SF_MODEL_SMART" in message
-    assert "SF_MODEL_FAST / SF_MODEL_SMART / SF_MODEL_DEEP" in message
+    assert "set SF_MODEL_SMART to a litellm model name" in message
+    assert message.count("SF_MODEL_SMART") == 1  # named once, not twice
+    assert "SF_MODEL_FAST" not in message
+    assert "SF_MODEL_DEEP" not in message
     assert "--replay TRACE" in message
 
 

@@ -118,3 +118,14 @@ def test_bad_redis_urls_are_refused(raw: str, message: str) -> None:
 def test_secrets_have_a_minimum_length() -> None:
     with pytest.raises(ImproperlyConfigured, match=r"^K: must be at least 50 characters long"):
         env(K="short").secret("K", min_length=50)
+
+
+def test_http_urls_need_a_scheme_a_host_and_a_numeric_port() -> None:
+    assert env(U="http://127.0.0.1:8080/v1/").http_url("U") == "http://127.0.0.1:8080/v1"
+    assert env().http_url("U") is None
+    for raw in ("127.0.0.1:8080", "ftp://h/v1", "http:///v1", "http://h:x/v1"):
+        with pytest.raises(ImproperlyConfigured, match=r"^U: expected (an http|a URL)"):
+            env(U=raw).http_url("U")
+    with pytest.raises(ImproperlyConfigured) as caught:
+        env(U="http://user:hunter2@h:x/").http_url("U")
+    assert "hunter2" not in str(caught.value)

@@ -24,9 +24,9 @@ from agents_app.axes import RunControl
 from agents_app.budget import budget_pause, budget_remaining
 from agents_app.gate.session import SessionGate
 from agents_app.models import Activity, AgentSession, PauseCause, SessionStatus
-from agents_app.runtime.llm import ModelRouter, complete, model_for
+from agents_app.runtime.llm import ModelRouter, complete, model_settings_for
 from agents_app.runtime.loop import AgentLoop, LoopResult
-from agents_app.runtime.replay import replay_activate, replay_deactivate, replay_load
+from agents_app.runtime.replay import replay_activate, replay_deactivate
 from agents_app.runtime.tools import TOOLS, ToolContext
 from agents_app.runtime.trace import TraceRecorder
 from agents_app.services import DispatchPoint, session_apply_due, session_set_paused
@@ -47,6 +47,7 @@ from tasks_app.models import (
     TaskStatus,
     Unit,
 )
+from tasks_app.replays import unit_replay
 
 # The options and the report are defined in ``values`` (``outcome`` builds the report
 # without importing this module); callers take them from here with ``unit_run``.
@@ -156,24 +157,16 @@ def _agent(
 ) -> LoopResult:
     session = AgentSession.objects.select_related("project").get(pk=task.plan.session_id)
     if options.replay is None and session.replay_trace:
-        options = replace(options, replay=replay_load(session.replay_trace))
+        options = replace(options, replay=unit_replay(session.replay_trace))
     skills = skills_discover(ws.path)
     previous = Unit.objects.filter(task=task, attempt__lt=unit.attempt).order_by("-attempt").first()
     messages = unit_messages(
         task=task, skills=skills, profile=session.permission_profile, previous=previous
     )
-    model = (
-        replay_activate(options.replay)
-        if options.replay
-        else model_for(session.model_mode, options.model)
-    )
+    router = _router(session, options)
+    model = router.model
     Unit.objects.filter(pk=unit.pk).update(model=model)
     TaskRuntime.objects.filter(task=task).update(current_model=model)
-    router = ModelRouter(
-        model=model,
-        fallback="" if options.replay else settings.SF_MODEL_FALLBACK,
-        completion=options.completion or _with_idle_timeout,
-    )
     loop = AgentLoop(
         router=router,
         tools=TOOLS,
@@ -192,6 +185,20 @@ def _agent(
     finally:
         if options.replay:
             replay_deactivate(options.replay)
+
+
+def _router(session: AgentSession, options: UnitOptions) -> ModelRouter:
+    """The mode's model with its endpoint and tool-call style (a project's model settings
+    override the environment's), and the fallback; a replay has neither."""
+    completion = options.completion or _with_idle_timeout
+    if options.replay:
+        return ModelRouter(model=replay_activate(options.replay), completion=completion)
+    project_models = session.project.parsed_policy.models
+    chosen = model_settings_for(session.model_mode, options.model, project_models)
+    fallback = model_settings_for("fallback", None, project_models)
+    return ModelRouter.from_settings(
+        chosen, fallback if fallback.model else None, completion=completion
+    )
 
 
 def _with_idle_timeout(**kwargs: Any) -> Any:

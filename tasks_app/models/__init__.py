@@ -18,6 +18,7 @@ from tasks_app.models.plan import (
     TaskStatus,
     TaskTransition,
 )
+from tasks_app.models.request import PlanRequest, PlanRequestStatus
 from tasks_app.models.runtime import ScheduleStatus, TaskRuntime, TaskSchedule, Unit, UnitStatus
 from tasks_app.models.worker import Worker, WorkerProbe
 
@@ -29,6 +30,8 @@ __all__ = [
     "HoldReason",
     "MutationScope",
     "Plan",
+    "PlanRequest",
+    "PlanRequestStatus",
     "PlanSource",
     "PlanStatus",
     "RiskLevel",

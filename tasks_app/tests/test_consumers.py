@@ -60,3 +60,41 @@ async def test_anonymous_users_are_refused() -> None:
     connected, _ = await communicator.connect()
     assert not connected
     await communicator.disconnect()
+
+
+def plan_request_new(session: AgentSession) -> int:
+    from tasks_app.models import PlanRequest
+    from tasks_app.services import plans_changed
+
+    request = PlanRequest.objects.create(session=session, intent="add a flag")
+    plans_changed(session_id=session.pk)  # outside a transaction: sent at once
+    return request.pk
+
+
+def plan_request_fail(session: AgentSession, request_id: int) -> None:
+    from tasks_app.models import PlanRequest
+    from tasks_app.services import plans_changed
+
+    PlanRequest.objects.filter(pk=request_id).update(
+        status="failed", status_reason="the model could not be asked"
+    )
+    plans_changed(session_id=session.pk)
+
+
+async def test_the_session_plans_slot_follows_plan_requests_live(
+    session_cookie: bytes, plan_session: AgentSession
+) -> None:
+    communicator = websocket(f"/ws/sessions/{plan_session.pk}/plans/", cookie=session_cookie)
+    connected, _ = await communicator.connect()
+    try:
+        assert connected
+        first = await communicator.receive_from(timeout=5)
+        assert first.strip().startswith('<ul id="plans-list"')
+        assert "data-no-plans" in first
+        request_id = await database_sync_to_async(plan_request_new)(plan_session)
+        await receive_until(communicator, 'data-status="planning"')
+        await database_sync_to_async(plan_request_fail)(plan_session, request_id)
+        html = await receive_until(communicator, 'data-status="failed"')
+        assert html.count("the model could not be asked") == 1
+    finally:
+        await communicator.disconnect()

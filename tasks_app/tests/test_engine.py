@@ -235,7 +235,10 @@ def test_a_looping_agent_is_stopped_within_the_window(repo: Path) -> None:
     assert report.task_status == "blocked"
     assert task.status_reason.startswith("stuck: list_dir")
     assert task.stuck_count == 2
-    diagnostic = [m["content"] for m in model.calls[-1]["messages"] if m["role"] == "user"]
+    # After tool results the note rides in the last result (runtime/wire.append_note).
+    diagnostic = [
+        m["content"] for m in model.calls[-1]["messages"] if m["role"] in ("user", "tool")
+    ]
     assert any("stuck in a loop" in text for text in diagnostic)
     assert len(model.calls) <= 12, "stopped within the window, not at the step limit"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 from django.test import Client
-from django.test.utils import CaptureQueriesContext
+from django.test.utils import CaptureQueriesContext, override_settings
 from django.urls import reverse
 
 from agents_app.models import AgentSession
@@ -32,6 +32,7 @@ def test_the_plan_page_shows_tasks_waves_and_the_two_choices(
     assert 'name="permission_profile"' in html
 
 
+@override_settings(SF_MODEL_SMART="openai/gpt-4o")  # the pre-flight wants a model
 def test_run_autonomously_redirects_to_the_board(
     logged_in_client: Client, diamond_plan: Plan, plan_session: AgentSession
 ) -> None:

@@ -1,0 +1,132 @@
+"""Which model to call for a model mode, where, with which key, and how it calls tools.
+
+Every mode (fast, smart, deep, and the fallback) has, from the environment:
+
+- ``SF_MODEL_<MODE>``: the litellm model name (``openai/qwen2.5-coder-1.5b``);
+- ``SF_MODEL_<MODE>_API_BASE``: the server's base URL (a local llama.cpp, Ollama or vLLM
+  server through litellm's OpenAI-compatible provider), passed to litellm as ``api_base``;
+- ``SF_MODEL_<MODE>_API_KEY``: its key, passed as ``api_key`` (else litellm reads the
+  provider's own variable, ``OPENAI_API_KEY`` …);
+- ``SF_MODEL_<MODE>_TOOL_CALLS``: ``auto`` (default), ``native``, ``text`` or
+  ``json_schema`` — see ``agents_app.schemas.ToolCalls``.
+
+A project's policy can override any of them per mode (``models: {smart: {…}}``); a key
+is named there by the variable that holds it (``api_key_env``), never stored in the
+database.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from django.conf import settings
+
+from agents_app.schemas import ToolCalls as ToolCallStyle
+from sf_core.errors import SfError
+
+MODES = ("fast", "smart", "deep", "fallback")
+# A base URL without a key: OpenAI-compatible local servers ignore the key, but the
+# openai client refuses to send a request without one.
+LOCAL_PLACEHOLDER_KEY = "sf-local"
+
+
+class ModelNotConfigured(SfError):
+    """No model is configured for what was asked."""
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    model: str
+    api_base: str = ""
+    api_key: str = ""
+    tool_calls: ToolCallStyle = ToolCallStyle.AUTO
+
+    def litellm_options(self) -> dict[str, Any]:
+        """What litellm needs besides the model name: ``api_base`` and ``api_key``."""
+        options: dict[str, Any] = {}
+        if self.api_base:
+            options["api_base"] = self.api_base
+        if self.api_key:
+            options["api_key"] = self.api_key
+        elif self.api_base:
+            options["api_key"] = LOCAL_PLACEHOLDER_KEY
+        return options
+
+    def resolved_style(self) -> ToolCallStyle:
+        """The style to use: ``auto`` decided from what litellm knows of the model."""
+        if self.tool_calls != ToolCallStyle.AUTO:
+            return self.tool_calls
+        return ToolCallStyle.NATIVE if native_tool_calls_known(self.model) else ToolCallStyle.TEXT
+
+
+def native_tool_calls_known(model: str) -> bool:
+    """Whether litellm's model table says ``model`` calls tools natively."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # as llm.litellm_module
+    import litellm
+
+    try:
+        return bool(litellm.supports_function_calling(model=model))
+    except Exception:  # litellm raises for a provider it cannot map
+        return False
+
+
+def env_settings(mode: str) -> dict[str, str]:
+    """The environment's endpoint settings for ``mode`` (read once by sf_web.settings)."""
+    return dict(getattr(settings, "SF_MODEL_ENDPOINTS", {}).get(mode, {}))
+
+
+def model_settings_for(
+    model_mode: str, explicit: str | None = None, project_models: Mapping[Any, Any] | None = None
+) -> ModelSettings:
+    """The model, endpoint and tool-call style for ``model_mode``.
+
+    ``explicit`` (``--model``) names the model and keeps the mode's endpoint; a
+    project's ``models`` override (from its policy) wins over the environment field by
+    field. Raises ``ModelNotConfigured`` naming the variable to set.
+    """
+    if model_mode not in MODES:
+        raise ModelNotConfigured(
+            f"unknown model mode {model_mode!r}; accepted: {', '.join(MODES[:3])}"
+        )
+    endpoint = env_settings(model_mode)
+    chosen = ModelSettings(
+        model=str(getattr(settings, f"SF_MODEL_{model_mode.upper()}", "") or ""),
+        api_base=endpoint.get("api_base", ""),
+        api_key=endpoint.get("api_key", ""),
+        tool_calls=ToolCallStyle(endpoint.get("tool_calls") or ToolCallStyle.AUTO),
+    )
+    override = (project_models or {}).get(model_mode)
+    if override:
+        chosen = _apply_override(chosen, model_mode, override)
+    if explicit:
+        chosen = replace(chosen, model=explicit)
+    if not chosen.model and model_mode != "fallback":
+        variable = f"SF_MODEL_{model_mode.upper()}"
+        raise ModelNotConfigured(
+            f"no model configured for model mode {model_mode}: set {variable} to a litellm "
+            "model name such as anthropic/claude-sonnet-4-5 or openai/gpt-4o, with the "
+            "provider's key variable; or replay a recorded trace (--replay TRACE)"
+        )
+    return chosen
+
+
+def _apply_override(base: ModelSettings, mode: str, override: Any) -> ModelSettings:
+    values = override if isinstance(override, dict) else override.model_dump(exclude_none=True)
+    changed: dict[str, Any] = {
+        key: values[key] for key in ("model", "api_base") if values.get(key) is not None
+    }
+    if values.get("tool_calls"):
+        changed["tool_calls"] = ToolCallStyle(values["tool_calls"])
+    key_variable = values.get("api_key_env")
+    if key_variable:
+        key = os.environ.get(key_variable, "").strip()
+        if not key:
+            raise ModelNotConfigured(
+                f"the project's model settings for {mode} take the key from {key_variable}, "
+                "which is not set"
+            )
+        changed["api_key"] = key
+    return replace(base, **changed)

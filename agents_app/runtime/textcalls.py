@@ -1,0 +1,179 @@
+"""Tool calls written as text: recognised when they are unambiguous, refused otherwise.
+
+Small local models asked with ``tool_choice`` auto answer with the call in their text
+(``../shared/LOCAL_MODEL.md``: Qwen2.5-Coder wrote a fenced ```json block every time)::
+
+    ```json
+    {"name": "write_file", "arguments": {"path": "hello.py", "content": "print('hello')"}}
+    ```
+
+In the ``text`` and ``json_schema`` styles an answer without structured calls is read for
+JSON objects with a ``name`` and ``arguments`` (``parameters`` is accepted for the
+same), in fenced blocks or bare in the text (Qwen's ``<tool_call>…</tool_call>`` too).
+Exactly one call — the same call repeated counts once — whose tool is offered and whose
+arguments pass the tool's schema becomes a structured call with a synthesised id, so
+the conversation reads as if the model had called the tool natively. Anything else
+that looks like a call (two different calls, an unknown tool, arguments that do not fit,
+JSON that does not parse) is refused with a message back to the model and nothing
+runs. An answer with no call-shaped JSON at all is plain text, as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import uuid
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pydantic import ValidationError
+
+from agents_app.runtime.llm import ModelStep, ToolCallRequest
+from agents_app.runtime.tools import Tool, validation_message
+
+FENCE = re.compile(r"```[ \t]*([A-Za-z_-]*)[ \t]*\n?(.*?)```", re.DOTALL)
+CALL_START = re.compile(r'\{\s*"name"\s*:')
+ARGUMENT_KEYS = ("arguments", "parameters")
+ONE_CALL = (
+    'Write exactly one tool call as a JSON object {"name": "<tool>", "arguments": {…}}, '
+    "or use the tool-call interface."
+)
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    name: str
+    arguments: Any
+    source: str  # the text it was read from, cut out of the content when taken
+
+
+def recognise_step(step: ModelStep, tools: dict[str, Tool], offered: list[str]) -> ModelStep:
+    """``step`` with a call read from its text, or with ``refusal`` set; unchanged when
+    it has structured calls already or its text holds nothing call-shaped."""
+    if step.tool_calls or not step.content:
+        return step
+    candidates, malformed = _candidates(step.content)
+    if not candidates:
+        if malformed:
+            refusal = f"Your tool call is not valid JSON: {malformed}. {ONE_CALL}"
+            return replace(step, refusal=refusal)
+        return step
+    distinct = {(c.name, json.dumps(c.arguments, sort_keys=True)): c for c in candidates}
+    if len(distinct) > 1:
+        names = ", ".join(sorted({c.name for c in candidates}))
+        return replace(
+            step,
+            refusal=(
+                f"Your answer holds {len(distinct)} different tool calls ({names}); none was run. "
+                + ONE_CALL
+            ),
+        )
+    chosen = candidates[0]
+    problem = _problem(chosen, tools, offered)
+    if problem:
+        return replace(step, refusal=f"{problem}; nothing was run. {ONE_CALL}")
+    return _as_structured(step, chosen, [c.source for c in candidates])
+
+
+def step_note(step: ModelStep) -> str:
+    """For the trace: what became of a call written as text."""
+    if step.from_text:
+        return f"tool call {step.tool_calls[0].name} recognised in the text"
+    return f"tool call in the text refused: {step.refusal}"
+
+
+def _problem(candidate: _Candidate, tools: dict[str, Tool], offered: list[str]) -> str:
+    tool = tools.get(candidate.name)
+    if tool is None or candidate.name not in offered:
+        return f"unknown tool {candidate.name!r} (available: {', '.join(offered)})"
+    if not isinstance(candidate.arguments, dict):
+        return f"the arguments of {candidate.name} must be a JSON object"
+    try:
+        tool.parse(candidate.arguments)
+    except ValidationError as exc:
+        return validation_message(candidate.name, exc)
+    return ""
+
+
+def _as_structured(step: ModelStep, chosen: _Candidate, sources: list[str]) -> ModelStep:
+    call = ToolCallRequest(
+        id=f"call_{uuid.uuid4().hex[:24]}",
+        name=chosen.name,
+        arguments=json.dumps(chosen.arguments, ensure_ascii=False),
+    )
+    remainder = step.content
+    for source in sources:
+        remainder = remainder.replace(source, "")
+    remainder = re.sub(r"</?tool_call>", "", remainder).strip()
+    message = {
+        **(step.message or {"role": "assistant"}),
+        "content": remainder or None,
+        "tool_calls": [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments},
+            }
+        ],
+    }
+    return replace(step, tool_calls=[call], message=message, from_text=True)
+
+
+def _candidates(content: str) -> tuple[list[_Candidate], str]:
+    """Call-shaped objects in fenced blocks and bare in the text, and the first parse
+    error of something that started like a call but is not JSON."""
+    found: list[_Candidate | None] = []
+    malformed = ""
+    rest = content
+    for match in FENCE.finditer(content):
+        body = match.group(2).strip()
+        rest = rest.replace(match.group(0), "\n")
+        if not body.startswith(("{", "[")):
+            continue
+        try:
+            value = json.loads(body)
+        except json.JSONDecodeError as exc:
+            if CALL_START.search(body):
+                malformed = malformed or f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+            continue
+        found += [_candidate(item, match.group(0)) for item in _items(value)]
+    bare, bare_error = _bare_objects(rest)
+    found += bare
+    valid = [c for c in found if c is not None]
+    return valid, malformed or bare_error
+
+
+def _bare_objects(text: str) -> tuple[list[_Candidate | None], str]:
+    decoder = json.JSONDecoder()
+    found: list[_Candidate | None] = []
+    error = ""
+    position = text.find("{")
+    while position != -1:
+        try:
+            value, end = decoder.raw_decode(text, position)
+        except json.JSONDecodeError as exc:
+            if CALL_START.match(text, position):
+                error = error or f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+            position = text.find("{", position + 1)
+            continue
+        found.append(_candidate(value, text[position:end]))
+        position = text.find("{", end)
+    return found, error
+
+
+def _items(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def _candidate(value: Any, source: str) -> _Candidate | None:
+    if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+        return None
+    keys = [key for key in ARGUMENT_KEYS if key in value]
+    if len(keys) != 1:
+        return None
+    arguments = value[keys[0]]
+    if isinstance(arguments, str):  # the OpenAI wire shape: arguments as JSON text
+        with contextlib.suppress(json.JSONDecodeError):
+            arguments = json.loads(arguments)
+    return _Candidate(name=value["name"], arguments=arguments, source=source)

@@ -1,0 +1,43 @@
+"""The two stages of a session's recorded trace: planning, then the units.
+
+A trace made for the web's intent box starts with the planner's answer: a
+``model_step`` marked ``"stage": "plan"`` whose content is the plan's JSON. The units
+answer from the other model steps. A trace without a planning step (the demo's, made
+for ``sf headless --replay``) plans from its header's ``plan_yaml``, as headless does.
+Either way nothing but the trace answers: replay never calls a live model.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import yaml
+
+from agents_app.runtime.replay import Replay, TraceFileInvalid, replay_load
+
+PLAN_STAGE = "plan"
+
+
+def planning_replay(path: str | Path) -> Replay:
+    """The planner's answers of the trace at ``path``."""
+    replay = replay_load(path)
+    steps = [step for step in replay.model_steps if step.get("stage") == PLAN_STAGE]
+    if not steps:
+        plan_yaml = replay.header.get("plan_yaml")
+        if not isinstance(plan_yaml, str):
+            raise TraceFileInvalid(
+                f'{path}: no planning step (a model_step with "stage": "plan") '
+                "and no plan_yaml in the header"
+            )
+        content = json.dumps(yaml.safe_load(plan_yaml))
+        steps = [{"type": "model_step", "stage": PLAN_STAGE, "content": content}]
+    return replace(replay, model_steps=steps, tool_calls=[])
+
+
+def unit_replay(path: str | Path) -> Replay:
+    """The units' answers of the trace at ``path`` (its planning steps left out)."""
+    replay = replay_load(path)
+    steps = [step for step in replay.model_steps if step.get("stage") != PLAN_STAGE]
+    return replace(replay, model_steps=steps)
