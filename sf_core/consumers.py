@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from channels.layers import InMemoryChannelLayer
+from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
 from django.http import Http404
 
@@ -19,9 +23,18 @@ class LivePartialConsumer(AsyncWebsocketConsumer):
 
     Subclasses name their groups (``live_groups``) and render their partial
     (``render``); every group event whose handler calls ``push`` re-renders it.
+
+    Some changes send no event this process can hear, so the partial is also rendered
+    again every ``SF_STATUS_REFRESH`` and sent when it changed: always where a
+    subclass sets ``refresh_always`` (a worker killed with ``kill -9`` says nothing),
+    and for every consumer in embedded mode, whose in-memory channel layer never hears
+    the CLI, ``sf headless`` or any other process.
     """
 
     live_groups: list[str]
+    refresh_always = False
+    refresh_task: asyncio.Task[None] | None = None
+    last_html: str | None = None
 
     async def connect(self) -> None:
         self.live_groups = []
@@ -38,14 +51,30 @@ class LivePartialConsumer(AsyncWebsocketConsumer):
             await self.channel_layer.group_add(group, self.channel_name)
         await self.accept()
         await self.push()
+        if self.refresh_always or isinstance(self.channel_layer, InMemoryChannelLayer):
+            self.refresh_task = asyncio.create_task(self._refresh_forever())
 
     async def disconnect(self, code: int) -> None:
+        if self.refresh_task is not None:
+            self.refresh_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.refresh_task
         for group in self.live_groups:
             await self.channel_layer.group_discard(group, self.channel_name)
 
     async def push(self, event: dict[str, Any] | None = None) -> None:
         html = await database_sync_to_async(self.render)()
+        self.last_html = html
         await self.send(text_data=html)
+
+    async def _refresh_forever(self) -> None:
+        interval = settings.SF_STATUS_REFRESH.total_seconds()
+        while True:
+            await asyncio.sleep(interval)
+            html = await database_sync_to_async(self.render)()
+            if html != self.last_html:  # unchanged: nothing to swap, a field keeps its text
+                self.last_html = html
+                await self.send(text_data=html)
 
     def resolve_groups(self) -> list[str]:
         """Check access to what the URL names and return the groups to join."""

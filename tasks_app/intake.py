@@ -43,12 +43,19 @@ PLANNER = Actor.system("planner")
 EMPTY_INTENT = "say what you want first, e.g. 'add a --verbose flag to the CLI'"
 
 
-def planning_check(*, intent: str, replay: str = "", session: AgentSession | None = None) -> str:
+def planning_check(
+    *, intent: str, replay: str = "", session: AgentSession | None = None, trace: str = ""
+) -> str:
     """Refuse an empty intent or planning without a model or a trace, before anything
-    is written. Returns the trace the session will answer from ("" for a live model)."""
+    is written. Returns the trace the session will answer from ("" for a live model):
+    ``trace`` (a path SF chose, the demo's), else the offered trace named ``replay``,
+    else the session's own."""
     if not intent.strip():
         raise CommandRejected(EMPTY_INTENT)
-    trace = str(replay_trace_path(replay)) if replay else (session.replay_trace if session else "")
+    if not trace and replay:
+        trace = str(replay_trace_path(replay))
+    elif not trace and session is not None:
+        trace = session.replay_trace
     problem = model_problem(PLANNING_MODE, replay_trace=trace)
     if problem:
         raise ModelNotConfigured(problem)
@@ -56,10 +63,10 @@ def planning_check(*, intent: str, replay: str = "", session: AgentSession | Non
 
 
 def planning_start(
-    *, session: AgentSession, intent: str, actor: Actor, replay: str = ""
+    *, session: AgentSession, intent: str, actor: Actor, replay: str = "", trace: str = ""
 ) -> PlanRequest:
     """A plan request in the *planning* state, handed to a worker after commit."""
-    trace = planning_check(intent=intent, replay=replay, session=session)
+    trace = planning_check(intent=intent, replay=replay, session=session, trace=trace)
     with transaction.atomic():
         if trace != session.replay_trace:
             AgentSession.objects.filter(pk=session.pk).update(replay_trace=trace)
@@ -74,17 +81,19 @@ def planning_start(
 
 
 def project_intent_start(
-    *, project: Project, intent: str, actor: Actor, replay: str = ""
+    *, project: Project, intent: str, actor: Actor, replay: str = "", trace: str = ""
 ) -> PlanRequest:
     """The project page's box: a new session with the default axes, then planning."""
-    planning_check(intent=intent, replay=replay)
+    planning_check(intent=intent, replay=replay, trace=trace)
     with transaction.atomic():
         session = session_create(
             project=project,
             created_by=actor.user if isinstance(actor.user, User) else None,
             title=intent.strip().splitlines()[0][:120],
         )
-        return planning_start(session=session, intent=intent, actor=actor, replay=replay)
+        return planning_start(
+            session=session, intent=intent, actor=actor, replay=replay, trace=trace
+        )
 
 
 def _hand_over(request_id: int) -> None:

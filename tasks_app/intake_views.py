@@ -17,6 +17,7 @@ from agents_app.preflight import PLANNING_MODE, preflight
 from sf_core.actors import Actor
 from sf_core.errors import SfError
 from sf_core.http import AuthedRequest
+from tasks_app.demo import demo_start
 from tasks_app.intake import plan_upload, planning_start, project_intent_start
 from tasks_app.selectors import session_plan_requests, session_plans
 
@@ -86,6 +87,19 @@ def session_intent_view(request: AuthedRequest, session_id: int) -> HttpResponse
     message = "Planning… the plan appears below."
     context = intent_box_context(action, replay_trace=session.replay_trace, intent_message=message)
     return _answer(request, session, INTENT_BOX, context)
+
+
+@require_POST
+@login_required
+def demo_replay_view(request: AuthedRequest) -> HttpResponse:
+    """**Replay the demo**: a fresh demo project whose session plans from the trace."""
+    try:
+        plan_request = demo_start(actor=Actor.of(request.user))
+    except SfError as exc:
+        message = f"The demo could not start: {exc}"
+        return HttpResponse(message, status=400, content_type="text/plain")
+    page = reverse("session-detail", args=[plan_request.session_id])
+    return HttpResponseClientRedirect(page) if request.htmx else redirect(page)
 
 
 @require_POST

@@ -19,6 +19,7 @@ urlpatterns = [
     path(
         "projects/<int:project_id>/intent", intake_views.project_intent_view, name="project-intent"
     ),
+    path("demo/replay", intake_views.demo_replay_view, name="demo-replay"),
     path("tasks/", views.task_board_view, name="task-board"),
     path("tasks/<int:task_id>/review", unit_views.task_review, name="task-review"),
     path(

@@ -248,3 +248,36 @@ def test_run_autonomously_may_replay_a_trace_instead(
     plan_session.refresh_from_db()
     assert plan_session.replay_trace == str(traces / "hello.jsonl")
     assert plan_session.run_control == "autonomous"
+
+
+def test_replay_the_demo_makes_a_fresh_project_whose_session_plans_from_the_trace(
+    logged_in_client: Client,
+    settings: Any,
+    tmp_path: Path,
+    sent: list[Any],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    settings.SF_DATA_DIR = tmp_path / "data"
+    for name, value in NO_MODELS.items():
+        setattr(settings, name, value)
+    pages = []
+    for _ in range(2):  # each press its own copy: a second demo never meets the first's branch
+        with django_capture_on_commit_callbacks(execute=True):
+            response = logged_in_client.post(reverse("demo-replay"), **HTMX)
+        assert response.status_code == 200
+        pages.append(response["HX-Redirect"])
+    requests = list(PlanRequest.objects.order_by("pk"))
+    assert [reverse("session-detail", args=[r.session_id]) for r in requests] == pages
+    assert [name for name, _ in sent] == [intake.PLAN_REQUEST_TASK] * 2
+    first = plan_request_run(request_id=requests[0].pk)
+    assert first.status == "planned", first.status_reason
+    assert first.plan is not None
+    assert first.plan.summary == "Add a --shout flag to the greeter"
+    assert [t.key for t in first.plan.tasks.all()] == ["shout-flag"]
+    projects = Project.objects.order_by("pk")
+    assert [p.name for p in projects] == ["demo greeter 1", "demo greeter 2"]
+    assert len({p.repo_path for p in projects}) == 2
+    for project in projects:
+        assert Path(project.repo_path, "greet.py").is_file()
+        assert Path(project.repo_path).is_relative_to(tmp_path / "data" / "demo")
+    assert "--shout" in requests[0].intent
