@@ -9,6 +9,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.html import escape
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
@@ -97,6 +98,8 @@ def demo_replay_view(request: AuthedRequest) -> HttpResponse:
         plan_request = demo_start(actor=Actor.of(request.user))
     except SfError as exc:
         message = f"The demo could not start: {exc}"
+        if request.htmx:  # swapped in as HTML beside the button
+            return HttpResponse(escape(message))
         return HttpResponse(message, status=400, content_type="text/plain")
     page = reverse("session-detail", args=[plan_request.session_id])
     return HttpResponseClientRedirect(page) if request.htmx else redirect(page)

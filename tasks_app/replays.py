@@ -15,6 +15,7 @@ from pathlib import Path
 
 import yaml
 
+from agents_app.axes import PermissionProfile
 from agents_app.runtime.replay import Replay, TraceFileInvalid, replay_load
 
 PLAN_STAGE = "plan"
@@ -41,3 +42,15 @@ def unit_replay(path: str | Path) -> Replay:
     replay = replay_load(path)
     steps = [step for step in replay.model_steps if step.get("stage") != PLAN_STAGE]
     return replace(replay, model_steps=steps)
+
+
+def recorded_profile(path: str | Path) -> str:
+    """The permission profile the trace at ``path`` was recorded under ("" if it names
+    none): what the plan page proposes, since its tool calls were judged under it."""
+    if not path:
+        return ""
+    try:
+        profile = replay_load(path).header.get("permission_profile")
+    except TraceFileInvalid:
+        return ""
+    return profile if profile in PermissionProfile.values else ""

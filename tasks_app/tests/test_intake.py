@@ -114,9 +114,8 @@ def test_the_project_box_starts_a_session_that_plans_on_a_worker(
     assert request.plan.status == PlanStatus.PROPOSED
     assert list(request.plan.tasks.values_list("key", flat=True)) == ["hello"]
     session.refresh_from_db()
-    assert session.work_mode == "plan"  # switched first, and logged like any command
-    switch = ModeTransition.objects.get(session=session)
-    assert (switch.from_work_mode, switch.to_work_mode) == ("chat", "plan")
+    assert session.work_mode == "plan"  # a new session starts there: nothing to switch
+    assert not ModeTransition.objects.filter(session=session).exists()
     slot = logged_in_client.get(reverse("session-plans", args=[session.pk])).content.decode()
     assert f'data-review-plan="{request.plan.pk}"' in slot
     assert "data-plan-request" not in slot  # shown as its plan now, once
@@ -281,3 +280,31 @@ def test_replay_the_demo_makes_a_fresh_project_whose_session_plans_from_the_trac
         assert Path(project.repo_path, "greet.py").is_file()
         assert Path(project.repo_path).is_relative_to(tmp_path / "data" / "demo")
     assert "--shout" in requests[0].intent
+
+
+def test_a_replay_proposes_the_profile_it_was_recorded_under(
+    logged_in_client: Client, agent_session: AgentSession, tmp_path: Path
+) -> None:
+    demo = Path(__file__).resolve().parents[2] / "examples" / "demo-trace.jsonl"
+    plan = make_plan(agent_session, task_data("shout-flag"))
+    page = logged_in_client.get(reverse("plan-detail", args=[plan.pk])).content.decode()
+    assert "data-recorded-profile" not in page  # a live model: the session's own profile
+    assert '<option value="normal" selected>' in page
+    AgentSession.objects.filter(pk=agent_session.pk).update(replay_trace=str(demo))
+    page = logged_in_client.get(reverse("plan-detail", args=[plan.pk])).content.decode()
+    assert "<strong data-recorded-profile>trusted</strong>" in page
+    assert '<option value="trusted" selected>' in page
+
+
+def test_a_session_in_another_mode_switches_to_plan_first_and_logs_it(
+    agent_session: AgentSession, traces: Path, sent: list[Any]
+) -> None:
+    assert agent_session.work_mode == "chat"
+    request = intake.planning_start(
+        session=agent_session, intent=INTENT, actor=intake.PLANNER, replay="hello.jsonl"
+    )
+    assert plan_request_run(request_id=request.pk).status == "planned"
+    agent_session.refresh_from_db()
+    assert agent_session.work_mode == "plan"
+    switch = ModeTransition.objects.get(session=agent_session)
+    assert (switch.from_work_mode, switch.to_work_mode) == ("chat", "plan")
