@@ -109,4 +109,11 @@ def project(git_repo: Path) -> Any:
 def agent_session(project: Any, user: User) -> Any:
     from agents_app.services import session_create
 
-    return session_create(project=project, created_by=user, title="try it")
+    # A chat session, not the new-session default (plan | deep): many tests start from
+    # chat | manual | normal | smart and change one axis at a time.
+    return session_create(
+        project=project,
+        created_by=user,
+        title="try it",
+        axes={"work_mode": "chat", "model_mode": "smart"},
+    )

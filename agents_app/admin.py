@@ -84,6 +84,7 @@ class AgentSessionAdmin(admin.ModelAdmin):
         "pause_reason",
         "status",
         "interrupt_requested",
+        "step_requested",
         "driver",
         "replay_trace",
         "mode_updated_at",

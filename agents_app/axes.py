@@ -89,3 +89,15 @@ class Axes:
 
     def replace(self, **changes: str) -> Axes:
         return Axes(**{**self.as_dict(), **changes})
+
+
+# Every new session starts here, whoever creates it (the web form, ``sf session create``,
+# the intent box, headless, a replay): plans are made in plan mode with the deep model,
+# under manual control and the normal profile (DESIGN §3). The surface is the creator's
+# own (web, headless, ...), so it is not part of the default.
+NEW_SESSION_AXES: dict[str, str] = {
+    "work_mode": WorkMode.PLAN.value,
+    "run_control": RunControl.MANUAL.value,
+    "permission_profile": PermissionProfile.NORMAL.value,
+    "model_mode": ModelMode.DEEP.value,
+}

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 
-from agents_app.axes import AXIS_NAMES
+from agents_app.axes import AXIS_NAMES, NEW_SESSION_AXES
 from agents_app.models import AgentSession, ModeTransition, Project
 from sf_core.actors import Actor
 from sf_core.cli import EXIT_OK, EXIT_USAGE, Subcommand, add_output_format
@@ -159,10 +159,11 @@ class SessionCommand(Subcommand):
         create = actions.add_parser("create", help="start a session on a project")
         create.add_argument("--project", type=int, required=True)
         create.add_argument("--title", default="")
-        create.add_argument("--work-mode")
-        create.add_argument("--run-control")
-        create.add_argument("--permission-profile")
-        create.add_argument("--model-mode")
+        # Unset axes take NEW_SESSION_AXES (session_create), as the web form does.
+        for axis in ("work_mode", "run_control", "permission_profile", "model_mode"):
+            create.add_argument(
+                f"--{axis.replace('_', '-')}", help=f"default: {NEW_SESSION_AXES[axis]}"
+            )
         create.add_argument("--surface", default="headless")
         show = actions.add_parser("show", help="print a session")
         show.add_argument("session_id", type=int)

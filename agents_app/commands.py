@@ -3,13 +3,17 @@
 ``parse(text)`` returns a typed command or raises ``CommandRejected`` with a one-line
 message naming what was wrong and what is accepted. It changes nothing: applying a
 command is ``agents_app.services.commands.command_apply``.
+
+``--confirm`` is part of the grammar on every command that can change the permission
+profile (/mode, /permission-profile, /trust, /steer): the service refuses a raise to
+``unrestricted`` without it, the same way on every surface.
 """
 
 from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from agents_app.axes import ModelMode, PermissionProfile, RunControl, WorkMode
 from agents_app.models import TransitionScope
@@ -31,6 +35,16 @@ AXIS_VALUES = {
     "model_mode": ModelMode.values,
 }
 QUERIES = ("status", "tasks", "cost", "session-report")
+CONFIRM = "--confirm"
+
+
+class ConfirmationRequired(CommandRejected):
+    """A command that needs ``--confirm`` (raising the profile to unrestricted).
+    ``confirm_text`` is the same command with it, for a surface to offer."""
+
+    def __init__(self, message: str, *, confirm_text: str) -> None:
+        super().__init__(message)
+        self.confirm_text = confirm_text
 
 
 @dataclass(frozen=True)
@@ -39,6 +53,7 @@ class SetAxes:
 
     changes: dict[str, str]
     resume: bool = False  # an explicit run-control command also lifts a pause
+    confirmed: bool = False  # --confirm: needed to raise the profile to unrestricted
 
 
 @dataclass(frozen=True)
@@ -47,6 +62,7 @@ class Steer:
 
     changes: dict[str, str]
     scope: str
+    confirmed: bool = False
 
 
 @dataclass(frozen=True)
@@ -61,9 +77,7 @@ class Stop:
 
 @dataclass(frozen=True)
 class Next:
-    """Assisted run control: run one unit, then pause."""
-
-    changes: dict[str, str] = field(default_factory=lambda: {"run_control": "assisted"})
+    """Run exactly one unit, then pause, whatever the run control (which stays as is)."""
 
 
 @dataclass(frozen=True)
@@ -121,7 +135,7 @@ def _mode(name: str, args: list[str]) -> Command:
     ):
         if flag in options:
             changes[axis] = _value(f"{name} {flag}", options[flag], axis)
-    return SetAxes(changes=changes, resume="run_control" in changes)
+    return SetAxes(changes=changes, resume="run_control" in changes, confirmed=CONFIRM in options)
 
 
 def _repair(name: str, args: list[str]) -> Command:
@@ -135,9 +149,11 @@ def _repair(name: str, args: list[str]) -> Command:
 
 def _single_axis(axis: str) -> Handler:
     def handler(name: str, args: list[str]) -> Command:
-        positional, _ = _options(name, args, valued=())
+        positional, options = _options(name, args, valued=())
         value = _one_value(name, positional, axis)
-        return SetAxes(changes={axis: value}, resume=axis == "run_control")
+        return SetAxes(
+            changes={axis: value}, resume=axis == "run_control", confirmed=CONFIRM in options
+        )
 
     return handler
 
@@ -152,10 +168,11 @@ def _fixed(command: Command) -> Handler:
 
 
 def _steer(name: str, args: list[str]) -> Command:
+    args, options = _options(name, args, valued=())
     if len(args) not in (2, 3):
         raise CommandRejected(
             "usage: /steer mode|permission-profile|model-mode|control VALUE "
-            f"[{'|'.join(TransitionScope.values)}]"
+            f"[{'|'.join(TransitionScope.values)}] [{CONFIRM}]"
         )
     axis_word, value = args[0], args[1]
     axis = STEER_AXES.get(axis_word)
@@ -168,7 +185,8 @@ def _steer(name: str, args: list[str]) -> Command:
         raise CommandRejected(
             f"unknown scope {_quote(scope)}; accepted: {', '.join(TransitionScope.values)}"
         )
-    return Steer(changes={axis: _value(f"steer {axis_word}", value, axis)}, scope=str(scope))
+    changes = {axis: _value(f"steer {axis_word}", value, axis)}
+    return Steer(changes=changes, scope=str(scope), confirmed=CONFIRM in options)
 
 
 def _options(
@@ -229,8 +247,11 @@ def _accepted_commands() -> str:
 
 
 _ACCEPTED_FLAGS: dict[str, tuple[str, ...]] = {
-    "mode": ("--autonomous", "--permission-profile", "--model-mode"),
+    "mode": ("--autonomous", "--permission-profile", "--model-mode", CONFIRM),
     "repair": ("--autonomous",),
+    "permission-profile": (CONFIRM,),
+    "trust": (CONFIRM,),
+    "steer": (CONFIRM,),
 }
 
 _HANDLERS: dict[str, Handler] = {

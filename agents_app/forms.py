@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from agents_app.axes import ModelMode, PermissionProfile, RunControl, WorkMode
+from agents_app.axes import NEW_SESSION_AXES, ModelMode, PermissionProfile, RunControl, WorkMode
 from agents_app.schemas import RepairPolicy
 
 
@@ -19,12 +19,17 @@ class ProjectForm(forms.Form):
 
 class SessionForm(forms.Form):
     title = forms.CharField(max_length=300, required=False)
-    work_mode = forms.ChoiceField(choices=WorkMode.choices, initial=WorkMode.PLAN)
-    run_control = forms.ChoiceField(choices=RunControl.choices, initial=RunControl.MANUAL)
-    permission_profile = forms.ChoiceField(
-        choices=PermissionProfile.choices, initial=PermissionProfile.NORMAL
+    # The one default of every creator (``NEW_SESSION_AXES``), preselected.
+    work_mode = forms.ChoiceField(choices=WorkMode.choices, initial=NEW_SESSION_AXES["work_mode"])
+    run_control = forms.ChoiceField(
+        choices=RunControl.choices, initial=NEW_SESSION_AXES["run_control"]
     )
-    model_mode = forms.ChoiceField(choices=ModelMode.choices, initial=ModelMode.DEEP)
+    permission_profile = forms.ChoiceField(
+        choices=PermissionProfile.choices, initial=NEW_SESSION_AXES["permission_profile"]
+    )
+    model_mode = forms.ChoiceField(
+        choices=ModelMode.choices, initial=NEW_SESSION_AXES["model_mode"]
+    )
 
 
 class CommandForm(forms.Form):

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from agents_app.axes import AXIS_CHOICES
 from agents_app.badge import badge_for
+from agents_app.commands import CONFIRM, ConfirmationRequired
 from agents_app.forms import CommandForm, ProjectForm, SessionForm
 from agents_app.models import AgentSession, ModeTransition, Project
 from agents_app.preflight import PLANNING_MODE, preflight
@@ -151,6 +152,8 @@ def session_context(session: AgentSession) -> dict[str, object]:
 def _run(request: AuthedRequest, session: AgentSession, text: str) -> HttpResponse:
     try:
         outcome = command_run(session=session, text=text, actor=Actor.of(request.user))
+    except ConfirmationRequired as exc:  # the bar asks: a button runs the confirmed command
+        return _command_result(request, session, error=str(exc), text=exc.confirm_text)
     except SfError as exc:
         return _command_result(request, session, error=str(exc), text=text)
     if not request.htmx:
@@ -172,5 +175,11 @@ def _command_result(
         if error:
             return HttpResponse(error, status=400, content_type="text/plain")
         return redirect("session-detail", session_id=session.pk)
-    context = {"session": session, "message": message, "error": error, "text": text}
+    context = {
+        "session": session,
+        "message": message,
+        "error": error,
+        "text": text,
+        "confirm": text.endswith(f" {CONFIRM}") and bool(error),
+    }
     return render(request, "agents_app/session_detail.html#command-result", context)

@@ -1,14 +1,13 @@
-"""The dashboard's live system status over a websocket."""
+"""The dashboard's live parts over websockets: system status and the session table."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from typing import Any
 
-from django.conf import settings
+from django.http import QueryDict
 from django.template.loader import render_to_string
 
+from dashboard_app.sessions import session_table
 from dashboard_app.status import system_status
 from sf_core.consumers import LivePartialConsumer
 from sf_core.live import Groups
@@ -22,7 +21,7 @@ class SystemStatusConsumer(LivePartialConsumer):
     heartbeats.
     """
 
-    refresh_task: asyncio.Task[None] | None = None
+    refresh_always = True
 
     def resolve_groups(self) -> list[str]:
         return [Groups.SYSTEM_STATUS]
@@ -32,23 +31,29 @@ class SystemStatusConsumer(LivePartialConsumer):
             "dashboard_app/dashboard.html#system-status", {"status": system_status()}
         )
 
-    async def connect(self) -> None:
-        await super().connect()
-        if self.live_groups:
-            self.refresh_task = asyncio.create_task(self._refresh_forever())
-
-    async def disconnect(self, code: int) -> None:
-        if self.refresh_task is not None:
-            self.refresh_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.refresh_task
-        await super().disconnect(code)
-
     async def status_changed(self, event: dict[str, Any]) -> None:
         await self.push()
 
-    async def _refresh_forever(self) -> None:
-        interval = settings.SF_STATUS_REFRESH.total_seconds()
-        while True:
-            await asyncio.sleep(interval)
-            await self.push()
+
+class SessionTableConsumer(LivePartialConsumer):
+    """The dashboard's session table, re-rendered when any session or task changes.
+
+    The page puts its query string (filters and page) on the websocket URL, so the
+    table that comes back shows the same rows the page did."""
+
+    def resolve_groups(self) -> list[str]:
+        self.params = QueryDict(self.scope.get("query_string", b"").decode())
+        # Task moves (and plans accepted or finished) reach the task boards' group;
+        # session status, pause and axes reach SESSIONS.
+        return [Groups.SESSIONS, Groups.ALL_TASKS]
+
+    def render(self) -> str:
+        return render_to_string(
+            "dashboard_app/dashboard.html#session-table", {"table": session_table(self.params)}
+        )
+
+    async def sessions_changed(self, event: dict[str, Any]) -> None:
+        await self.push()
+
+    async def tasks_changed(self, event: dict[str, Any]) -> None:
+        await self.push()

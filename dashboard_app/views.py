@@ -1,43 +1,30 @@
-"""The dashboard (system status and recent sessions) and the health endpoint."""
+"""The dashboard (system status and the session table) and the health endpoint."""
 
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
-from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from agents_app.models import AgentSession
-from agents_app.selectors import session_list
+from dashboard_app.sessions import Outcome, project_choices, session_table
 from dashboard_app.status import system_status
-from tasks_app.models import Task, TaskStatus
 
 
 @require_GET
 @login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
-    recent = with_review_counts(session_list()).order_by("-created_at", "-pk")[:10]
-    return render(
-        request, "dashboard_app/dashboard.html", {"status": system_status(), "sessions": recent}
-    )
-
-
-def with_review_counts(sessions: QuerySet[AgentSession]) -> QuerySet[AgentSession]:
-    """Each session's tasks waiting in review (``in_review``), for the link to them.
-    A subquery, not a Count over a join: ``session_list`` already counts transitions."""
-    in_review = (
-        Task.objects.filter(plan__session=OuterRef("pk"), status=TaskStatus.REVIEW)
-        .order_by()
-        .values("plan__session")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    return sessions.annotate(
-        in_review=Coalesce(Subquery(in_review, output_field=IntegerField()), 0)
-    )
+    """System status and the session table, filtered by the query string (``q``,
+    ``project``, ``outcome``, ``page``); a value that does not parse is named on the page
+    and ignored, never a 500."""
+    context = {
+        "status": system_status(),
+        "table": session_table(request.GET),
+        "projects": project_choices(),
+        "outcomes": Outcome.ALL,
+    }
+    return render(request, "dashboard_app/dashboard.html", context)
 
 
 @require_GET

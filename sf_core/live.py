@@ -34,6 +34,7 @@ class Groups:
     SYSTEM_STATUS = "system-status"  # the dashboard's database/broker/worker status
     APPROVALS = "approvals"  # the approvals queue
     ALL_TASKS = "tasks.all"  # the task board across sessions
+    SESSIONS = "sessions"  # every session's status, axes or pause (the dashboard's table)
 
     @staticmethod
     def session(session_id: int) -> str:

@@ -5,11 +5,12 @@ from __future__ import annotations
 from django.urls import URLPattern, path
 
 from agents_app.consumers import ApprovalsConsumer, SessionConsumer
-from dashboard_app.consumers import SystemStatusConsumer
+from dashboard_app.consumers import SessionTableConsumer, SystemStatusConsumer
 from tasks_app.consumers import SessionPlansConsumer, TaskBoardConsumer, UnitConsumer
 
 websocket_urlpatterns: list[URLPattern] = [
     path("ws/status/", SystemStatusConsumer.as_asgi(), name="ws-status"),
+    path("ws/sessions/", SessionTableConsumer.as_asgi(), name="ws-sessions"),
     path("ws/sessions/<int:session_id>/", SessionConsumer.as_asgi(), name="ws-session"),
     path(
         "ws/sessions/<int:session_id>/plans/",

@@ -10,9 +10,14 @@ class TasksAppConfig(AppConfig):
         # load (Django's rule for AppConfig modules).
         from sf_core.signals import session_report_requested
         from tasks_app.engine import receivers, workers  # noqa: F401  (worker heartbeats)
+        from tasks_app.headless.query import session_report_snapshot
         from tasks_app.selectors import session_report_fields
 
         receivers.connect()
         session_report_requested.connect(
             session_report_fields, dispatch_uid="tasks_app.selectors.session_report"
+        )
+        # What ``sf headless query`` answers, for /status and /session-report.
+        session_report_requested.connect(
+            session_report_snapshot, dispatch_uid="tasks_app.headless.query.session_report"
         )

@@ -99,6 +99,8 @@ class AgentSession(models.Model):
     )
     activity = models.CharField(max_length=8, choices=Activity.choices, default=Activity.IDLE)
     interrupt_requested = models.BooleanField(default=False)  # /stop while a unit runs
+    # /next: run exactly one unit, then pause, whatever the run control (which stays).
+    step_requested = models.BooleanField(default=False)
     # Who runs the units: Celery workers, or one inline process (headless) that owns
     # the session; workers and their sweeps leave an inline session alone.
     driver = models.CharField(
@@ -112,6 +114,9 @@ class AgentSession(models.Model):
     cost_spent = models.DecimalField(max_digits=12, decimal_places=4, default=Decimal("0"))
     budget_alerts = models.JSONField(default=list, blank=True)  # thresholds already fired
     created_at = models.DateTimeField(default=timezone.now)
+    # When the session last became completed or failed (``session_finish``); None while
+    # it is active, and again once a retry re-opens it.
+    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -174,6 +179,7 @@ class TransitionStatus(models.TextChoices):
     PENDING = "pending"
     APPLIED = "applied"
     CANCELLED = "cancelled"
+    SUPERSEDED = "superseded"  # a later direct command changed the same axes first
 
 
 class ModeTransition(models.Model):

@@ -202,6 +202,12 @@ class AgentLoop:
         input_hash = sf_native.canonical_hash({"tool": call.name, "input": normalized})
         if self.replay is not None:
             self.replay.expect_tool_call(call.name, input_hash)
+        # The dispatch point comes before the gate: a /stop ends the unit here (rather
+        # than the gate asking a person about a call nobody wants any more), and the
+        # steering due now is applied before the gate decides under the axes.
+        stop = self.hooks.before_tool(call.name)
+        if stop:
+            return self._end(Outcome.INTERRUPTED, detail=stop)
         verdict = self.gate.check(call.name, values, input_hash)
 
         def answer(output: str) -> None:
@@ -215,9 +221,6 @@ class AgentLoop:
             return self._end(
                 Outcome.BLOCKED, decision_id=verdict.decision_id, detail=verdict.reason
             )
-        stop = self.hooks.before_tool(call.name)
-        if stop:
-            return self._end(Outcome.INTERRUPTED, detail=stop)
         ended = self._run_tool(tool, arguments, answer)
         if ended is not None:
             return ended

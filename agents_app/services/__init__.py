@@ -1,7 +1,8 @@
 """Services of the base app: functions that write (DESIGN §2; HackSoft's services).
 
 ``sessions``: projects, sessions and their mode transitions — every change of an axis
-writes one ``ModeTransition`` in the same transaction. ``commands``: a parsed slash
+writes one ``ModeTransition`` in the same transaction. ``runs``: run control at unit
+boundaries (``/next``, the pause after a unit) and superseded steering. ``commands``: a parsed slash
 command (``agents_app.commands``, the one grammar of every surface) applied to a session.
 Import from here; the split is for reading, not for callers.
 """
@@ -11,6 +12,7 @@ from agents_app.services.commands import (
     command_apply,
     command_run,
 )
+from agents_app.services.runs import session_step, session_unit_ended, steering_supersede
 from agents_app.services.sessions import (
     DispatchPoint,
     RepairOutcome,
@@ -43,7 +45,10 @@ __all__ = [
     "session_reopen",
     "session_request_repair",
     "session_set_paused",
+    "session_step",
     "session_stop",
+    "session_unit_ended",
+    "steering_supersede",
     "transition_approve",
     "transition_cancel",
 ]

@@ -1,14 +1,29 @@
-"""Applying a parsed slash command to a session: one service for every surface."""
+"""Applying a parsed slash command to a session: one service for every surface.
+
+What the commands mean (the same on the web bar, ``sf command`` and headless):
+
+- ``/next`` runs exactly one unit, then the session pauses; the run control stays.
+- ``/stop`` stops dispatch (manual control) and a running unit ends at its next
+  dispatch point, recorded as cancelled; its task waits, paused, for the next run.
+- raising the permission profile to ``unrestricted`` needs ``--confirm``.
+- a direct command never drops pending steering silently: steering on the axes it
+  decides is marked superseded, and the message names it; other steering stays.
+- ``/status`` and ``/session-report`` answer what ``sf headless query`` answers, in lines.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.db import transaction
+
 from agents_app import commands as cmd
-from agents_app.axes import RunControl
+from agents_app.axes import PermissionProfile, RunControl
 from agents_app.badge import badge_for
 from agents_app.models import AgentSession, ModeTransition, TransitionStatus
+from agents_app.reports import cost_line, session_report_text, status_text
 from agents_app.selectors import session_report
+from agents_app.services.runs import session_step, steering_supersede
 from agents_app.services.sessions import (
     Actor,
     session_change_mode,
@@ -16,6 +31,8 @@ from agents_app.services.sessions import (
     session_stop,
 )
 from sf_core.signals import send_on_commit, session_runnable
+
+UNRESTRICTED = PermissionProfile.UNRESTRICTED.value
 
 
 @dataclass(frozen=True)
@@ -26,6 +43,7 @@ class CommandOutcome:
     message: str
     transition: ModeTransition | None = None
     data: dict[str, object] = field(default_factory=dict)
+    superseded: list[ModeTransition] = field(default_factory=list)
 
     @property
     def pending(self) -> bool:
@@ -40,46 +58,90 @@ def command_run(*, session: AgentSession, text: str, actor: Actor) -> CommandOut
 def command_apply(
     *, session: AgentSession, command: cmd.Command, actor: Actor, text: str = ""
 ) -> CommandOutcome:
+    if isinstance(command, cmd.Query):
+        return _query(session, command.name)
+    _check_confirmed(session, command, text)
     reason = f"{text.strip() or type(command).__name__} by {actor.label or actor.kind}"
-    transition: ModeTransition | None
-    match command:
-        case cmd.SetAxes(changes=changes, resume=resume):
-            transition = session_change_mode(
-                session=session, changes=changes, reason=reason, actor=actor, resume=resume
-            )
-        case cmd.Next(changes=changes):
-            transition = session_change_mode(
-                session=session, changes=changes, reason=reason, actor=actor, resume=True
-            )
-        case cmd.Steer(changes=changes, scope=scope):
-            transition = session_change_mode(
-                session=session, changes=changes, reason=reason, actor=actor, scope=scope
-            )
-        case cmd.Pause():
-            transition = session_set_paused(
-                session=session, paused=True, reason=reason, actor=actor
-            )
-        case cmd.Stop():
-            transition = session_stop(session=session, reason=reason, actor=actor)
-        case cmd.Query(name=name):
-            return _query(session, name)
+    with transaction.atomic():
+        superseded = _supersede(session, command, reason)
+        transition = _change(session, command, reason, actor)
     session.refresh_from_db()
     _start_dispatch(session)
+    message = _describe(session, command, transition) + _superseded_note(superseded)
     return CommandOutcome(
-        session=session, message=_describe(session, transition), transition=transition
+        session=session, message=message, transition=transition, superseded=superseded
+    )
+
+
+def _change(
+    session: AgentSession, command: cmd.Command, reason: str, actor: Actor
+) -> ModeTransition | None:
+    match command:
+        case cmd.SetAxes(changes=changes, resume=resume):
+            return session_change_mode(
+                session=session, changes=changes, reason=reason, actor=actor, resume=resume
+            )
+        case cmd.Steer(changes=changes, scope=scope):
+            return session_change_mode(
+                session=session, changes=changes, reason=reason, actor=actor, scope=scope
+            )
+        case cmd.Next():
+            return session_step(session=session, reason=reason, actor=actor)
+        case cmd.Pause():
+            return session_set_paused(session=session, paused=True, reason=reason, actor=actor)
+        case cmd.Stop():
+            return session_stop(session=session, reason=reason, actor=actor)
+    raise AssertionError(f"unhandled command {command!r}")
+
+
+def _supersede(session: AgentSession, command: cmd.Command, by: str) -> list[ModeTransition]:
+    """A direct change decides its axes now: steering pending on them would undo it
+    later, so it is superseded (visibly). /stop clears all pending steering."""
+    if isinstance(command, cmd.SetAxes):
+        return steering_supersede(session=session, axes=command.changes, by=by)
+    if isinstance(command, cmd.Stop):
+        return steering_supersede(session=session, axes=None, by=by)
+    return []
+
+
+def _check_confirmed(session: AgentSession, command: cmd.Command, text: str) -> None:
+    """Raising the profile to unrestricted lets every tool call proceed without
+    approval: it takes an explicit ``--confirm``, on every surface."""
+    if not isinstance(command, cmd.SetAxes | cmd.Steer) or command.confirmed:
+        return
+    if command.changes.get("permission_profile") != UNRESTRICTED:
+        return
+    if session.permission_profile == UNRESTRICTED:
+        return
+    confirm_text = f"{text.strip()} {cmd.CONFIRM}" if text.strip() else cmd.CONFIRM
+    raise cmd.ConfirmationRequired(
+        "raising the permission profile to unrestricted lets every tool call proceed "
+        "without approval (deny lists and safety gates still apply); to confirm, "
+        f"append {cmd.CONFIRM}: {confirm_text}",
+        confirm_text=confirm_text,
     )
 
 
 def _start_dispatch(session: AgentSession) -> None:
-    """A session that may run units now (autonomous or assisted, not paused) says so;
-    the engine (an app built on this one) listens and dispatches."""
-    if session.paused or session.run_control == RunControl.MANUAL:
+    """A session that may run units now (autonomous, assisted or a /next step, not
+    paused) says so; the engine (an app built on this one) listens and dispatches."""
+    if session.paused or (session.run_control == RunControl.MANUAL and not session.step_requested):
         return
     send_on_commit(session_runnable, sender=AgentSession, session_id=session.pk)
 
 
-def _describe(session: AgentSession, transition: ModeTransition | None) -> str:
+def _describe(
+    session: AgentSession, command: cmd.Command, transition: ModeTransition | None
+) -> str:
     badge = badge_for(session).full_text
+    if isinstance(command, cmd.Next):
+        return (
+            f"next: one unit runs, then the session pauses "
+            f"(run control stays {session.run_control}): {badge}"
+        )
+    if isinstance(command, cmd.Stop):
+        unit = "; the running unit stops at its next dispatch point" * session.interrupt_requested
+        return f"stopped: no more units start{unit}: {badge}"
     if transition is None:
         return f"no change: {badge}"
     if transition.status == TransitionStatus.PENDING:
@@ -87,23 +149,20 @@ def _describe(session: AgentSession, transition: ModeTransition | None) -> str:
     return f"{transition.summary}: {badge}"
 
 
+def _superseded_note(superseded: list[ModeTransition]) -> str:
+    return "".join(
+        f"; superseded pending steer #{t.pk} ({t.summary}, {t.scope})" for t in superseded
+    )
+
+
 def _query(session: AgentSession, name: str) -> CommandOutcome:
     report = session_report(session)
     if name == "status":
-        message = f"{badge_for(session).full_text} · {report['status']}"
-        if report["pending_transitions"]:
-            message += f" · {report['pending_transitions']} pending"
+        message = status_text(session, report)
     elif name == "cost":
-        message = _cost_line(report)
+        message = cost_line(report)
     elif name == "tasks":
         message = str(report.get("tasks_summary", "no tasks"))
     else:
-        message = f"{report['transitions']} transitions · {_cost_line(report)}"
+        message = session_report_text(session, report)
     return CommandOutcome(session=session, message=message, data=report)
-
-
-def _cost_line(report: dict[str, object]) -> str:
-    spent, budget = report["cost_spent"], report["cost_budget"]
-    if budget is None:
-        return f"spent ${spent} (no budget)"
-    return f"spent ${spent} of ${budget} ({report['budget_used_percent']}%)"

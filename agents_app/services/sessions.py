@@ -8,7 +8,7 @@ while a tool call is in flight.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from agents_app.axes import (
     AXIS_CHOICES,
+    NEW_SESSION_AXES,
     Axes,
     PermissionProfile,
     RunControl,
@@ -95,10 +96,11 @@ def session_create(
     axes: Mapping[str, str] | None = None,
     cost_budget: Decimal | None = None,
 ) -> AgentSession:
-    """Start a session; unspecified axes take the model defaults, budgets the project's."""
+    """Start a session; unspecified axes take ``NEW_SESSION_AXES`` (the one default of
+    every creator), the surface the model's, budgets the project's."""
     budgets = project.parsed_policy.budgets
-    values = _validated_changes(axes or {})
-    return AgentSession.objects.create(
+    values = _validated_changes({**NEW_SESSION_AXES, **(axes or {})})
+    session = AgentSession.objects.create(
         project=project,
         created_by=created_by,
         title=title,
@@ -106,6 +108,8 @@ def session_create(
         max_autonomous_continues=budgets.max_autonomous_continues,
         **values,
     )
+    broadcast(Groups.SESSIONS, "sessions.changed", session_id=session.pk)
+    return session
 
 
 # --- mode changes ---------------------------------------------------------------------
@@ -129,6 +133,10 @@ def session_change_mode(
     values = _validated_changes(changes)
     with transaction.atomic():
         locked = _lock(session)
+        if resume and "run_control" in values and locked.step_requested:
+            # A person chose the run control: a /next step still waiting is theirs no more.
+            AgentSession.objects.filter(pk=locked.pk).update(step_requested=False)
+            locked.step_requested = False
         if scope is not None:
             _check_scope(scope)
             return _record_pending(locked, values, reason, actor, scope)
@@ -163,12 +171,14 @@ def session_set_paused(
 
 
 def session_stop(*, session: AgentSession, reason: str, actor: Actor) -> ModeTransition:
-    """Stop an autonomous run and clear its state: manual control, no pause, no pending
-    steering, continuation count back to zero."""
+    """Stop an autonomous run and clear its state: manual control, no pause, no /next
+    step, continuation count back to zero. Pending steering is marked superseded (kept
+    in the log, never applied); the engine starts no unit of a stopped session."""
     with transaction.atomic():
         locked = _lock(session)
-        _cancel_pending(locked)
+        supersede_pending(locked, None, by=reason)
         locked.autonomous_continues = 0
+        locked.step_requested = False
         # A running unit stops at its next dispatch point, never inside a tool call.
         locked.interrupt_requested = locked.activity != Activity.IDLE
         locked.pause_reason = ""
@@ -208,6 +218,7 @@ def _set_status(
         if expected is not None and locked.status != expected:
             return False
         locked.status = status
+        locked.finished_at = timezone.now() if status in FINISHED_SESSION_STATUSES else None
         _apply(
             locked,
             locked.axes,
@@ -216,7 +227,7 @@ def _set_status(
             actor=actor,
             scope=TransitionScope.NOW,
         )
-    session.status = status
+    session.status, session.finished_at = status, locked.finished_at
     return True
 
 
@@ -409,6 +420,7 @@ def _store_axes(session: AgentSession, target: Axes, paused: bool, now: Any) -> 
     session.mode_updated_at = now
     session.save()
     broadcast(Groups.session(session.pk), "session.changed")
+    broadcast(Groups.SESSIONS, "sessions.changed", session_id=session.pk)
 
 
 def _write(
@@ -450,7 +462,22 @@ def _set_sides(
     transition.to_paused = paused
 
 
-def _cancel_pending(session: AgentSession) -> int:
-    return session.transitions.filter(status=TransitionStatus.PENDING).update(
-        status=TransitionStatus.CANCELLED
-    )
+def supersede_pending(
+    session: AgentSession, axes: Collection[str] | None, *, by: str
+) -> list[ModeTransition]:
+    """Mark superseded the pending transitions that change any of ``axes`` (all of them
+    for None): a later direct command decided those axes first. The caller holds the
+    session's lock. They stay in the timeline with the command that superseded them."""
+    pending = session.transitions.filter(status=TransitionStatus.PENDING).select_for_update()
+    superseded = [
+        t
+        for t in pending.order_by("requested_at", "pk")
+        if axes is None or set(t.changed_axes) & set(axes)
+    ]
+    for transition in superseded:
+        transition.status = TransitionStatus.SUPERSEDED
+        transition.reason = f"{transition.reason} (superseded by {by})"[:500]
+        transition.save(update_fields=["status", "reason"])
+    if superseded:
+        broadcast(Groups.session(session.pk), "session.changed")
+    return superseded

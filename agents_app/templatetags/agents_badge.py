@@ -19,7 +19,9 @@ def mode_badge(session: object) -> SafeString:
         '<span class="badge-part c-{}{}">{}</span>',
         ((part.colour, " pulse" if part.pulsing else "", part.value) for part in badge.parts),
     )
-    paused = format_html('<span class="badge-paused">paused · </span>') if badge.paused else ""
+    paused = (
+        format_html('<span class="badge-paused">{}</span>', "paused · ") if badge.paused else ""
+    )
     classes = "badge inline" + (" paused" if badge.paused else "")
     return format_html(
         '<span class="{}" title="{}">{}{}</span>', classes, badge.full_text, paused, parts

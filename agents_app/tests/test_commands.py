@@ -62,6 +62,26 @@ from sf_core.errors import CommandRejected
             "/repair --autonomous",
             SetAxes({"work_mode": "repair", "run_control": "autonomous"}, resume=True),
         ),
+        (
+            "/trust unrestricted --confirm",
+            SetAxes({"permission_profile": "unrestricted"}, confirmed=True),
+        ),
+        (
+            "/permission-profile unrestricted --confirm",
+            SetAxes({"permission_profile": "unrestricted"}, confirmed=True),
+        ),
+        (
+            "/mode build --permission-profile unrestricted --confirm",
+            SetAxes({"work_mode": "build", "permission_profile": "unrestricted"}, confirmed=True),
+        ),
+        (
+            "/steer permission-profile unrestricted --confirm",
+            Steer({"permission_profile": "unrestricted"}, "now", confirmed=True),
+        ),
+        (
+            "/steer permission-profile unrestricted after-current-unit --confirm",
+            Steer({"permission_profile": "unrestricted"}, "after-current-unit", confirmed=True),
+        ),
         ("/status", Query("status")),
         ("/tasks", Query("tasks")),
         ("/cost", Query("cost")),
@@ -125,6 +145,13 @@ def test_it_parses_every_command(text: str, expected: object) -> None:
         ('/mode "build', "cannot read the command: No closing quotation"),
         ("/repair now", "/repair takes no value; got 'now'"),
         ("/status --verbose", "/status takes no arguments"),
+        ("/control manual --confirm", "unknown option --confirm for /control; accepted: none"),
+        ("/next --confirm", "/next takes no arguments"),
+        (
+            "/steer mode build now --force",
+            "unknown option --force for /steer; accepted: --confirm",
+        ),
+        ("/trust unrestricted --confirm=yes", "option --confirm takes no value"),
         ("/" + "x" * 3000, "command too long (3001 characters, at most 2000)"),
     ],
 )

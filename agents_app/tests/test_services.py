@@ -318,7 +318,9 @@ def test_stop_clears_autonomous_state(agent_session: AgentSession) -> None:
     assert agent_session.permission_profile == "trusted", "stop does not touch the profile"
     assert agent_session.paused is False
     assert agent_session.autonomous_continues == 0
-    assert pending.status == TransitionStatus.CANCELLED  # type: ignore[union-attr]
+    # Kept in the log as superseded by the stop (it used to be marked cancelled).
+    assert pending.status == TransitionStatus.SUPERSEDED  # type: ignore[union-attr]
+    assert pending.reason.endswith("(superseded by enough)")  # type: ignore[union-attr]
 
 
 # --- the automatic transition to repair -----------------------------------------------

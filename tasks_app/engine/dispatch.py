@@ -76,8 +76,11 @@ def next_units(session: AgentSession, *, step: bool = False) -> list[int]:
     parallel), assisted one unit at a time, manual none on its own.
 
     ``step`` is a person asking for exactly one unit now (``sf headless next``): the
-    first due task, whatever the run control."""
-    if not (runs(session) if step else dispatchable(session)):
+    first due task, whatever the run control. A ``/next`` step (``step_requested``,
+    through the workers) is one unit too, whatever the run control, but only once no
+    unit of the session is in flight; the unit's end pauses the session."""
+    one_step = step or session.step_requested
+    if not (runs(session) if one_step else dispatchable(session)):
         return []
     _resume_engine_held(session)
     for plan in Plan.objects.filter(session=session, status=PlanStatus.ACCEPTED):
@@ -85,7 +88,7 @@ def next_units(session: AgentSession, *, step: bool = False) -> list[int]:
     due = due_tasks(session.pk)
     if step:
         return due[:1]
-    if session.run_control == RunControl.ASSISTED:
+    if session.run_control == RunControl.ASSISTED or session.step_requested:
         busy = TaskSchedule.objects.filter(
             task__plan__session=session, status__in=IN_FLIGHT
         ).exists()

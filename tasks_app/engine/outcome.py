@@ -16,7 +16,6 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from agents_app.axes import RunControl
 from agents_app.budget import session_charge
 from agents_app.gate.redaction import redact_text
 from agents_app.models import AgentSession, PauseCause, TraceKind
@@ -28,6 +27,7 @@ from agents_app.services import (
     session_apply_due,
     session_request_repair,
     session_set_paused,
+    session_unit_ended,
 )
 from sf_core.actors import Actor
 from sf_core.errors import SfError
@@ -254,15 +254,8 @@ def _next(task: Task, unit: Unit, outcome: str, detail: str) -> UnitReport:
         session_apply_due(session=session, point=DispatchPoint.AFTER_UNIT)
         if _plan_finished(task):
             session_apply_due(session=session, point=DispatchPoint.MILESTONE)
-        session.refresh_from_db()
-        if session.run_control == RunControl.ASSISTED and not session.paused:
-            session_set_paused(
-                session=session,
-                paused=True,
-                actor=Actor.system("assisted"),
-                cause=PauseCause.ASSISTED,
-                reason="assisted run control: one unit done; /next runs another",
-            )
+        # Run control: assisted, or a /next step, pauses after this unit.
+        session_unit_ended(session=session)
         plan_settle(plan_id=task.plan_id)  # the plan, then the session, may be finished
         send_on_commit(session_runnable, sender=AgentSession, session_id=session.pk)
     return UnitReport(task.pk, unit.pk, unit.attempt, outcome, task.status, detail)

@@ -16,7 +16,7 @@ from pathlib import Path
 import yaml
 from django.conf import settings
 
-from agents_app.axes import ModelMode, PermissionProfile, Surface, WorkMode
+from agents_app.axes import NEW_SESSION_AXES, PermissionProfile, Surface
 from agents_app.models import AgentSession, Project, SessionDriver
 from agents_app.runtime.replay import Replay, replay_load
 from agents_app.services import project_create, session_create
@@ -63,11 +63,7 @@ def replay_start(replay: Replay, *, project: Project, title: str = "") -> tuple[
     session = session_create(
         project=project,
         title=title or f"replay: {spec.summary}",
-        axes={
-            "work_mode": WorkMode.PLAN,
-            "model_mode": ModelMode.DEEP,
-            "surface": Surface.HEADLESS,
-        },
+        axes={**NEW_SESSION_AXES, "surface": Surface.HEADLESS},
     )
     AgentSession.objects.filter(pk=session.pk).update(driver=SessionDriver.INLINE)
     plan = plan_create(session=session, spec=spec, source=PlanSource.FILE)

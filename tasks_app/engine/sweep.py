@@ -35,9 +35,9 @@ def engine_sweep() -> dict[str, int]:
     """Recover crashed units and lost dispatches of worker-driven sessions, then dispatch."""
     recovered = sum(unit_recover(unit=unit) for unit in stale_units())
     sessions = AgentSession.objects.filter(
+        Q(run_control__in=(RunControl.AUTONOMOUS, RunControl.ASSISTED)) | Q(step_requested=True),
         status=SessionStatus.ACTIVE,
         paused=False,
-        run_control__in=(RunControl.AUTONOMOUS, RunControl.ASSISTED),
         driver=SessionDriver.WORKERS,
     )
     dispatched = sum(len(dispatch(session_id=s.pk)) for s in sessions)

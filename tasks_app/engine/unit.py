@@ -23,7 +23,7 @@ from django.utils import timezone
 from agents_app.axes import RunControl
 from agents_app.budget import budget_pause, budget_remaining
 from agents_app.gate.session import SessionGate
-from agents_app.models import Activity, AgentSession, PauseCause, SessionStatus
+from agents_app.models import Activity, AgentSession, PauseCause, SessionDriver, SessionStatus
 from agents_app.runtime.llm import ModelRouter, complete, model_settings_for
 from agents_app.runtime.loop import AgentLoop, LoopResult
 from agents_app.runtime.replay import replay_activate, replay_deactivate
@@ -132,6 +132,8 @@ def _session_may_run(session: AgentSession) -> bool:
     """Paused, stopped, over budget or over the continuation limit: not now."""
     if session.status != SessionStatus.ACTIVE or session.paused:
         return False
+    if _stopped(session):
+        return False
     remaining = budget_remaining(session)
     if remaining is not None and remaining <= 0:
         budget_pause(session)
@@ -150,6 +152,17 @@ def _session_may_run(session: AgentSession) -> bool:
             autonomous_continues=session.autonomous_continues + 1
         )
     return True
+
+
+def _stopped(session: AgentSession) -> bool:
+    """Workers start nothing of a manual session but a /next step: a unit sent before
+    /stop (or a switch to manual) stays due. An inline driver (``sf headless next``)
+    steps a manual session itself."""
+    return (
+        session.run_control == RunControl.MANUAL
+        and session.driver == SessionDriver.WORKERS
+        and not session.step_requested
+    )
 
 
 def _agent(

@@ -14,7 +14,16 @@ from tasks_app.selectors import task_board
 
 
 def session_snapshot(*, session_id: int | None, project: str | None) -> dict[str, Any]:
-    session = _find(session_id, project)
+    return snapshot_of(_find(session_id, project))
+
+
+def session_report_snapshot(sender: object, *, session: AgentSession, **_: Any) -> dict[str, Any]:
+    """The ``session_report_requested`` receiver: the same snapshot, for ``/status`` and
+    ``/session-report`` (``agents_app.reports`` turns it into lines)."""
+    return {"snapshot": snapshot_of(session)}
+
+
+def snapshot_of(session: AgentSession) -> dict[str, Any]:
     board = task_board(session_id=session.pk, statuses=[])
     rows = {row["id"]: row for row in board.as_json()["tasks"]}
     plans = list(Plan.objects.filter(session=session).order_by("created_at", "pk"))

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db import connections
 
-from agents_app.axes import ModelMode, RunControl, Surface, WorkMode
+from agents_app.axes import NEW_SESSION_AXES, RunControl, Surface, WorkMode
 from agents_app.models import Activity, AgentSession, PauseCause, SessionDriver
 from agents_app.services import session_change_mode, session_create, session_set_paused
 from sf_core.actors import Actor
@@ -46,11 +46,7 @@ def session_resolve(options: HeadlessOptions) -> tuple[AgentSession, bool]:
     session = session_create(
         project=project,
         title=f"headless: {title}"[:300],
-        axes={
-            "work_mode": WorkMode.PLAN,
-            "model_mode": ModelMode.DEEP,
-            "surface": Surface.HEADLESS,
-        },
+        axes={**NEW_SESSION_AXES, "surface": Surface.HEADLESS},
     )
     return AgentSession.objects.select_related("project").get(pk=session.pk), False
 

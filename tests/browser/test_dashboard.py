@@ -1,6 +1,8 @@
-"""The dashboard's system status follows workers live, without a reload."""
+"""The dashboard follows workers and sessions live, without a reload."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -45,3 +47,28 @@ def test_a_killed_worker_goes_offline_when_its_heartbeat_goes_stale(
         expect(row).to_have_attribute("data-online", "false", timeout=15_000)
     finally:
         worker.stop()
+
+
+def test_the_session_table_follows_a_pause_live_and_keeps_its_filter(
+    agent_session: Any, user: User, web: WebProcess, browser: Browser
+) -> None:
+    everything = logged_in_page(browser, web, user)
+    active_only = logged_in_page(browser, web, user)
+    active_only.goto(f"{web.url}/?outcome=active")
+    for page in (everything, active_only):
+        row = page.locator(f'#session-table tr[data-session="{agent_session.pk}"]')
+        expect(row).to_have_attribute("data-outcome", "active")
+        page.evaluate("window.__notReloaded = true")
+        page.wait_for_timeout(300)  # let the websocket connect
+
+    session_page = logged_in_page(browser, web, user, f"/sessions/{agent_session.pk}/")
+    session_page.fill("#command-bar input[name=text]", "/pause")
+    session_page.click("#command-bar button[type=submit]")
+
+    row = everything.locator(f'#session-table tr[data-session="{agent_session.pk}"]')
+    expect(row).to_have_attribute("data-outcome", "paused", timeout=10_000)
+    expect(active_only.locator("#session-table")).to_contain_text(
+        "No session matches these filters.", timeout=10_000
+    )
+    for page in (everything, active_only):
+        assert page.evaluate("window.__notReloaded") is True

@@ -1,0 +1,193 @@
+"""The slash commands as the engine sees them: /next runs one unit then pauses, /stop
+ends the running unit at its next dispatch point, /status and /session-report report
+what ``sf headless query`` reports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents_app.models import AgentSession, RiskDecision
+from agents_app.services import command_run, project_create, session_create
+from agents_app.tests.runtime_helpers import ScriptedModel
+from sf_core.actors import Actor
+from tasks_app.engine.dispatch import drain, next_units
+from tasks_app.engine.replaying import demo_repo_create
+from tasks_app.engine.unit import UnitOptions, unit_run
+from tasks_app.headless.query import session_snapshot
+from tasks_app.models import Plan, ScheduleStatus, TaskSchedule, Unit
+from tasks_app.schemas import plan_spec_parse
+from tasks_app.services import plan_accept, plan_create
+
+pytestmark = pytest.mark.django_db
+MODEL = "openai/gpt-4o"
+PERSON = Actor.system("person")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return demo_repo_create(tmp_path / "greet")
+
+
+def start(
+    repo: Path, *, autonomous: bool = True, driver: str = "inline", chained: bool = False
+) -> AgentSession:
+    """A session with an accepted two-task plan: first and second, both ready (or
+    second after first when ``chained``)."""
+    project = project_create(name=f"p-{Plan.objects.count()}", repo_path=str(repo))
+    session = session_create(project=project)
+    AgentSession.objects.filter(pk=session.pk).update(driver=driver)
+    tasks = [task_spec("first"), task_spec("second", depends_on=["first"] if chained else [])]
+    plan = plan_create(
+        session=session, spec=plan_spec_parse({"summary": "s", "tasks": tasks}), source="api"
+    )
+    plan_accept(
+        plan=plan, actor=PERSON, autonomous=autonomous, permission_profile="trusted", start=False
+    )
+    session.refresh_from_db()
+    return session
+
+
+def task_spec(key: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "key": key,
+        "title": f"Write {key}.txt",
+        "acceptance_criteria": [f"{key}.txt exists"],
+        "verify": [f"test -f {key}.txt"],
+        "risk_level": "low",
+        **extra,
+    }
+
+
+def writes(key: str) -> list[tuple[str, list[tuple[str, Any]]]]:
+    return [
+        ("writing", [("write_file", {"path": f"{key}.txt", "content": "hi"})]),
+        ("done", [("finish", {"summary": f"wrote {key}.txt"})]),
+    ]
+
+
+def options(*steps: Any) -> UnitOptions:
+    return UnitOptions(model=MODEL, completion=ScriptedModel(*steps))
+
+
+# --- /next ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("autonomous", [False, True])
+def test_next_runs_one_unit_then_pauses_and_keeps_the_run_control(
+    repo: Path, autonomous: bool
+) -> None:
+    session = start(repo, autonomous=autonomous)
+    control = session.run_control
+    command_run(session=session, text="/next", actor=PERSON)
+
+    ran = drain(
+        session_id=session.pk, worker="t", options=options(*writes("first"), *writes("second"))
+    )
+
+    session.refresh_from_db()
+    assert ran == 1, "exactly one unit"
+    assert Unit.objects.get().task.key == "first"
+    assert session.paused
+    assert session.pause_reason == "/next: one unit done; /next runs another"
+    assert session.run_control == control, "the run control is not changed"
+    assert not session.step_requested, "the step is used up"
+    assert next_units(session) == []
+
+    command_run(session=session, text="/next", actor=PERSON)  # the next step
+    assert drain(session_id=session.pk, worker="t", options=options(*writes("second"))) == 1
+    assert Unit.objects.count() == 2
+
+
+def test_through_the_workers_a_step_is_one_unit_at_a_time(repo: Path) -> None:
+    session = start(repo, autonomous=False, driver="workers")
+    assert next_units(session) == [], "manual: nothing on its own"
+    outcome = command_run(session=session, text="/next", actor=PERSON)
+    first = TaskSchedule.objects.get(task__key="first")
+    assert next_units(outcome.session) == [first.task_id]
+    TaskSchedule.objects.filter(pk=first.pk).update(status=ScheduleStatus.DISPATCHED)
+    assert next_units(outcome.session) == [], "a unit in flight is the step"
+
+
+# --- /stop ----------------------------------------------------------------------------
+
+
+def test_stop_during_a_unit_cancels_it_at_the_next_dispatch_point(repo: Path) -> None:
+    session = start(repo)
+    model = ScriptedModel(*writes("first"))
+    said: list[str] = []
+
+    def stop_while_thinking(**kwargs: Any) -> Any:
+        said.append(command_run(session=session, text="/stop", actor=PERSON).message)
+        return model(**kwargs)  # the model's answer comes back; the tool call never runs
+
+    report = unit_run(
+        task_id=TaskSchedule.objects.get(task__key="first").task_id,
+        worker="t",
+        options=UnitOptions(model=MODEL, completion=stop_while_thinking),
+    )
+
+    assert report is not None
+    unit = Unit.objects.get()
+    session.refresh_from_db()
+    assert said[0].startswith(
+        "stopped: no more units start; the running unit stops at its next dispatch point"
+    )
+    assert (report.outcome, report.task_status) == ("interrupted", "paused")
+    assert (unit.status, unit.summary) == ("cancelled", "stopped by /stop")
+    assert unit.task.hold_reason == "stopped", "held, not left in progress"
+    assert not (repo / "first.txt").exists(), "the tool call never ran"
+    assert (session.run_control, session.activity) == ("manual", "idle")
+    assert next_units(session) == [], "dispatch stopped"
+
+
+def test_a_unit_sent_before_stop_does_not_start(repo: Path) -> None:
+    session = start(repo, driver="workers")
+    task_id = next_units(session)[0]  # sent to a worker, not yet started
+    command_run(session=session, text="/stop", actor=PERSON)
+
+    assert unit_run(task_id=task_id, worker="late", options=options(*writes("first"))) is None
+    assert Unit.objects.count() == 0
+    assert TaskSchedule.objects.get(task_id=task_id).status == ScheduleStatus.DUE
+
+
+# --- /status and /session-report ------------------------------------------------------
+
+
+def test_status_and_session_report_say_what_headless_query_says(repo: Path) -> None:
+    session = start(repo, autonomous=False, chained=True)
+    RiskDecision.objects.create(
+        session=session,
+        tool="run_command",
+        input_normalized={"command": "curl example.com"},
+        input_hash="0" * 64,
+        risk_class="network",
+        decision="ask",
+        rule="network: ask",
+        reason="wants the network",
+        review_status="pending",
+        **session.axes.as_dict(),
+    )
+    query = session_snapshot(session_id=session.pk, project=None)
+
+    status = command_run(session=session, text="/status", actor=PERSON)
+    report = command_run(session=session, text="/session-report", actor=PERSON)
+
+    assert status.message.splitlines()[:2] == [
+        "SF build | manual | trusted | deep · active",
+        "no unit running",
+    ]
+    assert "tasks: 2 tasks: 2 todo · 1 ready · $0.0000 spent" in status.message.splitlines()
+    assert "approvals pending: 1" in status.message.splitlines()
+    lines = report.message.splitlines()
+    assert lines[0] == query["summary"]
+    plan = query["plans"][0]
+    assert f"plan #{plan['id']} (accepted): s" in lines
+    assert any(line.startswith("  first todo") for line in lines)
+    assert any(line.startswith("  second todo · next: waiting for first") for line in lines)
+    approval = query["pending_approvals"][0]
+    assert f"approval pending: #{approval['id']} run_command: wants the network" in lines
+    assert lines[-1].startswith("totals: 2 todo · $0.0000 spent")
+    assert report.data["snapshot"]["tasks"] == query["tasks"], "the same data as the query"
