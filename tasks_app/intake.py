@@ -23,7 +23,7 @@ from django.contrib.auth.models import User
 from django.db import connection, transaction
 from django.utils import timezone
 
-from agents_app.axes import ModelMode, RunControl, WorkMode
+from agents_app.axes import ModelMode, PermissionProfile, RunControl, WorkMode
 from agents_app.models import AgentSession, Project
 from agents_app.preflight import PLANNING_MODE, model_problem, replay_trace_path
 from agents_app.runtime.llm import ModelNotConfigured
@@ -41,6 +41,10 @@ logger = logging.getLogger("sf.planning")
 PLAN_REQUEST_TASK = "tasks_app.plan_request_run"  # registered in tasks_app/tasks.py
 PLANNER = Actor.system("planner")
 EMPTY_INTENT = "say what you want first, e.g. 'add a --verbose flag to the CLI'"
+UNRESTRICTED_UNCONFIRMED = (
+    "the unrestricted profile lets every tool call proceed without asking (writes "
+    "anywhere, dangerous git): tick 'I mean unrestricted' to confirm, or choose another profile"
+)
 
 
 def planning_check(
@@ -209,11 +213,16 @@ def plan_start(
     autonomous: bool,
     permission_profile: str | None,
     replay: str = "",
+    confirmed: bool = False,
 ) -> Plan:
     """**Accept** / **Run autonomously** from the plan page, refused before anything
-    changes when its units would have no model to ask. ``replay`` names an offered
-    trace for the units to answer from instead."""
+    changes when its units would have no model to ask, or when it raises the profile to
+    unrestricted without the person's confirmation (as ``--confirm`` is for commands).
+    ``replay`` names an offered trace for the units to answer from instead."""
     session = plan.session
+    raising = session.permission_profile != PermissionProfile.UNRESTRICTED
+    if permission_profile == PermissionProfile.UNRESTRICTED and raising and not confirmed:
+        raise CommandRejected(UNRESTRICTED_UNCONFIRMED)
     with transaction.atomic():
         if replay:
             session.replay_trace = str(replay_trace_path(replay))

@@ -26,6 +26,15 @@ class Edge:
     condition: str = "success"
 
 
+# How a finished dependency ended, as a person says it.
+_ENDED = {
+    "failed": "failed",
+    "cancelled": "was cancelled",
+    "skipped": "was skipped",
+    "done": "succeeded",
+}
+
+
 @dataclass(frozen=True)
 class Blocker:
     on: str
@@ -37,8 +46,9 @@ class Blocker:
         """A sentence about this blocker, naming the dependency ``name`` (or its id)."""
         wanted = {"success": "done", "failure": "failed", "always": "finished"}[self.condition]
         shown = name or self.on
-        if not self.satisfiable:
-            return f"{shown} is {self.status}, needed {wanted}"
+        if not self.satisfiable:  # it ended the wrong way: only a retry or a skip helps
+            ended = _ENDED.get(self.status, self.status)
+            return f"{shown} {ended}; this task needs it {wanted}"
         return f"{shown} to be {wanted} (now {self.status})"
 
 

@@ -212,7 +212,7 @@ def next_action(task: Task, blockers: list[str]) -> str:
             return "awaiting review"
         case TaskStatus.BLOCKED if task.hold_reason == HoldReason.DEPENDENCY:
             return (
-                "dependency ended the wrong way: "
+                "waiting on a dependency that ended the wrong way: "
                 + ("; ".join(blockers) or task.status_reason)
                 + " — retry or skip it, or cancel this task"
             )

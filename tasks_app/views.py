@@ -45,6 +45,7 @@ def plan_accept_view(request: AuthedRequest, plan_id: int) -> HttpResponse:
             autonomous=autonomous,
             permission_profile=profile,
             replay=request.POST.get("replay", ""),
+            confirmed=request.POST.get("confirm_unrestricted") == "on",
         )
     except SfError as exc:
         context = {**_plan_context(plan), "error": str(exc)}

@@ -184,6 +184,8 @@ def drain(
 
 
 _DRAINING: set[int] = set()
+# Who runs a unit without a worker, as the board's runtime column shows it.
+INLINE_WORKER = "this server (inline)"
 _DRAIN_LOCK = threading.Lock()
 
 
@@ -195,7 +197,7 @@ def _drain_in_background(session_id: int) -> None:
 
     def run() -> None:
         try:
-            drain(session_id=session_id, worker=f"inline-{threading.get_ident()}")
+            drain(session_id=session_id, worker=INLINE_WORKER)
         finally:
             with _DRAIN_LOCK:
                 _DRAINING.discard(session_id)

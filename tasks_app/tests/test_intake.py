@@ -308,3 +308,33 @@ def test_a_session_in_another_mode_switches_to_plan_first_and_logs_it(
     assert agent_session.work_mode == "plan"
     switch = ModeTransition.objects.get(session=agent_session)
     assert (switch.from_work_mode, switch.to_work_mode) == ("chat", "plan")
+
+
+def test_run_autonomously_under_unrestricted_needs_the_tick(
+    logged_in_client: Client, agent_session: AgentSession, traces: Path
+) -> None:
+    plan = make_plan(agent_session, task_data("hello"))
+    url = reverse("plan-accept", args=[plan.pk])
+    data = {"action": "autonomous", "permission_profile": "unrestricted", "replay": "hello.jsonl"}
+    html = logged_in_client.post(url, data, **HTMX).content.decode()
+    assert escape(intake.UNRESTRICTED_UNCONFIRMED) in html
+    plan.refresh_from_db()
+    agent_session.refresh_from_db()
+    assert (plan.status, agent_session.permission_profile) == ("proposed", "normal")
+    response = logged_in_client.post(url, {**data, "confirm_unrestricted": "on"}, **HTMX)
+    assert response.status_code == 200
+    assert "HX-Redirect" in response
+    agent_session.refresh_from_db()
+    assert agent_session.permission_profile == "unrestricted"
+    assert agent_session.run_control == "autonomous"
+
+
+def test_backticks_in_a_plan_read_as_code_and_nothing_else_becomes_html(
+    logged_in_client: Client, agent_session: AgentSession
+) -> None:
+    criteria = ["`python3 greet.py --shout Ada` prints HELLO", "<b>not bold</b> `<i>x</i>`"]
+    plan = make_plan(agent_session, task_data("shout", acceptance_criteria=criteria))
+    page = logged_in_client.get(reverse("plan-detail", args=[plan.pk])).content.decode()
+    assert "<code>python3 greet.py --shout Ada</code> prints HELLO" in page
+    assert "&lt;b&gt;not bold&lt;/b&gt; <code>&lt;i&gt;x&lt;/i&gt;</code>" in page
+    assert "`" not in page.split('class="criteria"')[1].split("</ul>")[0]

@@ -160,7 +160,9 @@ def test_skip_lets_success_dependents_proceed(repo: Path) -> None:
     second = plan.tasks.get(key="second")
     assert (second.status, second.hold_reason) == ("blocked", "dependency")
     row = next(r for r in task_board(session_id=session.pk).rows if r.task.key == "second")
-    assert row.next_action.startswith("dependency ended the wrong way: first is failed")
+    assert row.next_action.startswith(
+        "waiting on a dependency that ended the wrong way: first failed; this task needs it done"
+    )
     assert "retry or skip" in row.next_action
     failed_row = next(r for r in task_board(session_id=session.pk).rows if r.task.key == "first")
     assert failed_row.actions == ["retry", "skip", "cancel"]

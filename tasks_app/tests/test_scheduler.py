@@ -97,7 +97,7 @@ def test_blockers_say_whether_they_can_still_clear() -> None:
     edges = edges_by([Edge("c", "a"), Edge("c", "b", "failure")])
     found = blockers_of("c", edges, {"a": "failed", "b": "in_progress", "c": "todo"})
     assert [(b.on, b.satisfiable) for b in found] == [("a", False), ("b", True)]
-    assert found[0].describe() == "a is failed, needed done"
+    assert found[0].describe() == "a failed; this task needs it done"
     assert found[1].describe("build-api") == "build-api to be failed (now in_progress)"
 
 

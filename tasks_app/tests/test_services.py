@@ -146,7 +146,7 @@ def test_a_failed_dependency_blocks_its_dependent_for_a_person(plan_session: Age
     assert due == {"cleanup", "report"}
     b = plan.tasks.get(key="b")
     assert b.status == TaskStatus.BLOCKED
-    assert b.status_reason == "dependency: a is failed, needed done"
+    assert b.status_reason == "dependency: a failed; this task needs it done"
 
 
 def test_claiming_takes_each_due_task_once(diamond_plan: Plan) -> None:
