@@ -36,6 +36,15 @@ def _close_the_event_loop_litellm_leaves() -> Iterator[None]:
         policy.set_event_loop(None)
 
 
+@pytest.fixture(autouse=True)
+def _no_provider_left_rate_limited() -> Iterator[None]:
+    """A 429 one test scripted must not make the next test's model calls wait."""
+    yield
+    from agents_app.runtime.ratelimit import provider_limits_clear
+
+    provider_limits_clear()
+
+
 @pytest.fixture(scope="session")
 def password_hash() -> str:
     """Hashing a password costs ~0.3 s by design; hash the test password once."""

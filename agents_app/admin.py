@@ -92,6 +92,9 @@ class AgentSessionAdmin(admin.ModelAdmin):
         "autonomous_continues",
         "cost_spent",
         "budget_alerts",
+        "finished_at",
+        "provider_retry_at",
+        "provider_outages",
     ]
     inlines = [ModeTransitionInline]
 

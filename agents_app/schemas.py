@@ -73,6 +73,7 @@ class ModelOverride(BaseModel):
     api_base: str | None = Field(default=None, max_length=500)
     api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     tool_calls: ToolCalls | None = None
+    context_window: int | None = Field(default=None, ge=512, le=100_000_000)
 
     @field_validator("api_base")
     @classmethod

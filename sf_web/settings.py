@@ -202,6 +202,10 @@ SF_MODEL_ENDPOINTS = {
         "tool_calls": env.choice(
             f"SF_MODEL_{mode.upper()}_TOOL_CALLS", "auto", SF_MODEL_TOOL_CALL_STYLES
         ),
+        # The input window in tokens; 0: litellm's number for the model, else 8192.
+        "context_window": env.integer(
+            f"SF_MODEL_{mode.upper()}_CONTEXT_WINDOW", 0, minimum=0, maximum=100_000_000
+        ),
     }
     for mode in ("fast", "smart", "deep", "fallback")
 }

@@ -9,7 +9,10 @@ it through ``api_base`` — ``openai/<name>`` with ``provider.openai_base``,
 for real and the tests assert on the JSON the provider received (``provider.requests``).
 
 Each test scripts the answers: ``provider.answer(reply, …)`` queues them, one per
-request, in order. A request with nothing queued gets a 400 saying so, so a test that
+request, in order. ``parses_arguments = True`` makes it a server that parses the tool-call
+arguments of the history it is sent, as some OpenAI-compatible servers do (SGLang's
+router): arguments that are not JSON get a 500 (in llama.cpp's error shape) without
+using up a scripted answer. A request with nothing queued gets a 400 saying so, so a test that
 expected fewer calls fails loudly. The builders below make the real-world quirks:
 ``finish_reason: length``, ``content: null``, missing or null tool-call ids, parallel
 calls, 429 with ``retry-after``, 5xx, a context-length error body, malformed tool-call
@@ -55,6 +58,7 @@ class FakeProvider:
     def __init__(self) -> None:
         self.replies: deque[Reply] = deque()
         self.requests: list[Received] = []
+        self.parses_arguments = False
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.server.daemon_threads = True
@@ -89,6 +93,9 @@ class FakeProvider:
     def next_reply(self, received: Received) -> Reply:
         with self.lock:
             self.requests.append(received)
+            refused = _unparsed_arguments(received.body) if self.parses_arguments else None
+            if refused:
+                return refused
             if self.replies:
                 return self.replies.popleft()
         return error(400, "fake provider: no scripted answer left for this request")
@@ -97,6 +104,25 @@ class FakeProvider:
     def last(self) -> dict[str, Any]:
         """The body of the last request received."""
         return self.requests[-1].body
+
+
+def _unparsed_arguments(body: dict[str, Any]) -> Reply | None:
+    """llama.cpp's answer to a history whose tool-call arguments are not JSON."""
+    for message in body.get("messages") or []:
+        for tool_call in message.get("tool_calls") or []:
+            arguments = (tool_call.get("function") or {}).get("arguments")
+            try:
+                json.loads(arguments) if isinstance(arguments, str) else None
+            except json.JSONDecodeError as exc:
+                body = {
+                    "error": {
+                        "code": 500,
+                        "message": f"Failed to parse tool call arguments as JSON: {exc}",
+                        "type": "server_error",
+                    }
+                }
+                return Reply(body, status=500)
+    return None
 
 
 def _handler(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:

@@ -47,7 +47,9 @@ def backends_of(application_name: str) -> int:
     }
     with psycopg.connect(**{k: v for k, v in params.items() if v is not None}) as conn:
         row = conn.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s",
+            # This run's database only: another checkout's test run may use the same name.
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE application_name = %s AND datname = current_database()",
             [application_name],
         ).fetchone()
     return int(row[0]) if row else 0

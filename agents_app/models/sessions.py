@@ -117,6 +117,12 @@ class AgentSession(models.Model):
     # When the session last became completed or failed (``session_finish``); None while
     # it is active, and again once a retry re-opens it.
     finished_at = models.DateTimeField(null=True, blank=True)
+    # A provider outage paused the session (cause provider): the sweep resumes it at
+    # this time (None: a pause a person must lift). ``provider_outages`` counts the
+    # outages in a row, for the backoff (30 s, 60 s, … 10 min); a unit that reached
+    # the model resets it.
+    provider_retry_at = models.DateTimeField(null=True, blank=True)
+    provider_outages = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         ordering = ["-created_at"]

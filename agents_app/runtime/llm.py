@@ -22,6 +22,12 @@ from agents_app.runtime.model_settings import (
     ToolCallStyle,
     model_settings_for,
 )
+from agents_app.runtime.ratelimit import (
+    MAX_SHARED_WAIT,
+    ProviderLimits,
+    provider_key,
+    provider_limits,
+)
 from agents_app.runtime.toolcalls import request_options
 from agents_app.runtime.wire import assistant_message, synthesised_id, tools_for
 from sf_core.errors import SfError
@@ -45,7 +51,12 @@ def litellm_module() -> Any:
 
 
 def complete(*, model: str, messages: list[dict[str, Any]], **options: Any) -> Any:
-    """One chat completion through litellm; returns litellm's ``ModelResponse``."""
+    """One chat completion through litellm; returns litellm's ``ModelResponse``.
+
+    The provider's client never retries by itself (``max_retries=0``): the router owns
+    the waits, the shared rate limit and the fallback, and a client retrying 429s and
+    5xx twice underneath would triple every request the router makes."""
+    options.setdefault("max_retries", 0)
     return litellm_module().completion(model=model, messages=messages, **options)
 
 
@@ -63,6 +74,20 @@ class ProviderAuthError(SfError):
 
 class ProviderUnavailable(SfError):
     """The provider kept failing after the waits, retries and the fallback model."""
+
+
+class ProviderOutage(ProviderUnavailable):
+    """The provider is down or keeps rate limiting (5xx, connection errors, timeouts,
+    429s past the waits): worth trying again later, unlike a refused request."""
+
+
+class ContextWindowExceeded(ProviderUnavailable):
+    """The provider refused the request as longer than the model's context window; the
+    loop cuts the conversation (``context``) and asks once more."""
+
+    def __init__(self, message: str, provider_text: str = "") -> None:
+        super().__init__(message)
+        self.provider_text = provider_text  # the provider's own words (they may name the limit)
 
 
 @dataclass(frozen=True)
@@ -84,6 +109,9 @@ class ModelStep:
     refusal: str = ""  # a call written as text that was refused: said back to the model
     from_text: bool = False  # the tool call was recognised in the text (``textcalls``)
     finish_reason: str = "stop"  # "length": cut off at max_tokens
+    note: str = (
+        ""  # said to the model after its calls ran (e.g. the calls it wrote but were not run)
+    )
 
 
 @dataclass
@@ -101,12 +129,16 @@ class ModelRouter:
     fallback_endpoint: dict[str, Any] = field(default_factory=dict)
     tool_calls: ToolCallStyle = ToolCallStyle.NATIVE  # resolved, never auto
     max_tokens: int = DEFAULT_MAX_TOKENS  # sent with every request; "length" past it
+    context_window: int = 0  # configured tokens; 0: litellm's number, else a default (context)
+    limits: ProviderLimits | None = None  # "blocked until" per provider (None: the shared one)
+    _waited_until: float = field(default=0.0, init=False, repr=False)  # our own waits
 
     @classmethod
     def from_settings(
         cls, chosen: ModelSettings, fallback: ModelSettings | None = None, **extra: Any
     ) -> ModelRouter:
         extra.setdefault("max_tokens", getattr(settings, "SF_MODEL_MAX_TOKENS", DEFAULT_MAX_TOKENS))
+        extra.setdefault("context_window", chosen.context_window)
         return cls(
             model=chosen.model,
             endpoint=chosen.litellm_options(),
@@ -116,26 +148,30 @@ class ModelRouter:
             **extra,
         )
 
-    def step(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelStep:
+    def step(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        response_format: dict[str, Any] | None = None,
+    ) -> ModelStep:
+        """One model step. ``response_format`` constrains the answer (planning); a server
+        that refuses it is asked again without it (the prompt says the format too)."""
         litellm = litellm_module()
         current, waits, failures = self.model, 0, 0
         while True:
             endpoint = self.endpoint if current == self.model else self.fallback_endpoint
+            self._await_provider(current, endpoint)
             try:
                 request = request_options(self.tool_calls, tools_for(current, tools), messages)
+                if response_format:
+                    request["response_format"] = response_format
                 response = self.completion(
                     model=current, max_tokens=self.max_tokens, **endpoint, **request
                 )
                 return _model_step(current, response)
             except litellm.RateLimitError as exc:
                 waits += 1
-                if waits > MAX_RATE_LIMIT_WAITS:
-                    raise ProviderUnavailable(
-                        f"{current}: still rate limited after {waits - 1} waits"
-                    ) from exc
-                delay = _retry_after(exc)
-                self.notes.append(f"{current} rate limited; waiting {delay:g} s")
-                self.sleep(delay)
+                self._rate_limited(current, endpoint, exc, waits)
             except (
                 litellm.AuthenticationError,
                 litellm.PermissionDeniedError,
@@ -147,17 +183,17 @@ class ModelRouter:
             except litellm.PaymentRequiredError as exc:
                 raise ProviderAuthError(f"{current}: billing problem: {_short(exc)}") from exc
             except _server_errors(litellm) as exc:
-                failures += 1
-                if failures <= MAX_SERVER_RETRIES:
-                    delay = float(2**failures)
-                    self.notes.append(f"{current} failed ({_short(exc)}); retrying in {delay:g} s")
-                    self.sleep(delay)
-                elif self.fallback and current != self.fallback:
-                    self.notes.append(f"{current} keeps failing; switching to {self.fallback}")
-                    current, failures = self.fallback, 0
-                else:
-                    raise ProviderUnavailable(f"{current}: {_short(exc)}") from exc
+                current, failures = self._server_failed(current, exc, failures + 1)
             except litellm.BadRequestError as exc:
+                if isinstance(exc, litellm.ContextWindowExceededError):
+                    raise ContextWindowExceeded(f"{current}: {_short(exc)}", str(exc)) from exc
+                if response_format and not isinstance(exc, litellm.ContextWindowExceededError):
+                    response_format = None  # the answer's format is in the prompt too
+                    self.notes.append(
+                        f"{current} refused the response format ({_short(exc)}); "
+                        "asking for the JSON in the text"
+                    )
+                    continue
                 if not self._schema_refused(litellm, exc):
                     raise ProviderUnavailable(f"{current}: {_short(exc)}") from exc
                 # The server refused the JSON schema: recognise calls in text instead.
@@ -172,6 +208,51 @@ class ModelRouter:
                 if type(exc).__module__.split(".")[0] not in ("litellm", "openai"):
                     raise
                 raise ProviderUnavailable(f"{current}: {_short(exc)}") from exc
+
+    def _rate_limited(
+        self, current: str, endpoint: dict[str, Any], exc: Exception, waits: int
+    ) -> None:
+        """Wait out a 429; a ``retry-after`` is told to every router of the provider."""
+        if waits > MAX_RATE_LIMIT_WAITS:
+            raise ProviderOutage(f"{current}: still rate limited after {waits - 1} waits") from exc
+        told = _retry_after_header(exc)
+        delay = RATE_LIMIT_DEFAULT_WAIT if told is None else told
+        if told is not None:
+            until = time.time() + min(told, MAX_SHARED_WAIT)
+            self._provider_limits().block(provider_key(current, endpoint), until)
+        self.notes.append(f"{current} rate limited; waiting {delay:g} s")
+        self._wait(delay)
+
+    def _server_failed(self, current: str, exc: Exception, failures: int) -> tuple[str, int]:
+        """Back off on a 5xx or a lost connection, then the fallback, then give up.
+        Returns the model to call next and its failure count."""
+        if failures <= MAX_SERVER_RETRIES:
+            delay = float(2**failures)
+            self.notes.append(f"{current} failed ({_short(exc)}); retrying in {delay:g} s")
+            self._wait(delay)
+            return current, failures
+        if self.fallback and current != self.fallback:
+            self.notes.append(f"{current} keeps failing; switching to {self.fallback}")
+            return self.fallback, 0
+        raise ProviderOutage(f"{current}: {_short(exc)}") from exc
+
+    def _await_provider(self, current: str, endpoint: dict[str, Any]) -> None:
+        """Wait while another router (any worker) was told the provider is rate limited;
+        what we waited ourselves already counts."""
+        until = self._provider_limits().blocked_until(provider_key(current, endpoint))
+        wait = min(until - max(time.time(), self._waited_until), MAX_SHARED_WAIT)
+        if wait > 0:
+            self.notes.append(
+                f"{current}: the provider is rate limited for every worker; waiting {wait:.1f} s"
+            )
+            self._wait(wait)
+
+    def _wait(self, seconds: float) -> None:
+        self.sleep(seconds)
+        self._waited_until = max(self._waited_until, time.time() + seconds)
+
+    def _provider_limits(self) -> ProviderLimits:
+        return self.limits if self.limits is not None else provider_limits()
 
     def _schema_refused(self, litellm: Any, exc: Exception) -> bool:
         """A 400 while the answer was constrained by a JSON schema (not a context overflow)."""
@@ -230,14 +311,21 @@ def _cost(response: Any) -> Decimal:
         return Decimal("0")
 
 
-def _retry_after(exc: Exception) -> float:
+def _retry_after_header(exc: Exception) -> float | None:
+    """The seconds a 429's ``retry-after`` header asks for (None: it says nothing).
+    litellm keeps the provider's headers in ``litellm_response_headers``."""
     response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None) or getattr(exc, "headers", None) or {}
+    headers = (
+        getattr(exc, "litellm_response_headers", None)
+        or getattr(response, "headers", None)
+        or getattr(exc, "headers", None)
+        or {}
+    )
     value = headers.get("retry-after") if hasattr(headers, "get") else None
     try:
-        return max(0.0, float(value)) if value is not None else RATE_LIMIT_DEFAULT_WAIT
+        return max(0.0, float(value)) if value is not None else None
     except ValueError:
-        return RATE_LIMIT_DEFAULT_WAIT
+        return None
 
 
 def _short(exc: Exception) -> str:

@@ -4,6 +4,11 @@ It stops on ``finish``, the step limit, the budget limit, a blocking decision (a
 ``ask`` of the gate or an unanswered ``ask_user``), or an interrupt from its hooks
 (pause, stop, timeouts). A malformed tool call is answered with the validation
 error and the loop goes on: the model's mistakes never crash a unit.
+
+Before each model step the conversation is fitted to the model's context window
+(``context``: old tool outputs cut to stubs); when the provider still refuses it as too
+long, it is cut harder and asked once more. A conversation that cannot fit ends the
+unit (``context_full``) with the reason, never a provider failure.
 """
 
 from __future__ import annotations
@@ -22,10 +27,18 @@ from pydantic import BaseModel, ValidationError
 import sf_native
 from agents_app.gate.redaction import redact_payload, redact_text
 from agents_app.models import TraceKind
-from agents_app.runtime.llm import ModelRouter, ModelStep, ToolCallRequest
+from agents_app.runtime.context import (
+    HARDER_MARGIN,
+    MARGIN,
+    context_window,
+    fit_messages,
+    refused_window,
+    token_count,
+)
+from agents_app.runtime.llm import ContextWindowExceeded, ModelRouter, ModelStep, ToolCallRequest
 from agents_app.runtime.model_settings import ToolCallStyle
 from agents_app.runtime.replay import Replay
-from agents_app.runtime.textcalls import recognise_step, step_note
+from agents_app.runtime.textcalls import ONE_CALL, recognise_step, step_note
 from agents_app.runtime.tools import (
     Finished,
     NeedsPerson,
@@ -36,7 +49,7 @@ from agents_app.runtime.tools import (
 )
 from agents_app.runtime.trace import TraceRecorder
 from agents_app.runtime.truncation import call_cut_message, cut_off, text_cut_message
-from agents_app.runtime.wire import append_note
+from agents_app.runtime.wire import append_note, well_formed_calls
 
 NUDGE = "Continue with the tools. When every acceptance criterion is met, call finish."
 MAX_TEXT_ONLY_STEPS = 3
@@ -50,6 +63,7 @@ class Outcome(StrEnum):
     NEEDS_PERSON = "needs_person"  # ask_user without an answer
     INTERRUPTED = "interrupted"  # paused, stopped or timed out by the hooks
     NO_PROGRESS = "no_progress"  # the model keeps answering without tools
+    CONTEXT_FULL = "context_full"  # the conversation cannot fit the model's context window
 
 
 @dataclass
@@ -120,7 +134,9 @@ class AgentLoop:
                 return self._end(Outcome.INTERRUPTED, detail=stop)
             for note in self.hooks.notes():
                 append_note(messages, note)
-            step = self._model_step(messages)
+            step = self._fitted_step(messages)
+            if isinstance(step, str):
+                return self._end(Outcome.CONTEXT_FULL, detail=step)
             if self.budget is not None and self.result.cost >= self.budget:
                 return self._end(
                     Outcome.BUDGET, detail=f"spent ${self.result.cost} of ${self.budget}"
@@ -128,7 +144,11 @@ class AgentLoop:
             if not step.tool_calls:
                 text_only += 1
                 if text_only >= MAX_TEXT_ONLY_STEPS:
-                    detail = step.refusal or step.content
+                    # Plain words, not the model's text: a retry's brief quotes this, and
+                    # a model shown its own malformed answer writes it again.
+                    detail = f"{text_only} answers in a row without a tool call that could run"
+                    if step.refusal:
+                        detail += f"; the last was refused: {step.refusal}"
                     return self._end(Outcome.NO_PROGRESS, detail=detail[:500])
                 append_note(messages, step.refusal or self._text_note(step))
                 continue
@@ -142,27 +162,76 @@ class AgentLoop:
                 ended = self._tool_call(call, messages)
                 if ended is not None:
                     return ended
+            if step.note:
+                append_note(messages, step.note)
         return self._end(Outcome.STEP_LIMIT, detail=f"{self.max_steps} model steps")
 
     def _text_note(self, step: ModelStep) -> str:
         if step.finish_reason == "length":
             return text_cut_message(self.router.max_tokens)
+        if self.router.tool_calls != ToolCallStyle.NATIVE:
+            return f"{NUDGE} {ONE_CALL}"
         return NUDGE
 
-    def _model_step(self, messages: list[dict[str, Any]]) -> ModelStep:
-        offered = [
+    def _offered_specs(self) -> list[dict[str, Any]]:
+        return [
             self.tools[name].openai_spec()
             for name in self.gate.offered_tools()
             if name in self.tools
         ]
+
+    def _fitted_step(self, messages: list[dict[str, Any]]) -> ModelStep | str:
+        """The next model step, the conversation fitted to the context window first; the
+        reason instead when it cannot fit. A replay's conversation is left as recorded."""
+        if self.replay is not None:
+            return self._model_step(messages)
+        problem = self._fit(messages)
+        if problem:
+            return problem
+        try:
+            return self._model_step(messages)
+        except ContextWindowExceeded as refused:
+            self.router.notes.append(f"context: the provider refused the request: {refused}")
+            problem = self._fit(messages, refused.provider_text)
+            if problem:
+                return problem
+        try:
+            return self._model_step(messages)
+        except ContextWindowExceeded as again:
+            return f"the conversation does not fit the model's context window even cut: {again}"
+
+    def _fit(self, messages: list[dict[str, Any]], refused: str = "") -> str:
+        """Cut old parts of ``messages`` (in place) to fit; the reason when they cannot.
+        ``refused``: the provider's words refusing them as too long (its limit, its count)."""
+        window = context_window(self.router.model, self.router.context_window)
+        offered = self._offered_specs()
+
+        def count(shown: list[dict[str, Any]]) -> int:
+            return token_count(self.router.model, shown, offered)
+
+        if refused:
+            window = refused_window(window, refused, count(messages))
+        fit = fit_messages(
+            messages,
+            count=count,
+            window=window,
+            max_tokens=self.router.max_tokens,
+            margin=HARDER_MARGIN if refused else MARGIN,
+        )
+        if fit.cuts:
+            messages[:] = fit.messages
+            self.router.notes.append(fit.note())
+        return fit.problem
+
+    def _model_step(self, messages: list[dict[str, Any]]) -> ModelStep:
         started = timezone.now()
-        step = self.router.step(messages, offered)
+        step = self.router.step(messages, self._offered_specs())
         if self.router.tool_calls != ToolCallStyle.NATIVE:
             step = recognise_step(step, self.tools, self.gate.offered_tools())
             if step.from_text or step.refusal:
                 self.router.notes.append(step_note(step))
         if step.message is not None:
-            messages.append(redact_payload(step.message))
+            messages.append(redact_payload(well_formed_calls(step.message)))
         self.result.steps += 1
         self.result.tokens_in += step.tokens_in
         self.result.tokens_out += step.tokens_out
@@ -250,7 +319,7 @@ class AgentLoop:
             message = (
                 validation_message(call.name, exc)
                 if isinstance(exc, ValidationError)
-                else (f"invalid arguments for {call.name}: {exc}")
+                else (f"invalid arguments for {call.name}: {exc}{_json_hint(call, exc)}")
             )
             self._answer(call, messages, message, started)
             return None
@@ -309,3 +378,14 @@ class AgentLoop:
         for name, value in values.items():
             setattr(self.result, name, value)
         return self.result
+
+
+def _json_hint(call: ToolCallRequest, exc: Exception) -> str:
+    """Where arguments that are not JSON went wrong, and what they must be instead."""
+    if not isinstance(exc, json.JSONDecodeError):
+        return ""
+    near = call.arguments[max(0, exc.pos - 30) : exc.pos + 10]
+    return (
+        f", near {near!r}; nothing was run. Send the arguments as one JSON object, "
+        'strings quoted and escaped (\\n for a newline, \\" for a quote)'
+    )

@@ -8,7 +8,9 @@ Every mode (fast, smart, deep, and the fallback) has, from the environment:
 - ``SF_MODEL_<MODE>_API_KEY``: its key, passed as ``api_key`` (else litellm reads the
   provider's own variable, ``OPENAI_API_KEY`` …);
 - ``SF_MODEL_<MODE>_TOOL_CALLS``: ``auto`` (default), ``native``, ``text`` or
-  ``json_schema`` — see ``agents_app.schemas.ToolCalls``.
+  ``json_schema`` — see ``agents_app.schemas.ToolCalls``;
+- ``SF_MODEL_<MODE>_CONTEXT_WINDOW``: the model's input window in tokens (unset: what
+  litellm knows of the model, else 8192 — ``agents_app.runtime.context``).
 
 A project's policy can override any of them per mode (``models: {smart: {…}}``); a key
 is named there by the variable that holds it (``api_key_env``), never stored in the
@@ -43,6 +45,7 @@ class ModelSettings:
     api_base: str = ""
     api_key: str = ""
     tool_calls: ToolCallStyle = ToolCallStyle.AUTO
+    context_window: int = 0  # tokens; 0: not configured
 
     def litellm_options(self) -> dict[str, Any]:
         """What litellm needs besides the model name: ``api_base`` and ``api_key``."""
@@ -97,6 +100,7 @@ def model_settings_for(
         api_base=endpoint.get("api_base", ""),
         api_key=endpoint.get("api_key", ""),
         tool_calls=ToolCallStyle(endpoint.get("tool_calls") or ToolCallStyle.AUTO),
+        context_window=int(endpoint.get("context_window") or 0),
     )
     override = (project_models or {}).get(model_mode)
     if override:
@@ -116,7 +120,9 @@ def model_settings_for(
 def _apply_override(base: ModelSettings, mode: str, override: Any) -> ModelSettings:
     values = override if isinstance(override, dict) else override.model_dump(exclude_none=True)
     changed: dict[str, Any] = {
-        key: values[key] for key in ("model", "api_base") if values.get(key) is not None
+        key: values[key]
+        for key in ("model", "api_base", "context_window")
+        if values.get(key) is not None
     }
     if values.get("tool_calls"):
         changed["tool_calls"] = ToolCallStyle(values["tool_calls"])

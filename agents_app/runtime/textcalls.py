@@ -12,10 +12,13 @@ JSON objects with a ``name`` and ``arguments`` (``parameters`` is accepted for t
 same), in fenced blocks or bare in the text (Qwen's ``<tool_call>…</tool_call>`` too).
 Exactly one call — the same call repeated counts once — whose tool is offered and whose
 arguments pass the tool's schema becomes a structured call with a synthesised id, so
-the conversation reads as if the model had called the tool natively. Anything else
-that looks like a call (two different calls, an unknown tool, arguments that do not fit,
-JSON that does not parse) is refused with a message back to the model and nothing
-runs. An answer with no call-shaped JSON at all is plain text, as before.
+the conversation reads as if the model had called the tool natively. An answer that is
+nothing but calls in order (a JSON list, ``{"functions": [...]}``, one call per line)
+runs its first call, as the first of native parallel calls would, and the model is told
+the others did not run. Anything else that looks like a call (different calls with
+prose between them, an unknown tool, arguments that do not fit, JSON that does not
+parse) is refused with a message back to the model and nothing runs. An answer with no
+call-shaped JSON at all is plain text, as before.
 """
 
 from __future__ import annotations
@@ -60,6 +63,8 @@ def recognise_step(step: ModelStep, tools: dict[str, Tool], offered: list[str]) 
             return replace(step, refusal=refusal)
         return step
     distinct = {(c.name, json.dumps(c.arguments, sort_keys=True)): c for c in candidates}
+    if len(distinct) > 1 and _nothing_but_calls(step.content, candidates):
+        return _first_of_sequence(step, list(distinct.values()), tools, offered)
     if len(distinct) > 1:
         names = ", ".join(sorted({c.name for c in candidates}))
         return replace(
@@ -74,6 +79,33 @@ def recognise_step(step: ModelStep, tools: dict[str, Tool], offered: list[str]) 
     if problem:
         return replace(step, refusal=f"{problem}; nothing was run. {ONE_CALL}")
     return _as_structured(step, chosen, [c.source for c in candidates])
+
+
+def _nothing_but_calls(content: str, candidates: list[_Candidate]) -> bool:
+    """The answer is calls in order and nothing else: one JSON value listing them, or
+    one call per line or block. Prose between calls (steps described, alternatives
+    offered) makes them ambiguous."""
+    rest = content
+    for source in {c.source for c in candidates}:
+        rest = rest.replace(source, "")
+    return not re.sub(r"</?tool_call>|```", "", rest).strip()
+
+
+def _first_of_sequence(
+    step: ModelStep, calls: list[_Candidate], tools: dict[str, Tool], offered: list[str]
+) -> ModelStep:
+    """One JSON value listing several calls in order (``[{…}, {…}]``, ``{"functions":
+    [...]}``) is a plan, not an ambiguity: its first call runs, as the first of native
+    parallel calls would, and the model is told that the others did not."""
+    first, later = calls[0], [call.name for call in calls[1:]]
+    problem = _problem(first, tools, offered)
+    if problem:
+        return replace(step, refusal=f"{problem}; nothing was run. {ONE_CALL}")
+    note = (
+        f"Only your first call ({first.name}) was run; its result is above. Send the next "
+        f"call ({', '.join(later)}) as an answer of its own if it is still needed."
+    )
+    return replace(_as_structured(step, first, [first.source]), note=note)
 
 
 def step_note(step: ModelStep) -> str:
@@ -148,22 +180,44 @@ def _bare_objects(text: str) -> tuple[list[_Candidate | None], str]:
     decoder = json.JSONDecoder()
     found: list[_Candidate | None] = []
     error = ""
-    position = text.find("{")
+    position = _json_start(text, 0)
     while position != -1:
         try:
             value, end = decoder.raw_decode(text, position)
         except json.JSONDecodeError as exc:
             if CALL_START.match(text, position):
                 error = error or f"{exc.msg} at line {exc.lineno} column {exc.colno}"
-            position = text.find("{", position + 1)
+            position = _json_start(text, position + 1)
             continue
-        found.append(_candidate(value, text[position:end]))
-        position = text.find("{", end)
+        found += [_candidate(item, text[position:end]) for item in _items(value)]
+        position = _json_start(text, end)
     return found, error
 
 
+def _json_start(text: str, start: int) -> int:
+    """Where the next JSON object or list may begin (a list of calls is one value)."""
+    found = [index for index in (text.find("{", start), text.find("[", start)) if index != -1]
+    return min(found, default=-1)
+
+
+WRAPPERS = ("tool_calls", "functions", "calls")
+
+
 def _items(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else [value]
+    """The calls a JSON value holds, in order: itself, the items of a list, those of a
+    wrapper object (``{"tool_calls": [...]}``, ``{"functions": [...]}``, with or without
+    a ``summary`` beside them), and the function of an OpenAI-shaped item
+    (``{"type": "function", "function": {"name": …, "arguments": …}}``)."""
+    if isinstance(value, list):
+        return [item for entry in value for item in _items(entry)]
+    if not isinstance(value, dict) or "name" in value:
+        return [value]
+    for key in WRAPPERS:
+        if isinstance(value.get(key), list):
+            return _items(value[key])
+    if isinstance(value.get("function"), dict):
+        return [value["function"]]
+    return [value]
 
 
 def _candidate(value: Any, source: str) -> _Candidate | None:

@@ -11,11 +11,16 @@
   call has an id (synthesised when a server sends ``null`` or none).
 - A note for the model right after tool results goes into the last tool result, not
   as a user message directly after it, which some providers reject.
+- Tool-call arguments kept in the conversation are always a JSON object: a model's
+  malformed (or cut-off) arguments are answered with the error, and kept as ``{}`` —
+  litellm will not convert them for Anthropic, and OpenAI-compatible servers that
+  parse the history's arguments (SGLang's router, for one) refuse the whole request.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import uuid
 from typing import Any
 
@@ -102,3 +107,23 @@ def append_note(messages: list[dict[str, Any]], note: str) -> None:
         messages[-1] = last
     else:
         messages.append({"role": "user", "content": note})
+
+
+def well_formed_calls(message: dict[str, Any]) -> dict[str, Any]:
+    """``message`` with every tool call's arguments a JSON object (``{}`` if they were not)."""
+    calls = message.get("tool_calls")
+    if not calls or all(_json_object(c.get("function", {}).get("arguments")) for c in calls):
+        return message
+    fixed = copy.deepcopy(message)
+    for call in fixed["tool_calls"]:
+        function = call.setdefault("function", {})
+        if not _json_object(function.get("arguments")):
+            function["arguments"] = "{}"
+    return fixed
+
+
+def _json_object(text: Any) -> bool:
+    try:
+        return isinstance(json.loads(text or "{}"), dict)
+    except (TypeError, json.JSONDecodeError):
+        return False

@@ -47,7 +47,11 @@ SESSION_STATE = [
     "model_mode",
     "budget_alerts",
     "interrupt_requested",
+    "step_requested",
     "driver",
+    "finished_at",
+    "provider_retry_at",
+    "provider_outages",
 ]
 
 

@@ -17,7 +17,7 @@ import pytest
 import sf_native
 from agents_app.gate.session import SessionGate
 from agents_app.models import AgentSession, TraceEvent
-from agents_app.runtime.llm import ModelRouter
+from agents_app.runtime.llm import ModelRouter, complete
 from agents_app.runtime.loop import AgentLoop, Outcome
 from agents_app.runtime.model_settings import ModelSettings, ToolCallStyle
 from agents_app.runtime.tools import TOOLS, ToolContext
@@ -55,13 +55,10 @@ def loop_for(
     base = provider.anthropic_base if model.startswith("anthropic/") else provider.openai_base
     chosen = ModelSettings(model, api_base=base, tool_calls=ToolCallStyle(style))
 
-    def completion(**kwargs: Any) -> Any:
-        from agents_app.runtime.llm import complete
-
-        return complete(max_retries=0, **kwargs)
-
+    # The production completion: one HTTP request per router attempt (the client's own
+    # retries are off), which the request counts of these tests rely on.
     router = ModelRouter.from_settings(
-        chosen, completion=completion, sleep=lambda s: None, max_tokens=max_tokens
+        chosen, completion=complete, sleep=lambda s: None, max_tokens=max_tokens
     )
     return AgentLoop(
         router=router,

@@ -80,7 +80,10 @@ def test_one_well_formed_call_in_the_text_becomes_a_structured_call(content: str
 @pytest.mark.parametrize(
     ("content", "refusal"),
     [
-        (QWEN_FENCED + "\n" + QWEN_FINISH, "2 different tool calls (finish, write_file)"),
+        (
+            "Either\n" + QWEN_FENCED + "\nor, if it exists already,\n" + QWEN_FINISH,
+            "2 different tool calls (finish, write_file)",
+        ),
         ('```json\n{"name": "delete_repo", "arguments": {}}\n```', "unknown tool 'delete_repo'"),
         ('```json\n{"name": "write_file", "arguments": {"path": "a.py"}}\n```', "content: Field"),
         (
@@ -160,7 +163,7 @@ def test_a_refused_text_call_is_answered_and_nothing_runs(
     build_session: AgentSession,  # noqa: F811
     git_repo: Path,
 ) -> None:
-    two = QWEN_FENCED + "\n" + QWEN_FINISH
+    two = "Either\n" + QWEN_FENCED + "\nor, if it exists already,\n" + QWEN_FINISH
     model = ScriptedModel((two, []), (two, []), (two, []))
     result = text_loop(build_session, git_repo, model, "text").run(
         [{"role": "user", "content": "hello.py"}]
@@ -184,3 +187,82 @@ def test_native_style_never_runs_a_call_written_as_text(
     assert result.outcome == Outcome.NO_PROGRESS
     assert not (git_repo / "hello.py").exists()
     assert model.calls[1]["messages"][-1]["content"] == NUDGE
+
+
+# What Qwen2.5-Coder-1.5B wrote through SF on examples/plan.yaml (the first live run):
+# a summary with its calls listed in order under "functions".
+QWEN_SEQUENCE = """```json
+{
+    "summary": "The --shout flag now upper-cases the greeting.",
+    "functions": [
+        {"name": "run_command", "arguments": {"command": "python3 -m unittest -q", "cwd": "."}},
+        {"name": "finish", "arguments": {"summary": "done"}}
+    ]
+}
+```"""
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        QWEN_SEQUENCE,
+        '[{"name": "run_command", "arguments": {"command": "python3 -m unittest -q"}}, '
+        '{"name": "finish", "arguments": {"summary": "done"}}]',
+        '{"tool_calls": [{"type": "function", "function": {"name": "run_command", '
+        '"arguments": "{\\"command\\": \\"python3 -m unittest -q\\"}"}}, '
+        '{"type": "function", "function": {"name": "finish", "arguments": {"summary": "d"}}}]}',
+        # one call per line, nothing else (Qwen2.5-Coder-1.5B, the second live run)
+        '{"name": "run_command", "arguments": {"command": "python3 -m unittest -q"}}\n'
+        '{"name": "finish", "arguments": {"summary": "done"}}',
+    ],
+)
+def test_calls_listed_in_order_run_the_first_and_say_the_rest_did_not(content: str) -> None:
+    result = recognised(content)
+    assert not result.refusal
+    [call] = result.tool_calls
+    assert call.name == "run_command"
+    assert json.loads(call.arguments)["command"] == "python3 -m unittest -q"
+    assert "Only your first call (run_command) was run" in result.note
+    assert "(finish)" in result.note
+
+
+def test_a_listed_first_call_that_does_not_fit_is_refused() -> None:
+    content = '[{"name": "write_file", "arguments": {"path": "a"}}, {"name": "finish"}]'
+    result = recognised(content)
+    assert result.tool_calls == []
+    assert "content: Field" in result.refusal
+
+
+@pytest.mark.django_db
+def test_the_loop_tells_the_model_which_listed_calls_did_not_run(
+    build_session: AgentSession,  # noqa: F811
+    git_repo: Path,
+) -> None:
+    listed = QWEN_SEQUENCE.replace(
+        '"run_command", "arguments": {"command": "python3 -m unittest -q", "cwd": "."}',
+        '"read_file", "arguments": {"path": "README.md"}',
+    )
+    model = ScriptedModel((listed, []), (QWEN_FINISH, []))
+    result = text_loop(build_session, git_repo, model, "text").run(
+        [{"role": "system", "content": "You are SF."}, {"role": "user", "content": "shout"}]
+    )
+    assert result.outcome == Outcome.FINISHED, result.detail
+    tool_result = model.calls[1]["messages"][-1]
+    assert tool_result["role"] == "tool"  # the note rides in the result, no user turn after it
+    assert "# sample" in tool_result["content"]
+    assert "Only your first call (read_file) was run" in tool_result["content"]
+
+
+@pytest.mark.django_db
+def test_no_progress_is_said_in_plain_words_not_in_the_models_text(
+    build_session: AgentSession,  # noqa: F811
+    git_repo: Path,
+) -> None:
+    prose = '```json\n{"summary": "All done.", "status": "complete"}\n```'
+    model = ScriptedModel((prose, []), (prose, []), (prose, []))
+    result = text_loop(build_session, git_repo, model, "text").run(
+        [{"role": "user", "content": "hello.py"}]
+    )
+    assert result.outcome == Outcome.NO_PROGRESS
+    assert result.detail == "3 answers in a row without a tool call that could run"
+    assert "exactly one tool call as a JSON object" in model.calls[1]["messages"][-1]["content"]

@@ -11,15 +11,16 @@ left becomes completed or failed.
 from __future__ import annotations
 
 import hashlib
+from decimal import Decimal
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Sum
 from django.utils import timezone
 
 from agents_app.budget import session_charge
 from agents_app.gate.redaction import redact_text
-from agents_app.models import AgentSession, PauseCause, TraceKind
-from agents_app.runtime.llm import ModelNotConfigured, ProviderAuthError
+from agents_app.models import AgentSession, PauseCause, TraceEvent, TraceKind
+from agents_app.runtime.llm import ModelNotConfigured, ProviderAuthError, ProviderOutage
 from agents_app.runtime.loop import LoopResult, Outcome
 from agents_app.runtime.trace import TraceRecorder
 from agents_app.services import (
@@ -35,6 +36,7 @@ from sf_core.git import GitError
 from sf_core.signals import send_on_commit, session_runnable
 from tasks_app.completion import plan_settle
 from tasks_app.engine.hooks import StopCause
+from tasks_app.engine.outage import provider_outage, provider_recovered
 from tasks_app.engine.review import review_start
 from tasks_app.engine.stuck import detect
 from tasks_app.engine.values import UnitReport
@@ -73,6 +75,8 @@ def unit_complete(
     ``cause`` is why the engine's hooks stopped the loop (``Outcome.INTERRUPTED``)."""
     commit = _checkpoint(task, unit, ws)
     _charge(task, unit, result)
+    if result.steps:
+        provider_recovered(session_id=task.plan.session_id)
     task.refresh_from_db()
     outcome, detail = str(result.outcome), result.detail or result.summary
     if result.outcome == Outcome.FINISHED:
@@ -121,15 +125,21 @@ def unit_fail(*, task: Task, unit: Unit, ws: Workspace, error: SfError) -> UnitR
     """The unit could not run to the end (replay miss, provider refused, git error).
 
     A provider that refuses our credentials or billing, or no model configured,
-    pauses the session with the reason: a person must act before more units run.
+    pauses the session with the reason: a person must act before more units run. A
+    provider outage puts the task back without spending a retry and pauses the session
+    until the sweep tries again (``outage``). What the unit spent is charged either way.
     """
     reason = str(error)
-    _end_unit(unit, UnitStatus.FAILED, summary=reason)
-    task.refresh_from_db()
+    _charge_traced(task, unit)
     session = AgentSession.objects.get(pk=task.plan.session_id)
     TraceRecorder(session=session, unit_id=unit.pk).record(
         TraceKind.ERROR, payload={"error": reason}
     )
+    if isinstance(error, ProviderOutage):
+        provider_outage(task=task, unit=unit, reason=reason)
+        return _next(task, unit, "provider_unavailable", reason)
+    _end_unit(unit, UnitStatus.FAILED, summary=reason)
+    task.refresh_from_db()
     if task.status in (TaskStatus.IN_PROGRESS, TaskStatus.VERIFYING):
         task_transition(task=task, to=TaskStatus.FAILED, reason=reason)
     if isinstance(error, ProviderAuthError | ModelNotConfigured):
@@ -165,6 +175,25 @@ def _charge(task: Task, unit: Unit, result: LoopResult) -> None:
     )
     Task.objects.filter(pk=task.pk).update(cost_spent=F("cost_spent") + result.cost)
     session_charge(session=AgentSession.objects.get(pk=task.plan.session_id), cost=result.cost)
+
+
+def _charge_traced(task: Task, unit: Unit) -> None:
+    """Charge what a unit that ended in an error spent: its model steps' cost, as its
+    trace recorded them (what ``_charge`` charged already is not charged twice)."""
+    traced = TraceEvent.objects.filter(unit=unit).aggregate(
+        cost=Sum("cost"), tokens_in=Sum("tokens_in"), tokens_out=Sum("tokens_out")
+    )
+    charged = Unit.objects.values_list("cost", flat=True).get(pk=unit.pk)
+    extra = (traced["cost"] or Decimal(0)) - charged
+    if extra <= 0:
+        return
+    Unit.objects.filter(pk=unit.pk).update(
+        cost=traced["cost"],
+        tokens_in=traced["tokens_in"] or 0,
+        tokens_out=traced["tokens_out"] or 0,
+    )
+    Task.objects.filter(pk=task.pk).update(cost_spent=F("cost_spent") + extra)
+    session_charge(session=AgentSession.objects.get(pk=task.plan.session_id), cost=extra)
 
 
 def _verify_and_review(

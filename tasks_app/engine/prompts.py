@@ -9,10 +9,11 @@ from skills_app.loader import Skill
 from tasks_app.models import Task, TaskStatus, TaskTransition, Unit, UnitStatus
 
 SYSTEM = """You are a coding agent working for SF in a git worktree of the project.
-Work only through the tools. Make the smallest change that meets every acceptance
-criterion, run the verify commands yourself before you finish, and call finish with a
-summary of what you changed and how each criterion is met. Ask the person (ask_user)
-only when you cannot continue without an answer."""
+Work only through the tools, one call at a time. Read a file before you change it:
+edit_file's search text must be copied exactly from the file. Make the smallest change
+that meets every acceptance criterion, run the verify commands yourself before you
+finish, and call finish with a summary of what you changed and how each criterion is
+met. Ask the person (ask_user) only when you cannot continue without an answer."""
 
 MAX_PREVIOUS_OUTPUT = 6000
 MAX_BRIEFING_EVENTS = 40

@@ -17,6 +17,7 @@ from agents_app.axes import RunControl
 from agents_app.models import Activity, AgentSession, SessionDriver, SessionStatus
 from sf_core.actors import Actor
 from tasks_app.engine.dispatch import IN_FLIGHT, dispatch
+from tasks_app.engine.outage import provider_resume_due
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import (
     ScheduleStatus,
@@ -32,8 +33,10 @@ logger = logging.getLogger("sf.dispatch")
 
 
 def engine_sweep() -> dict[str, int]:
-    """Recover crashed units and lost dispatches of worker-driven sessions, then dispatch."""
+    """Recover crashed units and lost dispatches of worker-driven sessions, resume the
+    sessions a provider outage paused once their retry time has come, then dispatch."""
     recovered = sum(unit_recover(unit=unit) for unit in stale_units())
+    provider_resume_due(driver=SessionDriver.WORKERS)
     sessions = AgentSession.objects.filter(
         Q(run_control__in=(RunControl.AUTONOMOUS, RunControl.ASSISTED)) | Q(step_requested=True),
         status=SessionStatus.ACTIVE,

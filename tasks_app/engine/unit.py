@@ -27,7 +27,7 @@ from agents_app.models import Activity, AgentSession, PauseCause, SessionDriver,
 from agents_app.runtime.llm import ModelRouter, complete, model_settings_for
 from agents_app.runtime.loop import AgentLoop, LoopResult
 from agents_app.runtime.replay import replay_activate, replay_deactivate
-from agents_app.runtime.tools import TOOLS, ToolContext
+from agents_app.runtime.tools import TOOLS, Tool, ToolContext, ToolError
 from agents_app.runtime.trace import TraceRecorder
 from agents_app.services import DispatchPoint, session_apply_due, session_set_paused
 from sf_core.actors import Actor
@@ -182,7 +182,7 @@ def _agent(
     TaskRuntime.objects.filter(task=task).update(current_model=model)
     loop = AgentLoop(
         router=router,
-        tools=TOOLS,
+        tools=_tools(skills, session.permission_profile),
         context=ToolContext(
             worktree=ws.path, skills=_skill_loader(skills, session.pk), answers=options.answers
         ),
@@ -215,14 +215,26 @@ def _router(session: AgentSession, options: UnitOptions) -> ModelRouter:
 
 
 def _with_idle_timeout(**kwargs: Any) -> Any:
-    """A model call that produces nothing for the idle timeout is abandoned."""
-    return complete(timeout=settings.SF_UNIT_IDLE_TIMEOUT.total_seconds(), **kwargs)
+    """A model call that produces nothing for the idle timeout is abandoned. The router
+    retries (and tells the other workers of a 429), not the provider's client."""
+    return complete(timeout=settings.SF_UNIT_IDLE_TIMEOUT.total_seconds(), max_retries=0, **kwargs)
+
+
+def _tools(skills: list[Skill], profile: str) -> dict[str, Tool]:
+    """No skill to load, no load_skill: a small model offered it calls it with names it
+    makes up (seen with Qwen2.5-Coder-1.5B: load_skill("add_shout_flag"))."""
+    if any(skill.model_may_invoke(profile) for skill in skills):
+        return TOOLS
+    return {name: tool for name, tool in TOOLS.items() if name != "load_skill"}
 
 
 def _skill_loader(skills: list[Skill], session_id: int) -> Callable[[str], str]:
     def load(name: str) -> str:
         profile = AgentSession.objects.get(pk=session_id).permission_profile
-        return skill_body_for_model(skills, name, profile)
+        try:
+            return skill_body_for_model(skills, name, profile)
+        except SfError as exc:  # an unknown or forbidden skill is the model's mistake
+            raise ToolError(str(exc)) from None
 
     return load
 

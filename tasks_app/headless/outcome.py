@@ -11,7 +11,7 @@ from typing import Literal
 from django.db.models import Sum
 from django.utils import timezone
 
-from agents_app.models import AgentSession, ReviewStatus, RiskDecision
+from agents_app.models import AgentSession, ReviewStatus, RiskDecision, TraceEvent, TraceKind
 from tasks_app.headless.answers import asked_question
 from tasks_app.headless.events import ExitCode, ResultEvent, TaskOutcome
 from tasks_app.models import HoldReason, Plan, Task, TaskStatus, Unit
@@ -89,6 +89,15 @@ def awaiting_acceptance(plan: Plan) -> Outcome:
     return Outcome(ExitCode.BLOCKED, "blocked", reason, [reason])
 
 
+def _session_cost(session: AgentSession) -> Decimal:
+    """What the session's model calls cost: its units' and its planning calls'."""
+    units = Unit.objects.filter(task__plan__session=session).aggregate(total=Sum("cost"))
+    planning = TraceEvent.objects.filter(
+        session=session, unit=None, kind=TraceKind.MODEL_STEP
+    ).aggregate(total=Sum("cost"))
+    return (units["total"] or Decimal(0)) + (planning["total"] or Decimal(0))
+
+
 def result_event(
     outcome: Outcome,
     *,
@@ -99,11 +108,7 @@ def result_event(
 ) -> ResultEvent:
     """The run's last event: the outcome, its tasks, cost and how to resume."""
     tasks = list(plan.tasks.order_by("position")) if plan is not None else []
-    cost = (
-        Unit.objects.filter(task__plan__session=session).aggregate(total=Sum("cost"))["total"]
-        if session is not None
-        else None
-    )
+    cost = _session_cost(session) if session is not None else None
     units = (
         Unit.objects.filter(task__plan=plan, started_at__gte=started_at).count()
         if plan is not None

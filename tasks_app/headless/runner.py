@@ -30,6 +30,7 @@ from agents_app.badge import badge_for
 from agents_app.models import AgentSession, PauseCause
 from agents_app.services import session_set_paused
 from tasks_app.engine.dispatch import IN_FLIGHT, dispatch, drain, next_units
+from tasks_app.engine.outage import provider_resume, provider_waiting
 from tasks_app.engine.values import UnitOptions
 from tasks_app.headless.answers import answers_apply
 from tasks_app.headless.events import ExitCode, ResultEvent
@@ -260,7 +261,7 @@ class HeadlessRun:
                 self.units_run += ran
                 if self.options.step and self.units_run:
                     return
-                if not ran and not self._answer():
+                if not ran and not self._answer() and not self._provider_back():
                     return
         except BaseException as exc:
             logger.exception("headless engine error")
@@ -295,6 +296,20 @@ class HeadlessRun:
         self.reload = bool(next_units(session, step=self.options.step))
         return True
 
+    def _provider_back(self) -> bool:
+        """A provider outage paused the session: wait for its retry time (a signal or
+        ``--timeout`` ends the wait), lift the pause and go on. False: no such pause."""
+        assert self.session is not None
+        due = provider_waiting(AgentSession.objects.get(pk=self.session.pk))
+        if due is None:
+            return False
+        wait = (due - timezone.now()).total_seconds()
+        if wait > 0:
+            self.progress(f"the model provider is unavailable; trying again in {wait:.0f} s")
+            if self.stop.wait(wait):
+                return False
+        return provider_resume(session_id=self.session.pk)
+
     def _answer(self) -> bool:
         """Settle what --answers answers; True if that unblocked something."""
         assert self.session is not None
@@ -310,10 +325,13 @@ class HeadlessRun:
         between the two checks."""
         if not self.stop.is_set():
             close_old_connections()
+            provider_resume(session_id=session_id)  # the workers' sweep does it too
             session = AgentSession.objects.get(pk=session_id)
             if next_units(session) or self._answer():
                 dispatch(session_id=session_id)
                 return False
+            if provider_waiting(session) is not None:
+                return False  # a provider outage: the units run again at its retry time
         return not self._in_flight(session_id)
 
     @staticmethod

@@ -89,7 +89,14 @@ def plan_resolve(session: AgentSession, options: HeadlessOptions, progress: Prog
         return plan_create(session=session, spec=options.plan, source=options.plan_source)
     if options.intent:
         progress("planning from the intent (deep model)")
-        return plan_from_intent(session=session, intent=options.intent, model=options.model)
+        # A resumed session (--session, a restart after a crash) does not pay twice
+        # for a planning call it made already: its answer is in the session's trace.
+        return plan_from_intent(
+            session=session,
+            intent=options.intent,
+            model=options.model,
+            reuse=options.session_id is not None,
+        )
     raise SfError(f"session {session.pk} has no open plan: give --intent TEXT or --plan-file PATH")
 
 

@@ -356,3 +356,36 @@ def test_costs_are_charged_to_task_and_session(repo: Path) -> None:
     assert plan.tasks.get().cost_spent == Decimal("0.1000")
     unit = Unit.objects.get()
     assert (unit.tokens_in, unit.tokens_out) == (100, 20)
+
+
+def test_a_skill_the_model_makes_up_is_a_tool_error_and_the_unit_goes_on(repo: Path) -> None:
+    """Qwen2.5-Coder-1.5B called load_skill("add_shout_flag") in a repository with no
+    skills, and the unit (and its task) failed outright. With a skill on offer the
+    model may still name a wrong one: it is told so and carries on."""
+    skill = repo / ".agents" / "skills" / "greeting-style"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: greeting-style\ndescription: How greetings are worded\n---\nBe kind.\n"
+    )
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qm", "a skill")
+    session, _ = start(repo, task_spec())
+    model = ScriptedModel(
+        ("a skill", [("load_skill", {"name": "add_shout_flag"})]), *writes("hello")
+    )
+    report = run_next(session, model)
+    assert report.outcome == "verified", report.detail
+    answer = model.calls[1]["messages"][-1]
+    assert answer["role"] == "tool"
+    assert "no skill named 'add_shout_flag'; available: greeting-style" in answer["content"]
+    offered = {tool["function"]["name"] for tool in model.calls[0]["tools"]}
+    assert "load_skill" in offered
+
+
+def test_without_skills_load_skill_is_not_offered(repo: Path) -> None:
+    session, _ = start(repo, task_spec())
+    model = ScriptedModel(*writes("hello"))
+    assert run_next(session, model).outcome == "verified"
+    offered = {tool["function"]["name"] for tool in model.calls[0]["tools"]}
+    assert "load_skill" not in offered
+    assert {"read_file", "write_file", "edit_file", "finish"} <= offered
