@@ -5,6 +5,9 @@
 #
 #   scripts/setup.sh                  what running SF needs
 #   scripts/setup.sh --with-test-tools  plus Chromium, ripgrep and patch for the tests
+#   scripts/setup.sh --with-local-model plus a real small model served on this machine
+#                                       (llama.cpp's server, prebuilt; the weights
+#                                       checked by sha256 into ~/.cache/sf/models)
 #
 # It writes .sf/env with the DATABASE_URL, REDIS_URL, SF_CELERY_QUEUE and
 # SF_CHANNELS_PREFIX it settled on; run.sh and test.sh source it, manage.py, daphne and
@@ -19,11 +22,12 @@ cd "$ROOT"
 . scripts/checkout.sh
 env_file_keep .sf/env DATABASE_URL REDIS_URL SF_CELERY_QUEUE SF_CHANNELS_PREFIX
 read -r CHECKOUT_DATABASE CHECKOUT_QUEUE CHECKOUT_PREFIX < <(checkout_names "$ROOT")
-WITH_TEST_TOOLS=0
+WITH_TEST_TOOLS=0 WITH_LOCAL_MODEL=0
 for arg in "$@"; do
   case "$arg" in
     --with-test-tools) WITH_TEST_TOOLS=1 ;;
-    *) echo "setup.sh: unknown option $arg (accepted: --with-test-tools)" >&2; exit 2 ;;
+    --with-local-model) WITH_LOCAL_MODEL=1 ;;
+    *) echo "setup.sh: unknown option $arg (accepted: --with-test-tools, --with-local-model)" >&2; exit 2 ;;
   esac
 done
 
@@ -110,6 +114,17 @@ if [ "$(cat .venv/.sf-native 2>/dev/null)" != "$native_hash" ] || ! .venv/bin/py
   VIRTUAL_ENV="$ROOT/.venv" PATH="$ROOT/.venv/bin:$PATH" \
     .venv/bin/maturin develop --release -q -m native/Cargo.toml >/dev/null
   echo "$native_hash" > .venv/.sf-native
+fi
+
+# --- a real model on this machine (optional) -------------------------------------------
+if [ "$WITH_LOCAL_MODEL" = 1 ]; then
+  model_lock_hash=$(sha256sum requirements-local-model.lock | cut -d' ' -f1)
+  if [ "$(cat .venv/.sf-local-model 2>/dev/null)" != "$model_lock_hash" ]; then
+    log "installing the local model server (xllamacpp, prebuilt)"
+    .venv/bin/python -m pip install -q --require-hashes -r requirements-local-model.lock
+    echo "$model_lock_hash" > .venv/.sf-local-model
+  fi
+  log "local model: $(.venv/bin/python scripts/local_model.py install --model "${SF_LOCAL_MODEL:-qwen2.5-coder-1.5b}")"
 fi
 
 # --- the database ---------------------------------------------------------------------

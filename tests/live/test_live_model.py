@@ -1,0 +1,146 @@
+"""The whole engine against a real model served on this machine (``-m live_model``).
+
+An intent goes in through ``sf headless``; the model plans it (planning asks the deep
+mode, here the local model), units run in git worktrees through the gate, verify
+commands run, trusted review merges. A small model may fail a task: what must hold
+every time is that the run ends cleanly — exit 0 or 1, no traceback, every task in a
+final state (or blocked on a dependency that failed) with its reason, no worktree left
+behind, the session finished. The
+simplest task must also succeed: a model that cannot write one file through SF's tools
+would mean the tool-call path is broken, not that the model is small.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from agents_app.models import AgentSession
+from tasks_app.engine.replaying import SAMPLE_REPO
+from tasks_app.models import HoldReason, Task
+from tests.headless_runs import Run, headless
+from tests.live.conftest import LocalModel
+
+pytestmark = [pytest.mark.live_model, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+FINAL = {"done", "failed", "cancelled", "skipped"}
+TIMEOUT = 900  # s: planning and a few units on two busy cores
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    files: dict[str, str]  # the repository's first commit (or SAMPLE_REPO's when empty)
+    intent: str
+
+
+HELLO = Case(
+    "hello", {"README.md": "# notes\n"}, "Create a file hello.txt whose only line is: hello"
+)
+CALC = Case(
+    "calc",
+    {
+        "calc.py": "def add(a, b):\n    return a + b\n",
+        "test_calc.py": (
+            "import unittest\n\nfrom calc import add\n\n\n"
+            "class CalcTest(unittest.TestCase):\n"
+            "    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n"
+        ),
+    },
+    "Add a function subtract(a, b) to calc.py that returns a minus b, with a unit test",
+)
+GREETER = Case("greeter", {}, "Add a --shout flag to greet.py that prints the greeting in capitals")
+
+
+def make_repo(case: Case, folder: Path) -> Path:
+    if case.files:
+        folder.mkdir(parents=True)
+        for name, text in case.files.items():
+            (folder / name).write_text(text)
+    else:
+        shutil.copytree(SAMPLE_REPO, folder)
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"]):
+        subprocess.run(["git", *args], cwd=folder, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qm", "start"],
+        cwd=folder,
+        check=True,
+    )
+    return folder
+
+
+def run_intent(case: Case, repo: Path, model: LocalModel) -> Run:
+    return headless(
+        "--project",
+        str(repo),
+        "--intent",
+        case.intent,
+        "--autonomous",
+        "--permission-profile",
+        "trusted",
+        "--output-format",
+        "json",
+        timeout=TIMEOUT,
+        **model.environment(),
+    )
+
+
+def assert_ended_cleanly(run: Run, repo: Path) -> AgentSession:
+    assert run.code in (0, 1), f"exit {run.code}\n{run.stderr[-3000:]}"
+    assert "Traceback" not in run.stderr, run.stderr[-3000:]
+    result = run.result()  # stdout is one documented result event
+    assert result.type == "result"
+    session = AgentSession.objects.get(pk=result.session)
+    assert session.status in ("completed", "failed"), session.status
+    tasks = list(Task.objects.filter(plan__session=session))
+    for task in tasks:
+        # Final, or waiting on a dependency that ended the wrong way (a person may retry
+        # or skip that one): nothing is left running or due.
+        settled = task.status in FINAL or (
+            task.status == "blocked" and task.hold_reason == HoldReason.DEPENDENCY
+        )
+        assert settled, f"{task.key} is {task.status} ({task.hold_reason})"
+        if task.status in ("failed", "blocked"):
+            assert task.status_reason, f"{task.key} is {task.status} without a reason"
+    trees = subprocess.run(
+        ["git", "worktree", "list"], cwd=repo, capture_output=True, text=True, check=True
+    )
+    # Only a failed task keeps its worktree, for a person to look at (a retry starts a
+    # fresh one); a done, skipped or cancelled task leaves none behind.
+    kept = [f"[sf/p{task.plan_id}/{task.key}/" for task in tasks if task.status == "failed"]
+    for line in trees.stdout.splitlines()[1:]:
+        assert any(branch in line for branch in kept), line
+    return session
+
+
+def test_the_simplest_intent_is_planned_built_verified_and_merged(
+    local_model: LocalModel, tmp_path: Path
+) -> None:
+    repo = make_repo(HELLO, tmp_path / HELLO.name)
+    run = run_intent(HELLO, repo, local_model)
+    assert_ended_cleanly(run, repo)
+    assert run.code == 0, run.stderr[-3000:]
+    assert (repo / "hello.txt").read_text().strip() == "hello"
+    log = subprocess.run(
+        ["git", "log", "--format=%s", "main"], cwd=repo, capture_output=True, text=True, check=True
+    )
+    assert log.stdout.startswith("sf: merge"), log.stdout
+
+
+@pytest.mark.parametrize("case", [CALC, GREETER], ids=lambda case: case.name)
+def test_harder_intents_end_cleanly_whatever_the_model_does(
+    case: Case, local_model: LocalModel, tmp_path: Path
+) -> None:
+    repo = make_repo(case, tmp_path / case.name)
+    run = run_intent(case, repo, local_model)
+    session = assert_ended_cleanly(run, repo)
+    if run.code == 0:  # merged: the change is on main and the repository's tests pass
+        tests = subprocess.run(
+            ["python3", "-m", "unittest", "-q"], cwd=repo, capture_output=True, text=True
+        )
+        assert tests.returncode == 0, tests.stderr
+    else:
+        assert session.status == "failed"
