@@ -14,6 +14,7 @@ from tasks_app.engine.recovery import RECOVERY
 from tasks_app.engine.replaying import replay_run
 from tasks_app.models import FINISHED_PLAN_STATUSES, Plan, PlanSource, PlanStatus, Task, TaskStatus
 from tasks_app.plan_files import plan_file_read
+from tasks_app.recording import unit_record
 from tasks_app.selectors import plan_waves, task_board
 from tasks_app.services import plan_accept, plan_create, plan_reject
 
@@ -246,4 +247,24 @@ class ReplayCommand(Subcommand):
         return EXIT_OK if done else EXIT_ERROR
 
 
-SUBCOMMANDS: list[type[Subcommand]] = [PlanCommand, TasksCommand, ReplayCommand]
+class RecordCommand(Subcommand):
+    name = "record"
+    help = "Export a unit that ran against a live model as a replayable trace."
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("unit", type=int, help="the unit's id (on its page: /units/ID/)")
+        parser.add_argument(
+            "--out", required=True, help="where to write the trace (JSON Lines), e.g. t.jsonl"
+        )
+
+    def run(self, options: dict[str, Any]) -> int:
+        try:
+            path = unit_record(unit_id=options["unit"], path=Path(options["out"]))
+        except SfError as exc:
+            self.err(f"error: {exc}")
+            return EXIT_USAGE
+        self.out(f"wrote {path}: replay it with sf replay {path} --project PATH")
+        return EXIT_OK
+
+
+SUBCOMMANDS: list[type[Subcommand]] = [PlanCommand, TasksCommand, ReplayCommand, RecordCommand]

@@ -20,9 +20,11 @@ from agents_app.runtime.recording import trace_export, trace_write
 from agents_app.services import project_create, session_create
 from agents_app.tests.runtime_helpers import ScriptedModel
 from sf_core.actors import Actor
+from sf_core.errors import SfError
 from tasks_app.engine.replaying import demo_repo_create, replay_run
 from tasks_app.engine.unit import UnitOptions, unit_run
 from tasks_app.models import TaskSchedule, Unit
+from tasks_app.recording import unit_record
 from tasks_app.schemas import plan_spec_parse
 from tasks_app.services import plan_accept, plan_create
 from tests.cli import run_sf
@@ -228,3 +230,34 @@ def test_sf_redact_masks_stdin() -> None:
     assert key not in done.stdout
     assert "hello world" in done.stdout
     assert "aws" in done.stderr.lower()
+
+
+def test_sf_record_exports_a_live_unit_that_replays_and_says_who_made_it(tmp_path: Path) -> None:
+    original = demo_repo_create(tmp_path / "original")
+    unit, _ = record(original)
+    path = unit_record(unit_id=unit.pk, path=tmp_path / "live.jsonl")
+    header = json.loads(path.read_text().splitlines()[0])
+    assert header["model"] == "openai/gpt-4o"
+    assert header["note"].startswith("Recorded from a live run of openai/gpt-4o: unit")
+    assert yaml.safe_load(header["plan_yaml"])["tasks"][0]["key"] == "farewell"
+
+    copy = demo_repo_create(tmp_path / "copy")
+    result = replay_run(path, project_path=copy)
+    [task] = result.tasks()
+    assert task.status == "done", task.status_reason
+    replayed = Unit.objects.get(task=task)
+    assert calls(replayed) == calls(unit)
+    with pytest.raises(SfError, match="did not ask a live model"):
+        unit_record(unit_id=replayed.pk, path=tmp_path / "again.jsonl")
+    with pytest.raises(SfError, match="no unit 999999"):
+        unit_record(unit_id=999999, path=tmp_path / "none.jsonl")
+    code, out, _ = run_sf("record", str(unit.pk), "--out", str(tmp_path / "cli.jsonl"))
+    assert (code, out.split(":")[0]) == (0, f"wrote {tmp_path / 'cli.jsonl'}")
+    assert (tmp_path / "cli.jsonl").read_text() == path.read_text().replace(
+        header["note"], json.loads((tmp_path / "cli.jsonl").read_text().splitlines()[0])["note"]
+    )
+    code, _, err = run_sf("record", str(replayed.pk), "--out", str(tmp_path / "no.jsonl"))
+    assert (code, err.strip()) == (
+        2,
+        f"error: unit {replayed.pk} did not ask a live model (model: {replayed.model})",
+    )
