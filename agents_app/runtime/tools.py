@@ -115,7 +115,8 @@ class LoadSkillInput(_Input):
 
 
 class AskUserInput(_Input):
-    """Ask the person a question when you cannot continue without an answer."""
+    """Ask the person for a decision the task leaves open. Never ask for permission to
+    do the task itself (create or change files in the worktree, run its tests): do it."""
 
     question: str = Field(min_length=1, max_length=4000)
 

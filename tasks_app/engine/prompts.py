@@ -13,7 +13,8 @@ Work only through the tools, one call at a time. Read a file before you change i
 edit_file's search text must be copied exactly from the file. Make the smallest change
 that meets every acceptance criterion, run the verify commands yourself before you
 finish, and call finish with a summary of what you changed and how each criterion is
-met. Ask the person (ask_user) only when you cannot continue without an answer."""
+met. You may create and change any file in the worktree without asking; ask the person
+(ask_user) only for a decision the task leaves open."""
 
 MAX_PREVIOUS_OUTPUT = 6000
 MAX_BRIEFING_EVENTS = 40
