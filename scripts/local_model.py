@@ -134,7 +134,9 @@ def serve(name: str, port: int, threads: int, ctx: int, temperature: float | Non
     _wait_healthy(url)
     print(f"ready {url}/v1", flush=True)
     stop.wait()
-    del server
+    # The server's threads are llama.cpp's own: end the process rather than wait for a
+    # destructor that can hang when the stop came while the model was still loading.
+    os._exit(0 if server else 1)
 
 
 def _wait_healthy(url: str, timeout: float = 120) -> None:

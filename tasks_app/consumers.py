@@ -64,6 +64,12 @@ class UnitConsumer(LivePartialConsumer):
     async def trace_appended(self, event: dict[str, Any]) -> None:
         await self.push()
 
+    async def unit_streaming(self, event: dict[str, Any]) -> None:
+        """What the model has written of its current step (already redacted): only the
+        stream box is swapped, not the whole trace."""
+        html = render_to_string("tasks_app/unit_detail.html#stream", {"text": event["text"]})
+        await self.send(text_data=html)
+
     async def tasks_changed(self, event: dict[str, Any]) -> None:
         await self.push()
 

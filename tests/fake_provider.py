@@ -45,6 +45,8 @@ class Reply:
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    chunk_delay: float = 0.0  # streamed: a pause before each chunk (a model still writing)
+    stall: float = 0.0  # streamed: silence after the first chunk (a server that hangs)
 
 
 @dataclass
@@ -165,9 +167,16 @@ def _handler(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
             self.send_header("cache-control", "no-cache")
             self.send_header("connection", "close")
             self.end_headers()
-            for event in events:
-                self.wfile.write(event.encode())
-                self.wfile.flush()
+            for number, event in enumerate(events):
+                if number == 1 and reply.stall:
+                    time.sleep(reply.stall)
+                elif reply.chunk_delay:
+                    time.sleep(reply.chunk_delay)
+                try:
+                    self.wfile.write(event.encode())
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    break  # the client gave up (its idle timeout)
             self.close_connection = True
 
         def do_GET(self) -> None:

@@ -22,16 +22,19 @@ from django.utils import timezone
 
 from agents_app.axes import RunControl
 from agents_app.budget import budget_pause, budget_remaining
+from agents_app.gate.redaction import redact_text
 from agents_app.gate.session import SessionGate
 from agents_app.models import Activity, AgentSession, PauseCause, SessionDriver, SessionStatus
 from agents_app.runtime.llm import ModelRouter, complete, model_settings_for
 from agents_app.runtime.loop import AgentLoop, LoopResult
 from agents_app.runtime.replay import replay_activate, replay_deactivate
+from agents_app.runtime.streaming import streamed_completion
 from agents_app.runtime.tools import TOOLS, Tool, ToolContext, ToolError
 from agents_app.runtime.trace import TraceRecorder
 from agents_app.services import DispatchPoint, session_apply_due, session_set_paused
 from sf_core.actors import Actor
 from sf_core.errors import SfError
+from sf_core.live import Groups, broadcast
 from skills_app.loader import Skill, skill_body_for_model, skills_discover
 from tasks_app.engine.hooks import EngineHooks, Heartbeat
 from tasks_app.engine.outcome import unit_complete, unit_fail
@@ -54,6 +57,7 @@ from tasks_app.replays import unit_replay
 __all__ = ["UnitOptions", "UnitReport", "unit_run"]
 logger = logging.getLogger("sf.engine")
 RUNNABLE = (TaskStatus.TODO, TaskStatus.RETRYING)
+STREAM_SHOWN = 4000  # characters of a step being written that the unit page shows
 
 
 def unit_run(*, task_id: int, worker: str, options: UnitOptions | None = None) -> UnitReport | None:
@@ -176,7 +180,7 @@ def _agent(
     messages = unit_messages(
         task=task, skills=skills, profile=session.permission_profile, previous=previous
     )
-    router = _router(session, options)
+    router = _router(session, options, unit.pk)
     model = router.model
     Unit.objects.filter(pk=unit.pk).update(model=model)
     TaskRuntime.objects.filter(task=task).update(current_model=model)
@@ -200,18 +204,38 @@ def _agent(
             replay_deactivate(options.replay)
 
 
-def _router(session: AgentSession, options: UnitOptions) -> ModelRouter:
+def _router(session: AgentSession, options: UnitOptions, unit_id: int) -> ModelRouter:
     """The mode's model with its endpoint and tool-call style (a project's model settings
-    override the environment's), and the fallback; a replay has neither."""
-    completion = options.completion or _with_idle_timeout
+    override the environment's), and the fallback; a replay has neither. A live model is
+    asked streamed, what it writes shown on the unit page as it comes."""
     if options.replay:
+        completion = options.completion or _with_idle_timeout
         return ModelRouter(model=replay_activate(options.replay), completion=completion)
+    completion = options.completion or _streamed(unit_id)
     project_models = session.project.parsed_policy.models
     chosen = model_settings_for(session.model_mode, options.model, project_models)
     fallback = model_settings_for("fallback", None, project_models)
     return ModelRouter.from_settings(
         chosen, fallback if fallback.model else None, completion=completion
     )
+
+
+def _streamed(unit_id: int) -> Callable[..., Any]:
+    """Streamed: the idle timeout is the silence between two chunks, not the answer's
+    whole time; the text so far goes to the unit page, redacted like everything shown."""
+    group = Groups.unit(unit_id)
+
+    def show(text: str) -> None:
+        # The last word may be half a key still arriving: it waits until it is whole,
+        # so the redaction sees every secret entire.
+        whole = text[: max(text.rfind(" "), text.rfind("\n")) + 1]
+        broadcast(group, "unit.streaming", text=redact_text(whole[-STREAM_SHOWN:]))
+
+    def completion(**kwargs: Any) -> Any:
+        idle = settings.SF_UNIT_IDLE_TIMEOUT.total_seconds()
+        return streamed_completion(idle_timeout=idle, on_text=show, **kwargs)
+
+    return completion
 
 
 def _with_idle_timeout(**kwargs: Any) -> Any:

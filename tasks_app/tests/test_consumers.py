@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 import pytest
+from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 
 from agents_app.models import AgentSession
@@ -11,6 +15,7 @@ from sf_core.actors import Actor
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import Plan
 from tasks_app.services import plan_accept
+from tests.fake_provider import fake_provider, openai_text  # noqa: F401 - fixture
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
@@ -98,3 +103,50 @@ async def test_the_session_plans_slot_follows_plan_requests_live(
         assert html.count("the model could not be asked") == 1
     finally:
         await communicator.disconnect()
+
+
+SECRET = "AKIAIOSFODNN7EXAMPLE"  # an AWS access key id, as the redaction rules know it
+
+
+def new_unit(session: AgentSession) -> int:
+    from tasks_app.models import Unit
+    from tasks_app.tests.conftest import make_plan, task_data
+
+    plan = make_plan(session, task_data("stream"))
+    return Unit.objects.create(task=plan.tasks.get(), attempt=1).pk
+
+
+async def test_the_unit_page_shows_what_the_model_is_writing_redacted(
+    session_cookie: bytes,
+    agent_session: AgentSession,
+    fake_provider: Any,  # noqa: F811
+) -> None:
+    from tasks_app.engine.unit import _streamed
+
+    unit_id = await database_sync_to_async(new_unit)(agent_session)
+    words = f"Reading the config: the key is {SECRET}, so I will not print it. " * 2
+    fake_provider.answer(dataclasses.replace(openai_text(words), chunk_delay=0.05))
+    communicator = websocket(f"/ws/units/{unit_id}/", cookie=session_cookie)
+    connected, _ = await communicator.connect()
+    try:
+        assert connected
+        assert 'id="unit-stream" class="streaming" hidden' in await communicator.receive_from(5)
+        ask = _streamed(unit_id)
+        response = await sync_to_async(ask)(
+            model="openai/qwen",
+            messages=[{"role": "user", "content": "go"}],
+            api_base=fake_provider.openai_base,
+            api_key="x",
+        )
+        frames = []
+        while not await communicator.receive_nothing(timeout=1):
+            frames.append(await communicator.receive_from())
+    finally:
+        await communicator.disconnect()
+    assert response.choices[0].message.content == words
+    writing = [f for f in frames if 'id="unit-stream"' in f and "hidden" not in f]
+    assert writing, frames
+    assert "Reading the config" in writing[0]
+    assert all(SECRET not in frame for frame in frames)
+    assert any("REDACTED" in frame for frame in writing)
+    assert "hidden" in [f for f in frames if 'id="unit-stream"' in f][-1]  # done: hidden
