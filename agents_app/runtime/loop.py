@@ -137,7 +137,9 @@ class AgentLoop:
             step = self._fitted_step(messages)
             if isinstance(step, str):
                 return self._end(Outcome.CONTEXT_FULL, detail=step)
-            if self.budget is not None and self.result.cost >= self.budget:
+            # Over it, not at it: a budget may be spent in full, and a model that costs
+            # nothing (a local one) never exceeds even a budget of $0.
+            if self.budget is not None and self.result.cost > self.budget:
                 return self._end(
                     Outcome.BUDGET, detail=f"spent ${self.result.cost} of ${self.budget}"
                 )

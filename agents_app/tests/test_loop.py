@@ -188,3 +188,16 @@ def test_manual_run_control_asks_for_every_side_effect(
     result = make_loop(agent_session, git_repo, model).run([{"role": "user", "content": "go"}])
     assert result.outcome == Outcome.BLOCKED
     assert not (git_repo / "x.txt").exists()
+
+
+def test_a_free_model_is_never_over_a_budget_of_nothing(
+    build_session: AgentSession, git_repo: Path
+) -> None:
+    """A local model costs $0: a task budget of $0 (a small model planned one) must not
+    end every unit after its first step."""
+    model = ScriptedModel(
+        ("look", [("list_dir", {"path": "."})]), ("x", [("finish", {"summary": "s"})])
+    )
+    loop = make_loop(build_session, git_repo, model, budget=Decimal("0"))
+    result = loop.run([{"role": "user", "content": "go"}])
+    assert result.outcome == Outcome.FINISHED

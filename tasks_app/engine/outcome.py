@@ -84,19 +84,27 @@ def unit_complete(
     elif result.outcome in (Outcome.BLOCKED, Outcome.NEEDS_PERSON):
         _wait_for_person(task, unit, result)
     elif result.outcome == Outcome.BUDGET:
-        _end_unit(unit, UnitStatus.CANCELLED, summary=result.detail)
-        task_transition(
-            task=task,
-            to=TaskStatus.PAUSED,
-            reason=f"budget: {result.detail}",
-            hold=HoldReason.BUDGET,
-        )
+        _out_of_budget(task, unit, result.detail)
     elif result.outcome == Outcome.INTERRUPTED:
         _interrupted(task, unit, result.detail, cause or StopCause.STOPPED)
     else:  # step limit, no progress
         _end_unit(unit, UnitStatus.FAILED, summary=f"{result.outcome}: {result.detail}")
         _retry_or_fail(task, unit, f"{result.outcome}: {result.detail}")
     return _next(task, unit, outcome, detail)
+
+
+def _out_of_budget(task: Task, unit: Unit, detail: str) -> None:
+    """The session's budget: the task waits, paused, until the session runs again (a
+    person lifts its budget pause). The task's own budget: nothing the engine could lift,
+    so the task fails with the figures — paused, it was resumed into unit after unit."""
+    _end_unit(unit, UnitStatus.CANCELLED, summary=detail)
+    if task.cost_budget is not None and task.cost_spent >= task.cost_budget:
+        reason = f"its budget is spent: ${task.cost_spent} of ${task.cost_budget} ({detail})"
+        task_transition(task=task, to=TaskStatus.FAILED, reason=reason)
+        return
+    task_transition(
+        task=task, to=TaskStatus.PAUSED, reason=f"budget: {detail}", hold=HoldReason.BUDGET
+    )
 
 
 def _wait_for_person(task: Task, unit: Unit, result: LoopResult) -> None:

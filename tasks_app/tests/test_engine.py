@@ -389,3 +389,16 @@ def test_without_skills_load_skill_is_not_offered(repo: Path) -> None:
     offered = {tool["function"]["name"] for tool in model.calls[0]["tools"]}
     assert "load_skill" not in offered
     assert {"read_file", "write_file", "edit_file", "finish"} <= offered
+
+
+def test_a_task_over_its_own_budget_fails_instead_of_looping(repo: Path) -> None:
+    """Paused for budget, the task was resumed at once (its session ran on) into another
+    unit, and another: seen with a plan whose task had cost_budget 0."""
+    session, plan = start(repo, task_spec(cost_budget="0.01"))
+    expensive = ScriptedModel(*[("spend", [("list_dir", {"path": "."})])] * 3, cost=0.02)
+    report = run_next(session, expensive)
+    task = plan.tasks.get()
+    assert (report.outcome, task.status) == ("budget", "failed")
+    assert task.status_reason.startswith("its budget is spent: $0.0200 of $0.0100")
+    assert drain(session_id=session.pk, worker="test") == 0  # nothing resumes it
+    assert Unit.objects.filter(task=task).count() == 1
