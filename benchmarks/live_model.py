@@ -36,6 +36,8 @@ from agents_app.models import AgentSession, TraceEvent  # noqa: E402
 from tasks_app.engine.replaying import SAMPLE_REPO  # noqa: E402
 from tasks_app.models import TaskTransition, Unit  # noqa: E402
 
+BOUNDS = {"SF_UNIT_MAX_STEPS": "15", "SF_UNIT_HARD_TIMEOUT": "150s"}
+
 
 @dataclass(frozen=True)
 class Case:
@@ -109,7 +111,8 @@ def serve(model: str, threads: str) -> tuple[subprocess.Popen[str], str]:
 
 def run_once(case: Case, model: str, api_base: str, folder: Path) -> dict[str, object]:
     repo = make_repo(case, folder)
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    # The live tests' bounds: 15 model steps and 150 s a unit, 4 attempts a task at most.
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **BOUNDS}
     for mode in ("FAST", "SMART", "DEEP"):
         env |= {f"SF_MODEL_{mode}": f"openai/{model}", f"SF_MODEL_{mode}_API_BASE": api_base}
     started = time.monotonic()

@@ -28,6 +28,9 @@ from tests.live.conftest import LocalModel
 pytestmark = [pytest.mark.live_model, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 FINAL = {"done", "failed", "cancelled", "skipped"}
 TIMEOUT = 900  # s: planning and a few units on two busy cores
+# A small model that loses its way would otherwise go on for an hour a unit: these keep
+# a run (up to 4 attempts of each task) inside the test's time, as a team would set them.
+BOUNDS = {"SF_UNIT_MAX_STEPS": "15", "SF_UNIT_HARD_TIMEOUT": "150s"}
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,7 @@ def run_intent(case: Case, repo: Path, model: LocalModel) -> Run:
         "json",
         timeout=TIMEOUT,
         **model.environment(),
+        **BOUNDS,
     )
 
 
