@@ -7,10 +7,16 @@ timeout is the time between two chunks: ``idle_timeout`` is what it says. The ch
 are put back together with litellm's ``stream_chunk_builder`` into the one response
 the router reads; ``on_text`` sees the text so far (at most every ``every`` seconds,
 and "" once it is complete), for the unit page.
+
+A unit's hard timeout is checked between steps; a slow model writing steadily up to
+``max_tokens`` (on two busy cores, a 1.5B model at 1-2 tokens/s: most of an hour) would
+hold the unit far past it. ``deadline`` ends the answer there: what arrived is returned
+as an answer cut off (``finish_reason`` "length"), and the unit stops at its next step.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from typing import Any
@@ -25,25 +31,47 @@ def streamed_completion(
     idle_timeout: float,
     on_text: TextListener | None = None,
     every: float = 0.3,
+    deadline: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
     completion: Callable[..., Any] = complete,
     **request: Any,
 ) -> Any:
-    """One completion asked with ``stream=True``, returned as a whole response."""
+    """One completion asked with ``stream=True``, returned as a whole response; cut off
+    at ``deadline`` (a ``clock`` reading) if it is still being written then."""
     stream = completion(stream=True, timeout=idle_timeout, **request)
     chunks: list[Any] = []
     text: list[str] = []
-    shown = time.monotonic()
+    shown = clock()
+    cut = False
     for chunk in stream:
         chunks.append(chunk)
         piece = _text_of(chunk)
         if piece:
             text.append(piece)
-            if on_text is not None and time.monotonic() - shown >= every:
+            if on_text is not None and clock() - shown >= every:
                 on_text("".join(text))
-                shown = time.monotonic()
+                shown = clock()
+        if deadline is not None and clock() >= deadline:
+            cut = True
+            break
+    if cut:
+        _close(stream)
     if on_text is not None:
         on_text("")  # complete: the step itself is shown now
-    return litellm_module().stream_chunk_builder(chunks, messages=request.get("messages"))
+    response = litellm_module().stream_chunk_builder(chunks, messages=request.get("messages"))
+    if cut and response is not None and response.choices:
+        response.choices[0].finish_reason = "length"
+    return response
+
+
+def _close(stream: Any) -> None:
+    """Hang up on the server (it stops writing when the connection goes), whatever the
+    stream wraps: litellm's wrapper keeps the provider's response in ``completion_stream``."""
+    for part in (stream, getattr(stream, "completion_stream", None)):
+        close = getattr(part, "close", None)
+        if callable(close):
+            with contextlib.suppress(Exception):  # a connection already gone
+                close()
 
 
 def _text_of(chunk: Any) -> str:

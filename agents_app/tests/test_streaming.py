@@ -79,3 +79,27 @@ def test_a_server_gone_silent_mid_answer_is_abandoned_after_the_idle_timeout(
     with pytest.raises((litellm.Timeout, litellm.ServiceUnavailableError)):
         ask(fake_provider, idle=1.0)
     assert time.monotonic() - started < 5
+
+
+def test_an_answer_still_being_written_at_the_deadline_is_cut_off_there(
+    fake_provider: FakeProvider,  # noqa: F811
+) -> None:
+    # Written at ~10 words a second, this answer would take about 6 s: a unit's hard
+    # timeout falls in the middle of it.
+    words = " ".join(f"w{number}" for number in range(60))
+    fake_provider.answer(dataclasses.replace(openai_text(words), chunk_delay=0.1))
+    started = time.monotonic()
+    response = streamed_completion(
+        idle_timeout=5,
+        deadline=started + 1.0,
+        model=MODEL,
+        messages=ASK,
+        api_base=fake_provider.openai_base,
+        api_key="x",
+    )
+    assert time.monotonic() - started < 3
+    content = response.choices[0].message.content
+    assert content
+    assert words.startswith(content)
+    assert len(content) < len(words)
+    assert response.choices[0].finish_reason == "length"  # the loop reads it as cut off

@@ -180,7 +180,7 @@ def _agent(
     messages = unit_messages(
         task=task, skills=skills, profile=session.permission_profile, previous=previous
     )
-    router = _router(session, options, unit.pk)
+    router = _router(session, options, unit.pk, hooks.started)
     model = router.model
     Unit.objects.filter(pk=unit.pk).update(model=model)
     TaskRuntime.objects.filter(task=task).update(current_model=model)
@@ -204,14 +204,17 @@ def _agent(
             replay_deactivate(options.replay)
 
 
-def _router(session: AgentSession, options: UnitOptions, unit_id: int) -> ModelRouter:
+def _router(
+    session: AgentSession, options: UnitOptions, unit_id: int, started: float
+) -> ModelRouter:
     """The mode's model with its endpoint and tool-call style (a project's model settings
     override the environment's), and the fallback; a replay has neither. A live model is
     asked streamed, what it writes shown on the unit page as it comes."""
     if options.replay:
         completion = options.completion or _with_idle_timeout
         return ModelRouter(model=replay_activate(options.replay), completion=completion)
-    completion = options.completion or _streamed(unit_id)
+    deadline = started + settings.SF_UNIT_HARD_TIMEOUT.total_seconds()
+    completion = options.completion or _streamed(unit_id, deadline)
     project_models = session.project.parsed_policy.models
     chosen = model_settings_for(session.model_mode, options.model, project_models)
     fallback = model_settings_for("fallback", None, project_models)
@@ -220,9 +223,10 @@ def _router(session: AgentSession, options: UnitOptions, unit_id: int) -> ModelR
     )
 
 
-def _streamed(unit_id: int) -> Callable[..., Any]:
+def _streamed(unit_id: int, deadline: float) -> Callable[..., Any]:
     """Streamed: the idle timeout is the silence between two chunks, not the answer's
-    whole time; the text so far goes to the unit page, redacted like everything shown."""
+    whole time; the text so far goes to the unit page, redacted like everything shown.
+    An answer still being written at the unit's hard timeout is cut off there."""
     group = Groups.unit(unit_id)
 
     def show(text: str) -> None:
@@ -233,7 +237,7 @@ def _streamed(unit_id: int) -> Callable[..., Any]:
 
     def completion(**kwargs: Any) -> Any:
         idle = settings.SF_UNIT_IDLE_TIMEOUT.total_seconds()
-        return streamed_completion(idle_timeout=idle, on_text=show, **kwargs)
+        return streamed_completion(idle_timeout=idle, on_text=show, deadline=deadline, **kwargs)
 
     return completion
 
