@@ -50,6 +50,11 @@ class Facts:
     deletes: bool = False  # the writes delete (rm, find -delete, shred)
     harness: str = ""  # id of an irreversible operation: a person confirms it
     path_checked: bool = True  # False: its operands are not known; check the path-like ones
+    # It may create symlinks (ln -s, archive extraction, git apply …), which a later
+    # command of the same command line could write through unseen. With
+    # ``link_sources`` it does only when one of them is not a regular file (mv a b).
+    links: bool = False
+    link_sources: tuple[Word, ...] = ()
 
 
 # What a family module knows about one command it recognises.

@@ -95,13 +95,29 @@ def _curl_paths(name: str, value: Word | None, reads: list[Word], writes: list[W
         reads.append(value)
 
 
+_WGET_SENDS = ("--post-data", "--post-file", "--method", "--body-data", "--body-file")
+# Options whose value is a local file wget reads (and, for the first two, sends).
+_WGET_READS = (
+    "--post-file",
+    "--body-file",
+    "--load-cookies",
+    "--certificate",
+    "--private-key",
+    "--ca-certificate",
+    "--crl-file",
+)
+_WGET_WRITES = ("--save-cookies", "--warc-file", "--rejected-log")
+
+
 def _wget(command: SimpleCommand) -> Facts:
-    if has_short(command, "e", "--execute", "--config"):
-        return Facts("unknown")
-    sends = has_short(command, "", "--post-data", "--post-file", "--method", "--body-data")
+    if has_short(command, "e", "--execute", "--config", "--use-askpass"):
+        return Facts("unknown")  # a startup command, a config file, or a program it runs
+    sends = has_short(command, "", *_WGET_SENDS)
     reads = [w for w in (option_value(command, "-i", "--input-file"),) if w]
+    reads += [w for w in (option_value(command, "", name) for name in _WGET_READS) if w]
     writes = [w for w in (option_value(command, "-o", "--output-file"),) if w]
     writes += [w for w in (option_value(command, "-a", "--append-output"),) if w]
+    writes += [w for w in (option_value(command, "", name) for name in _WGET_WRITES) if w]
     document = option_value(command, "-O", "--output-document")
     if document is not None and document.value != "-":
         writes.append(document)

@@ -21,6 +21,7 @@ class Word:
     value: str
     dynamic: bool = False  # parameter, command, arithmetic or brace expansion
     glob: bool = False  # unquoted * ? [ (pathname expansion)
+    stream: bool = False  # <(…): a pipe from a command the analysis lists on its own
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +46,8 @@ class SimpleCommand:
     via: tuple[str, ...] = ()  # wrappers peeled to reach it, outermost first
     function: str = ""  # the function whose body holds it
     stdin_args: bool = False  # xargs / find -exec add arguments at run time
+    # What writes its standard input: the commands of the previous stage of its pipeline.
+    upstream: tuple[SimpleCommand, ...] = ()
 
     @property
     def program(self) -> str:
@@ -85,6 +88,7 @@ def make_command(
     via: tuple[str, ...] = (),
     function: str = "",
     stdin_args: bool = False,
+    upstream: tuple[SimpleCommand, ...] = (),
 ) -> SimpleCommand:
     """A SimpleCommand with its derived fields (name, argv, text, dynamic) filled in."""
     argv = tuple(word.value for word in words)
@@ -93,7 +97,17 @@ def make_command(
     dynamic = stdin_args or any(w.dynamic or w.glob for w in words)
     text = " ".join((*via, *argv))
     return SimpleCommand(
-        name, tuple(words), argv, text, dynamic, assignments, redirects, via, function, stdin_args
+        name,
+        tuple(words),
+        argv,
+        text,
+        dynamic,
+        assignments,
+        redirects,
+        via,
+        function,
+        stdin_args,
+        upstream,
     )
 
 
@@ -108,4 +122,5 @@ def copy_command(
         via=(*via, *command.via),
         function=command.function,
         stdin_args=command.stdin_args,
+        upstream=command.upstream,
     )
