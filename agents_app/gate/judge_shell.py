@@ -12,10 +12,11 @@ from __future__ import annotations
 import os
 import re
 import stat
+from dataclasses import replace
 from typing import Any, Literal
 
 from agents_app.gate.catalog.classify import classify
-from agents_app.gate.catalog.families import FAMILIES, Facts
+from agents_app.gate.catalog.families import FAMILIES, Facts, approvable
 from agents_app.gate.catalog.listing import listed_roots
 from agents_app.gate.catalog.options import operands
 from agents_app.gate.judge_paths import PathJudge
@@ -99,7 +100,10 @@ class ShellJudge:
         subject = part.text
         risk, floor, what = FAMILIES[facts.family]
         what = f"`{short(subject)}` {what}"
-        verdicts = [self.profile.floor(floor, facts.family, risk, what, subject)]
+        key = approvable(part, facts)
+        verdicts = [
+            replace(self.profile.floor(floor, facts.family, risk, what, subject), family=key)
+        ]
         verdicts += [harness(facts.harness, subject)] if facts.harness else []
         if part.function and part.function == part.name:
             verdicts.append(builtin("fork-bomb", subject))
@@ -108,19 +112,20 @@ class ShellJudge:
             verdicts.append(self.profile.floor(U, "privileged", "exec-host", what, subject))
         unsafe = [name for name in part.assignments if not _safe_env(name)]
         if unsafe:
-            verdicts.append(self.environment(unsafe, facts.family, subject))
+            verdicts.append(self.environment(unsafe, facts.family, subject, key))
         return verdicts + self.operands(part, facts) + self.where(part, facts)
 
-    def environment(self, unsafe: list[str], family: str, subject: str) -> Verdict:
+    def environment(self, unsafe: list[str], family: str, subject: str, key: str) -> Verdict:
         """Variables the gate does not know: allowed on a program that runs the project's
         code anyway (`FOO=1 pytest` where pytest is allowed), never the ones that load
         code or choose programs (PATH, LD_PRELOAD, BASH_ENV …)."""
         loader = next((name for name in unsafe if _loads_code(name)), "")
         if not loader and family in _RUNS_PROJECT_CODE:
             what = f"Setting {unsafe[0]} for `{short(subject)}`, which runs the project's code"
-            return self.profile.floor(FAMILIES[family][1], family, "exec-code", what, subject)
+            found = self.profile.floor(FAMILIES[family][1], family, "exec-code", what, subject)
+            return replace(found, family=key)
         name = loader or unsafe[0]
-        what = f"Setting {name} can change what programs do"
+        what = f"Setting {name} can change what programs do"  # no family approval lifts it
         return self.profile.floor(U, "env-injection", "exec-code", what, subject)
 
     def makes_links(self, facts: Facts) -> bool:
@@ -199,6 +204,16 @@ class ShellJudge:
             resolved = [self.paths.resolve(found[0].value, cwd) for cwd in self.paths.cwds]
             added = [r.path if r else None for r in resolved]
         return list(dict.fromkeys([*self.paths.cwds, *added]))
+
+
+def approval_family(command: str) -> str:
+    """The one declared family the commands of ``command`` belong to (`pytest`), which
+    a reviewer may approve instead of the exact command; "" when there is none."""
+    analysis = analyze(command)
+    if analysis.opaque:
+        return ""
+    keys = {approvable(part, classify(part)) for part in analysis.commands} - {""}
+    return keys.pop() if len(keys) == 1 else ""
 
 
 def _pipe_to_shell(analysis: ShellAnalysis, facts: list[Facts], subject: str) -> list[Verdict]:

@@ -64,6 +64,7 @@ class Verdict:
     reason: str
     lift: str = ""  # "rule": allow and approved rules may lift it; "approved": only approvals
     subject: str = ""  # what a lifting rule is matched against
+    family: str = ""  # the declared command family (`pytest`) whose approval lifts it
 
 
 class BadInput(ValueError):

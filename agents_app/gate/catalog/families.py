@@ -61,6 +61,29 @@ class Facts:
 Handler = Callable[[SimpleCommand], Facts]
 
 
+# Families a reviewer may approve as a whole ("allow `pytest …` in this project"): the
+# ones whose commands run the project's own code, so that one approval of the family
+# says no more than "this project's tests may run"; never paths, pushes or installs.
+APPROVABLE_FAMILIES = frozenset({"build"})
+_SUBCOMMAND_TOOLS = frozenset(
+    str.split("npm pnpm yarn cargo go uv poetry bundle deno bun pre-commit")
+)
+
+
+def approvable(command: SimpleCommand, facts: Facts) -> str:
+    """The declared family of ``command`` a reviewer may approve (`pytest`, `npm test`,
+    `python -m pytest`), or "" when it has none."""
+    if facts.family not in APPROVABLE_FAMILIES or not command.name:
+        return ""
+    args = command.args
+    if command.name in _SUBCOMMAND_TOOLS:
+        sub = next((a for a in args if not a.startswith("-")), "")
+        return f"{command.name} {sub}" if sub else ""
+    if "-m" in args[:-1] and command.name.startswith(("python", "pypy")):
+        return f"{command.name} -m {args[args.index('-m') + 1]}"
+    return command.name
+
+
 def floor(family: str) -> int:
     """Rank of the lowest profile that allows ``family`` without asking."""
     return profile_rank(FAMILIES[family][1])
