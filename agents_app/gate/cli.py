@@ -13,7 +13,6 @@ from agents_app.axes import PermissionProfile, RunControl, WorkMode
 from agents_app.models import Project
 from sf_core.cli import EXIT_OK, EXIT_USAGE, Subcommand, add_output_format
 
-
 MAX_INPUT_DEPTH = 32  # a tool input nests a few levels; deeper is refused, not recursed into
 
 

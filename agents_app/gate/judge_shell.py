@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-from dataclasses import replace
 from typing import Any, Literal
 
 from agents_app.gate.catalog.classify import classify
@@ -70,7 +69,7 @@ class ShellJudge:
         analysis = analyze(command)
         whole = collapse_whitespace(command)
         self.subjects.append(whole)
-        self.paths.pwd_known = "PWD" not in _PWD_EXPANSION.sub("", command)
+        self.paths.pwd_known = "PWD" not in command or "PWD" not in _PWD_EXPANSION.sub("", command)
         verdicts = self.opaque(analysis)
         facts = [classify(part) for part in analysis.commands]
         makers = [i for i, f in enumerate(facts) if f.links and self.makes_links(f)]
@@ -101,9 +100,8 @@ class ShellJudge:
         risk, floor, what = FAMILIES[facts.family]
         what = f"`{short(subject)}` {what}"
         key = approvable(part, facts)
-        verdicts = [
-            replace(self.profile.floor(floor, facts.family, risk, what, subject), family=key)
-        ]
+        verdict = self.profile.floor(floor, facts.family, risk, what, subject)
+        verdicts = [verdict.of_family(key) if key and verdict.lift else verdict]
         verdicts += [harness(facts.harness, subject)] if facts.harness else []
         if part.function and part.function == part.name:
             verdicts.append(builtin("fork-bomb", subject))
@@ -123,7 +121,7 @@ class ShellJudge:
         if not loader and family in _RUNS_PROJECT_CODE:
             what = f"Setting {unsafe[0]} for `{short(subject)}`, which runs the project's code"
             found = self.profile.floor(FAMILIES[family][1], family, "exec-code", what, subject)
-            return replace(found, family=key)
+            return found.of_family(key) if key and found.lift else found
         name = loader or unsafe[0]
         what = f"Setting {name} can change what programs do"  # no family approval lifts it
         return self.profile.floor(U, "env-injection", "exec-code", what, subject)

@@ -60,7 +60,12 @@ def gate_context(session: AgentSession, worktree: Path) -> GateContext:
         worktree=worktree,
         rules=gate_rules(session.project),
         approved_rules=[
-            Rule(tool=r.tool, pattern=r.pattern, reason=f"approved ({r.scope})", match=r.match)
+            Rule(
+                tool=r.tool,
+                pattern=r.pattern,
+                reason=f"approved ({r.scope})",
+                match="family" if r.match == "family" else "exact",
+            )
             for r in granted
         ],
     )

@@ -7,15 +7,16 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agents_app', '0010_agentsession_provider_retry'),
+        ("agents_app", "0010_agentsession_provider_retry"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='approvalrule',
-            name='match',
-            field=models.CharField(choices=[('exact', 'exact'), ('family', 'family')], default='exact', max_length=8),
+            model_name="approvalrule",
+            name="match",
+            field=models.CharField(
+                choices=[("exact", "exact"), ("family", "family")], default="exact", max_length=8
+            ),
         ),
     ]

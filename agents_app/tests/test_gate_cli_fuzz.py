@@ -77,7 +77,8 @@ def test_sf_gate_answers_any_input_with_a_verdict_or_one_line(
     assert code in (0, 2), (code, err)
     assert "Traceback" not in out + err
     if code == 2:
-        assert err.startswith("error: --input") and err.count("\n") == 1, err
+        assert err.startswith("error: --input"), err
+        assert err.count("\n") == 1, err
         assert out == ""
     else:
         assert json.loads(out)["decision"] in ("allow", "ask", "deny")

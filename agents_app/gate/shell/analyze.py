@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable
-from dataclasses import replace
 
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
@@ -30,6 +29,7 @@ from agents_app.gate.shell.commands import (
     SimpleCommand,
     Word,
     make_command,
+    with_upstream,
 )
 from agents_app.gate.shell.emit import Emitter, Findings
 from agents_app.gate.shell.words import (
@@ -274,7 +274,7 @@ class SyntaxWalker:
             self.visit(child, depth + 1)
             emitted = self.findings.commands[start:]
             if previous:
-                emitted = [replace(c, upstream=previous) for c in emitted]
+                emitted = [with_upstream(c, previous) for c in emitted]
                 self.findings.commands[start:] = emitted
             previous = tuple(emitted)
 

@@ -111,6 +111,25 @@ def make_command(
     )
 
 
+def with_upstream(command: SimpleCommand, upstream: tuple[SimpleCommand, ...]) -> SimpleCommand:
+    """The same command reading the output of ``upstream`` (dataclasses.replace is
+    several times slower, and this runs for every stage of every pipeline)."""
+    c = command
+    return SimpleCommand(
+        c.name,
+        c.words,
+        c.argv,
+        c.text,
+        c.dynamic,
+        c.assignments,
+        c.redirects,
+        c.via,
+        c.function,
+        c.stdin_args,
+        upstream,
+    )
+
+
 def copy_command(
     command: SimpleCommand, words: tuple[Word, ...] | None = None, via: tuple[str, ...] = ()
 ) -> SimpleCommand:
