@@ -22,7 +22,13 @@ from agents_app.gate.judge_paths import PathJudge
 from agents_app.gate.normalize import collapse_whitespace
 from agents_app.gate.paths import expand_home, resolve_path, within
 from agents_app.gate.shell.analyze import analyze
-from agents_app.gate.shell.commands import PRIVILEGED_WRAPPERS, ShellAnalysis, SimpleCommand, Word
+from agents_app.gate.shell.commands import (
+    NAMES_ASSIGNED_AT_RUN_TIME,
+    PRIVILEGED_WRAPPERS,
+    ShellAnalysis,
+    SimpleCommand,
+    Word,
+)
 from agents_app.gate.verdicts import BadInput, R, U, Verdict, builtin, harness, short
 
 SAFE_ENV = frozenset(
@@ -69,7 +75,9 @@ class ShellJudge:
         analysis = analyze(command)
         whole = collapse_whitespace(command)
         self.subjects.append(whole)
-        self.paths.pwd_known = "PWD" not in command or "PWD" not in _PWD_EXPANSION.sub("", command)
+        self.paths.pwd_known = not NAMES_ASSIGNED_AT_RUN_TIME.search(command) and (
+            "PWD" not in command or "PWD" not in _PWD_EXPANSION.sub("", command)
+        )
         verdicts = self.opaque(analysis)
         facts = [classify(part) for part in analysis.commands]
         makers = [i for i, f in enumerate(facts) if f.links and self.makes_links(f)]

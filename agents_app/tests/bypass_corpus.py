@@ -334,6 +334,24 @@ CORPUS: tuple[Bypass, ...] = (
         "a function reassigns the loop variable",
         profile="trusted",
     ),
+    Bypass(
+        'x=ef; for f in a; do declare "${x:1}=/etc/shadow"; cat "$f"; done',
+        "ask",
+        "declare assigns the loop variable by a name built at run time",
+        profile="trusted",
+    ),
+    Bypass(
+        'for f in a; do printf -v "$n" /etc/shadow; cat "$f"; done',
+        "ask",
+        "printf -v assigns a variable named at run time",
+        profile="trusted",
+    ),
+    Bypass(
+        'x=P; declare "${x}WD=/etc"; cat "$PWD/shadow"',
+        "ask",
+        "PWD assigned by a name built at run time",
+        profile="trusted",
+    ),
     # -- file tools -----------------------------------------------------------------------------
     _file(
         "write_file",

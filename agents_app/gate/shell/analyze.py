@@ -24,6 +24,7 @@ import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
 from agents_app.gate.shell.commands import (
+    NAMES_ASSIGNED_AT_RUN_TIME,
     Redirect,
     ShellAnalysis,
     SimpleCommand,
@@ -259,6 +260,7 @@ class SyntaxWalker:
             and 0 < len(words) <= MAX_LOOP_VALUES
             and not any(w.dynamic for w in words)
             and len(re.findall(rf"\b{name}\b", unused)) == 1
+            and not NAMES_ASSIGNED_AT_RUN_TIME.search(source)
         )
         saved = dict(self.emitter.bindings)
         if bindable:

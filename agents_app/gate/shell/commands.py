@@ -6,12 +6,20 @@ imply (its name, argv, canonical text), so every producer builds commands the sa
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 # Wrappers that run their command with more privilege than the agent has.
 PRIVILEGED_WRAPPERS = frozenset({"sudo", "doas", "su", "runuser", "pkexec", "chroot", "nsenter"})
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish", "busybox-sh"})
 HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+# Builtins that assign a variable whose name may be built at run time (`declare
+# "${x:1}=…"`, `printf -v`, `read`), and indirect expansion: where one appears, no
+# variable's value is taken as known (a loop variable, $PWD).
+NAMES_ASSIGNED_AT_RUN_TIME = re.compile(
+    r"\b(?:declare|typeset|local|export|readonly|printf|read|mapfile|readarray|getopts|wait)\b"
+    r"|\$\{!"
+)
 
 
 @dataclass(frozen=True, slots=True)
