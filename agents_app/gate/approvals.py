@@ -13,6 +13,8 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
+from agents_app.gate.judge_shell import approval_family
+from agents_app.gate.normalize import approval_subject
 from agents_app.models import ApprovalRule, ReviewScope, ReviewStatus, RiskDecision
 from sf_core.errors import InvalidTransition, NotAllowed, SfError
 from sf_core.live import Groups, broadcast
@@ -32,15 +34,39 @@ def decision_review(
     approve: bool,
     scope: str = ReviewScope.ONCE,
     note: str = "",
+    match: str = "exact",
 ) -> RiskDecision:
-    """Approve or reject a pending decision (a conditional update: reviewed once)."""
+    """Approve or reject a pending decision (a conditional update: reviewed once).
+
+    ``match`` says what a session or project approval lets through later: ``exact``,
+    this call as shown; ``family``, every command of the call's declared family
+    (``approval_family``: `pytest …`), which the reviewer saw offered and chose.
+    """
     if not may_review(reviewer):
         raise NotAllowed(
             "only staff with the review permission may approve or reject risk decisions"
         )
     if scope not in ReviewScope.values:
         raise SfError(f"unknown scope {scope!r}; accepted: {', '.join(ReviewScope.values)}")
-    return _settle(decision, approve=approve, scope=scope, reviewer=reviewer, note=note)
+    if match not in ("exact", "family"):
+        raise SfError(f"unknown match {match!r}; accepted: exact, family")
+    if approve and match == "family":
+        if scope == ReviewScope.ONCE:
+            raise SfError("a command family is approved for a session or a project, not once")
+        if not decision_family(decision):
+            raise SfError(f"decision {decision.pk} has no command family to approve")
+    granted = match if approve else "exact"
+    return _settle(
+        decision, approve=approve, scope=scope, reviewer=reviewer, note=note, match=granted
+    )
+
+
+def decision_family(decision: RiskDecision) -> str:
+    """The declared command family a reviewer may approve for this decision, or ""."""
+    command = decision.input_normalized.get("command")
+    if decision.tool != "run_command" or not isinstance(command, str):
+        return ""
+    return approval_family(command)
 
 
 def decision_answer(*, decision: RiskDecision, approve: bool, source: str) -> RiskDecision:
@@ -57,7 +83,13 @@ def decision_answer(*, decision: RiskDecision, approve: bool, source: str) -> Ri
 
 
 def _settle(
-    decision: RiskDecision, *, approve: bool, scope: str, reviewer: User | None, note: str
+    decision: RiskDecision,
+    *,
+    approve: bool,
+    scope: str,
+    reviewer: User | None,
+    note: str,
+    match: str = "exact",
 ) -> RiskDecision:
     with transaction.atomic():
         updated = RiskDecision.objects.filter(
@@ -73,7 +105,7 @@ def _settle(
             raise InvalidTransition(f"decision {decision.pk} is not pending review")
         decision.refresh_from_db()
         if approve and scope != ReviewScope.ONCE and reviewer is not None:
-            _grant_rule(decision, reviewer, scope)
+            _grant_rule(decision, reviewer, scope, match)
         broadcast(Groups.APPROVALS, "approvals.changed", decision_id=decision.pk)
         # The engine that waits on decisions is built on this app: it listens.
         send_on_commit(
@@ -82,16 +114,24 @@ def _settle(
     return decision
 
 
-def _grant_rule(decision: RiskDecision, reviewer: User, scope: str) -> None:
-    subject = (
-        decision.input_normalized.get("command") or decision.input_normalized.get("path") or "*"
-    )
+def _grant_rule(decision: RiskDecision, reviewer: User, scope: str, match: str) -> None:
+    """The allow rule of a session or project approval: the call exactly as shown
+    (never a glob: a `*` in the command is a `*`), or the family the reviewer chose."""
+    if match == "family":
+        pattern = decision_family(decision)
+    else:
+        pattern = approval_subject(decision.tool, decision.input_normalized)
+    if not pattern or len(pattern) > 500:
+        # Nothing to match later (a cut pattern would match another, shorter command):
+        # the approval lets this call through only.
+        return
     ApprovalRule.objects.create(
         project_id=decision.session.project_id,
         session=decision.session if scope == ReviewScope.SESSION else None,
         scope=scope,
         tool=decision.tool,
-        pattern=str(subject),
+        match=match,
+        pattern=pattern,
         granted_by=reviewer,
         granted_from=decision,
     )

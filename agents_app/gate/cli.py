@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,56 @@ from typing import Any
 from agents_app.axes import PermissionProfile, RunControl, WorkMode
 from agents_app.models import Project
 from sf_core.cli import EXIT_OK, EXIT_USAGE, Subcommand, add_output_format
+
+MAX_INPUT_DEPTH = 32  # a tool input nests a few levels; deeper is refused, not recursed into
+
+
+class InputError(ValueError):
+    """``--input`` is not a tool input the gate can judge: the message says why."""
+
+
+def parse_input(text: str) -> dict[str, Any]:
+    """The tool input ``--input`` spells: a JSON object of finite numbers and valid
+    text, nested at most ``MAX_INPUT_DEPTH`` levels; otherwise ``InputError``."""
+    try:
+        value = json.loads(text, parse_constant=_no_constant)
+    except InputError:
+        raise
+    except json.JSONDecodeError as exc:
+        raise InputError(f"--input is not JSON: {exc.msg} at column {exc.colno}") from None
+    except ValueError as exc:  # an integer of more digits than Python converts
+        raise InputError(f"--input is not usable JSON: {exc}") from None
+    except RecursionError:
+        raise InputError(f"--input nests deeper than {MAX_INPUT_DEPTH} levels") from None
+    if not isinstance(value, dict):
+        raise InputError("--input must be a JSON object")
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:  # iterative: a deep input cannot exhaust the interpreter's stack
+        item, depth = stack.pop()
+        if depth > MAX_INPUT_DEPTH:
+            raise InputError(f"--input nests deeper than {MAX_INPUT_DEPTH} levels")
+        if isinstance(item, dict):
+            stack += [(key, depth) for key in item]
+            stack += [(child, depth + 1) for child in item.values()]
+        elif isinstance(item, list):
+            stack += [(child, depth + 1) for child in item]
+        elif isinstance(item, str) and not _valid_text(item):
+            raise InputError("--input holds text that is not valid Unicode (a lone surrogate)")
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise InputError("--input holds a number too large to represent")
+    return value
+
+
+def _no_constant(name: str) -> None:
+    raise InputError(f"--input is not JSON: {name} is not a JSON number")
+
+
+def _valid_text(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class GateCommand(Subcommand):
@@ -38,11 +89,9 @@ class GateCommand(Subcommand):
         from agents_app.gate.session import gate_rules, input_hash
 
         try:
-            arguments = json.loads(options["input"])
-        except json.JSONDecodeError as exc:
-            return self._usage(f"--input is not JSON: {exc.msg} at column {exc.colno}")
-        if not isinstance(arguments, dict):
-            return self._usage("--input must be a JSON object")
+            arguments = parse_input(options["input"])
+        except InputError as exc:
+            return self._usage(str(exc))
         project = (
             Project.objects.filter(pk=options["project"]).first() if options["project"] else None
         )

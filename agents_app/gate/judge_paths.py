@@ -29,7 +29,8 @@ PLANNING_ARTIFACTS = (".sf/*.md", ".sf/plans/*", "plans/*", "docs/plans/*", "PLA
 _BLOCK_DEVICE = re.compile(
     r"/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-|loop|sr|mapper/|mem$|kmem$|port$)"
 )
-_HOME_WORD = re.compile(r"\"?\$(?:HOME|\{HOME\})\"?(/[^$`\"]*)?")
+# "$HOME/x", $PWD, "${PWD}"/src …: the quotes are dropped first.
+_VARIABLE_WORD = re.compile(r"\$(?:(HOME|PWD)|\{(HOME|PWD)\})(/[^$`\\]*)?")
 _GLOB_LIMIT = 200
 _WILDCARD = re.compile(r"[*?\[]")
 _WHOLE_ROOT = re.compile(r"[.*?\[\]!]*\*[.*?\[\]!]*")  # *, .*, .[!.]* …
@@ -46,6 +47,8 @@ class PathJudge:
         self.profile = profile
         self.root = root
         self.cwds: list[str | None] = [root]
+        self.pwd_known = True  # nothing in the command assigns PWD: "$PWD" is the cwd
+        self.after_links = ""  # a command of the same line that may create symlinks
 
     def resolve(self, value: str, cwd: str | None) -> ResolvedPath | None:
         if cwd is None and not value.startswith(("/", "~")):
@@ -57,21 +60,39 @@ class PathJudge:
     ) -> list[Verdict]:
         """The verdicts on reading (or writing) the path operand ``word``."""
         verdicts: list[Verdict] = []
+        if word.stream:
+            return verdicts  # <(…) is a pipe; the commands inside are judged on their own
         for resolved in self.paths_of(word):
             verdicts += self.path(
                 resolved, write=write, subject=subject, recursive=recursive, deletes=deletes
             )
+        if self.after_links and not _harmless(word.value):
+            verdicts.append(self.through_new_links(word, write, subject))
         return verdicts
+
+    def through_new_links(self, word: Word, write: bool, subject: str) -> Verdict:
+        """A path used after a command of the same line may have created symlinks: the
+        links are not on disk when the gate looks, so where it lands is unknown."""
+        what = (
+            f"`{short(subject)}` {'writes' if write else 'reads'} {short(word.value, 40)!r} "
+            f"after `{short(self.after_links, 40)}` in the same command may have created "
+            "symlinks, which the gate cannot see before the command runs"
+        )
+        risk = "write-outside" if write else "read-outside"
+        return self.profile.floor(U, "after-new-links", risk, what, subject)
 
     def paths_of(self, word: Word) -> list[ResolvedPath | None]:
         """Where a path operand may point, for each possible working directory."""
         value = word.value
+        variable = None
         if word.dynamic:
-            # "$HOME/x" is as good as ~/x; anything else is known only at run time.
-            home = _HOME_WORD.fullmatch(value)
-            if not home:
+            # "$HOME/x" is as good as ~/x and "$PWD/x" as ./x; anything else is known
+            # only at run time.
+            variable = _VARIABLE_WORD.fullmatch(value.replace('"', ""))
+            name = (variable.group(1) or variable.group(2)) if variable else ""
+            if variable is None or (name == "PWD" and not self.pwd_known):
                 return [None]
-            value = "~" + (home.group(1) or "")
+            value = ("~" if name == "HOME" else ".") + (variable.group(3) or "")
         found: list[ResolvedPath | None] = []
         for cwd in self.cwds:
             literal = self.resolve(value, cwd)

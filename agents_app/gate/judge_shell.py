@@ -10,16 +10,25 @@ operands and redirects. An opaque command is never allowed.
 from __future__ import annotations
 
 import os
+import re
+import stat
 from typing import Any, Literal
 
 from agents_app.gate.catalog.classify import classify
-from agents_app.gate.catalog.families import FAMILIES, Facts
+from agents_app.gate.catalog.families import FAMILIES, Facts, approvable
+from agents_app.gate.catalog.listing import listed_roots
 from agents_app.gate.catalog.options import operands
 from agents_app.gate.judge_paths import PathJudge
 from agents_app.gate.normalize import collapse_whitespace
-from agents_app.gate.paths import resolve_path, within
+from agents_app.gate.paths import expand_home, resolve_path, within
 from agents_app.gate.shell.analyze import analyze
-from agents_app.gate.shell.commands import PRIVILEGED_WRAPPERS, ShellAnalysis, SimpleCommand, Word
+from agents_app.gate.shell.commands import (
+    NAMES_ASSIGNED_AT_RUN_TIME,
+    PRIVILEGED_WRAPPERS,
+    ShellAnalysis,
+    SimpleCommand,
+    Word,
+)
 from agents_app.gate.verdicts import BadInput, R, U, Verdict, builtin, harness, short
 
 SAFE_ENV = frozenset(
@@ -30,6 +39,21 @@ SAFE_ENV = frozenset(
         "PYTEST_ADDOPTS HYPOTHESIS_PROFILE CARGO_TERM_COLOR GOFLAGS TMPDIR"
     )
 )
+
+
+# Variables that load code, choose the programs that run or where files go: they ask
+# on every command (the others ask only where the command could not run code anyway).
+_LOADERS = frozenset(
+    str.split(
+        "PATH ENV BASH_ENV SHELLOPTS BASHOPTS PS4 PROMPT_COMMAND IFS CDPATH GLOBIGNORE HOME SHELL "
+        "NODE_OPTIONS PYTHONSTARTUP PYTHONHOME PYTHONINSPECT PERL5OPT PERL5LIB PERLLIB RUBYOPT "
+        "RUBYLIB JAVA_TOOL_OPTIONS _JAVA_OPTIONS JDK_JAVA_OPTIONS GCONV_PATH EDITOR VISUAL "
+        "BROWSER LESSOPEN LESSCLOSE TMPDIR"
+    )
+)
+_RUNS_PROJECT_CODE = frozenset({"build", "script"})
+_PWD_EXPANSION = re.compile(r"\$PWD\b|\$\{PWD\}")
+_SUBSTITUTION = re.compile(r"\$\(([^()`]*)\)|`([^`\\$()]*)`")
 
 
 class ShellJudge:
@@ -51,12 +75,19 @@ class ShellJudge:
         analysis = analyze(command)
         whole = collapse_whitespace(command)
         self.subjects.append(whole)
+        self.paths.pwd_known = not NAMES_ASSIGNED_AT_RUN_TIME.search(command) and (
+            "PWD" not in command or "PWD" not in _PWD_EXPANSION.sub("", command)
+        )
         verdicts = self.opaque(analysis)
         facts = [classify(part) for part in analysis.commands]
-        for part, part_facts in zip(analysis.commands, facts, strict=True):
+        makers = [i for i, f in enumerate(facts) if f.links and self.makes_links(f)]
+        for index, (part, part_facts) in enumerate(zip(analysis.commands, facts, strict=True)):
             self.subjects += [part.text, " ".join(part.argv), " ".join((part.name, *part.args))]
+            other = next((j for j in makers if j != index), None)
+            self.paths.after_links = analysis.commands[other].text if other is not None else ""
             verdicts += self.part(part, part_facts)
             self.paths.cwds = self.next_cwds(part)
+        self.paths.after_links = analysis.commands[makers[0]].text if makers else ""
         attached = {r for part in analysis.commands for r in part.redirects}
         for redirect in analysis.redirects:
             if redirect.writes and redirect not in attached:  # `{ …; } > file`
@@ -76,7 +107,9 @@ class ShellJudge:
         subject = part.text
         risk, floor, what = FAMILIES[facts.family]
         what = f"`{short(subject)}` {what}"
-        verdicts = [self.profile.floor(floor, facts.family, risk, what, subject)]
+        key = approvable(part, facts)
+        verdict = self.profile.floor(floor, facts.family, risk, what, subject)
+        verdicts = [verdict.of_family(key) if key and verdict.lift else verdict]
         verdicts += [harness(facts.harness, subject)] if facts.harness else []
         if part.function and part.function == part.name:
             verdicts.append(builtin("fork-bomb", subject))
@@ -85,15 +118,47 @@ class ShellJudge:
             verdicts.append(self.profile.floor(U, "privileged", "exec-host", what, subject))
         unsafe = [name for name in part.assignments if not _safe_env(name)]
         if unsafe:
-            what = f"Setting {unsafe[0]} can change what programs do"
-            verdicts.append(self.profile.floor(U, "env-injection", "exec-code", what, subject))
+            verdicts.append(self.environment(unsafe, facts.family, subject, key))
         return verdicts + self.operands(part, facts) + self.where(part, facts)
+
+    def environment(self, unsafe: list[str], family: str, subject: str, key: str) -> Verdict:
+        """Variables the gate does not know: allowed on a program that runs the project's
+        code anyway (`FOO=1 pytest` where pytest is allowed), never the ones that load
+        code or choose programs (PATH, LD_PRELOAD, BASH_ENV …)."""
+        loader = next((name for name in unsafe if _loads_code(name)), "")
+        if not loader and family in _RUNS_PROJECT_CODE:
+            what = f"Setting {unsafe[0]} for `{short(subject)}`, which runs the project's code"
+            found = self.profile.floor(FAMILIES[family][1], family, "exec-code", what, subject)
+            return found.of_family(key) if key and found.lift else found
+        name = loader or unsafe[0]
+        what = f"Setting {name} can change what programs do"  # no family approval lifts it
+        return self.profile.floor(U, "env-injection", "exec-code", what, subject)
+
+    def makes_links(self, facts: Facts) -> bool:
+        """Whether a command that may create symlinks does here: `mv a b` only moves a
+        link when one of its sources is one (or is not known)."""
+        return not facts.link_sources or not all(
+            self.regular_file(word) for word in facts.link_sources
+        )
+
+    def regular_file(self, word: Word) -> bool:
+        if word.dynamic or word.glob:
+            return False
+        for cwd in self.paths.cwds:
+            if cwd is None:
+                return False
+            try:
+                if not stat.S_ISREG(os.lstat(os.path.join(cwd, expand_home(word.value))).st_mode):
+                    return False
+            except (OSError, ValueError):
+                return False
+        return True
 
     def operands(self, part: SimpleCommand, facts: Facts) -> list[Verdict]:
         subject, found = part.text, []
         tree = {"recursive": facts.recursive, "deletes": facts.deletes}
         for word in facts.reads:
-            found += self.paths.word(word, False, subject)
+            found += self.read(word, subject)
         for word in facts.writes:
             found += self.paths.word(word, True, subject, **tree)
         if not facts.path_checked:  # an unknown command: its path-like operands at least
@@ -101,13 +166,25 @@ class ShellJudge:
                 found += self.paths.word(word, False, subject) if _path_like(word.value) else []
         if part.stdin_args:  # xargs: arguments read from standard input
             writes = bool(facts.writes) or facts.family == "write"
-            found += self.paths.word(Word("", dynamic=True), writes, subject)
+            roots = None if writes or part.via[-1:] != ("xargs",) else listed_roots(part.upstream)
+            for root in roots or (Word("", dynamic=True),):
+                found += self.paths.word(root, writes, subject)
         for redirect in part.redirects:
             if redirect.writes or redirect.op == "<":
                 found += self.paths.word(
                     Word(redirect.target, redirect.dynamic), redirect.writes, subject
                 )
         return found
+
+    def read(self, word: Word, subject: str) -> list[Verdict]:
+        """A read operand; `$(git ls-files)` reads the names a lister prints."""
+        inner = _SUBSTITUTION.fullmatch(word.value.strip('"')) if word.dynamic else None
+        if inner is not None:
+            listed = analyze(inner.group(1) or inner.group(2) or "")
+            roots = None if listed.opaque else listed_roots(listed.commands)
+            if roots is not None:
+                return [v for root in roots for v in self.paths.word(root, False, subject)]
+        return self.paths.word(word, False, subject)
 
     def where(self, part: SimpleCommand, facts: Facts) -> list[Verdict]:
         """A command that may run in a directory outside the worktree works outside it."""
@@ -135,6 +212,16 @@ class ShellJudge:
         return list(dict.fromkeys([*self.paths.cwds, *added]))
 
 
+def approval_family(command: str) -> str:
+    """The one declared family the commands of ``command`` belong to (`pytest`), which
+    a reviewer may approve instead of the exact command; "" when there is none."""
+    analysis = analyze(command)
+    if analysis.opaque:
+        return ""
+    keys = {approvable(part, classify(part)) for part in analysis.commands} - {""}
+    return keys.pop() if len(keys) == 1 else ""
+
+
 def _pipe_to_shell(analysis: ShellAnalysis, facts: list[Facts], subject: str) -> list[Verdict]:
     """curl … | sh: code fetched from the network and run at once."""
     fetches = any(f.family in ("network-read", "network-write") for f in facts)
@@ -145,6 +232,15 @@ def _pipe_to_shell(analysis: ShellAnalysis, facts: list[Facts], subject: str) ->
 def _path_like(value: str) -> bool:
     value = value.split("=", 1)[1] if value.startswith("-") and "=" in value else value
     return value.startswith(("/", "~", "../")) or value == ".." or "/../" in value
+
+
+def _loads_code(name: str) -> bool:
+    upper = name.upper()
+    return (
+        upper in _LOADERS
+        or upper.startswith(("LD_", "DYLD_", "GIT_", "BASH_FUNC_", "XDG_"))
+        or upper.endswith(("_PROXY", "PAGER", "ASKPASS"))
+    )
 
 
 def _safe_env(name: str) -> bool:

@@ -27,6 +27,21 @@ def normalize_input(call: ToolCall, worktree: Path | str | None = None) -> dict[
     return data
 
 
+def approval_subject(tool: str, normalized: dict[str, Any]) -> str:
+    """What an exact approval of a call matches: the normalized command (with the
+    directory it runs in, when given) or the normalized path; "" when neither."""
+    if tool == "run_command":
+        command = normalized.get("command")
+        if not isinstance(command, str):
+            return ""
+        cwd = normalized.get("cwd")
+        return (
+            f"{command}  (in {cwd})" if isinstance(cwd, str) and cwd not in ("", ".") else command
+        )
+    path = normalized.get("path")
+    return path if isinstance(path, str) else ""
+
+
 def collapse_whitespace(command: str) -> str:
     """Runs of blanks outside quotes become one space; here-docs are left as written."""
     if "<<" in command:

@@ -27,6 +27,7 @@ from agents_app.axes import PermissionProfile, profile_rank
 from agents_app.gate.catalog.tools import TOOLS
 from agents_app.gate.judge_paths import PathJudge
 from agents_app.gate.judge_shell import ShellJudge
+from agents_app.gate.normalize import approval_subject, normalize_input
 from agents_app.gate.paths import ResolvedPath, real_root, resolve_path
 from agents_app.gate.rules import deny_rule, lift, manual
 from agents_app.gate.schemas import Decision, GateContext, ToolCall
@@ -51,7 +52,10 @@ def decide(call: ToolCall, ctx: GateContext) -> Decision:
     denied = deny_rule(ctx.rules.deny, call.tool, subjects)
     if denied is not None:
         return denied
-    final = manual(worst([lift(v, ctx, call.tool) for v in verdicts]), ctx)
+    seen = ""  # the call as a reviewer saw it: only needed when there are approvals
+    if ctx.approved_rules and any(v.decision == "ask" for v in verdicts):
+        seen = approval_subject(call.tool, normalize_input(call, ctx.worktree))
+    final = manual(worst([lift(v, ctx, call.tool, seen) for v in verdicts]), ctx)
     return Decision(
         decision=final.decision, rule=final.rule, risk_class=final.risk, reason=final.reason
     )

@@ -17,8 +17,13 @@ from agents_app.gate.verdicts import Verdict, short
 _NO_SIDE_EFFECT = frozenset({"none", "read", "read-outside"})
 
 
-def lift(verdict: Verdict, ctx: GateContext, tool: str) -> Verdict:
-    """Allow rules lift profile refusals; approvals also lift harness asks."""
+def lift(verdict: Verdict, ctx: GateContext, tool: str, call: str = "") -> Verdict:
+    """Allow rules lift profile refusals; approvals also lift harness asks.
+
+    ``call`` is the call as a reviewer saw it (``normalize.approval_subject``): an
+    exact approval lifts every liftable ask of exactly that call; a family approval
+    only the profile ask of a command of that family.
+    """
     if verdict.decision == "allow" or not verdict.lift:
         return verdict
     if verdict.lift == "rule":
@@ -27,9 +32,19 @@ def lift(verdict: Verdict, ctx: GateContext, tool: str) -> Verdict:
                 return _allowed(verdict, f"allow.project:{_rule_key(rule)}", rule)
     if verdict.decision == "ask":
         for rule in ctx.approved_rules:
-            if _matches(rule, tool, verdict.subject):
+            if _approves(rule, tool, verdict, call):
                 return _allowed(verdict, f"allow.approved:{_rule_key(rule)}", rule)
     return verdict
+
+
+def _approves(rule: Rule, tool: str, verdict: Verdict, call: str) -> bool:
+    """A reviewer's approval, read literally: never a wildcard (an approval stored
+    before families existed, ``glob``, is read as ``exact``)."""
+    if rule.tool != tool:
+        return False
+    if rule.match == "family":
+        return bool(verdict.family) and verdict.lift == "rule" and verdict.family == rule.pattern
+    return bool(call) and rule.pattern == call
 
 
 def deny_rule(rules: list[Rule], tool: str, subjects: list[str]) -> Decision | None:
@@ -57,7 +72,10 @@ def manual(verdict: Verdict, ctx: GateContext) -> Verdict:
 
 
 def _allowed(verdict: Verdict, rule_id: str, rule: Rule) -> Verdict:
-    reason = rule.reason or f"A rule allows `{short(verdict.subject)}`."
+    if rule.match == "family":
+        reason = f"A reviewer allowed `{rule.pattern} …` commands ({rule.reason or 'approved'})."
+    else:
+        reason = rule.reason or f"A rule allows `{short(verdict.subject)}`."
     return Verdict("allow", rule_id, verdict.risk, reason)
 
 
@@ -66,4 +84,5 @@ def _matches(rule: Rule, tool: str, subject: str) -> bool:
 
 
 def _rule_key(rule: Rule) -> str:
-    return rule.pattern if rule.tool in ("*", "run_command") else f"{rule.tool}:{rule.pattern}"
+    pattern = f"{rule.pattern} …" if rule.match == "family" else rule.pattern
+    return pattern if rule.tool in ("*", "run_command") else f"{rule.tool}:{pattern}"

@@ -12,12 +12,19 @@ from agents_app.axes import PermissionProfile, RunControl, WorkMode
 
 
 class Rule(BaseModel):
-    """An allow or deny rule: a glob on the command (run_command) or on the path."""
+    """An allow or deny rule on the command (run_command) or on the path.
+
+    A project's policy rules are globs a person wrote (``match="glob"``). A reviewer's
+    approval is never a glob: ``exact`` matches the call as the reviewer saw it (its
+    ``approval_subject``), ``family`` every command of a declared family the reviewer
+    chose (``pytest``, ``npm test`` …), lifting only that family's profile ask.
+    """
 
     model_config = ConfigDict(frozen=True)
     tool: str = "*"
     pattern: str
     reason: str | None = None
+    match: Literal["glob", "exact", "family"] = "glob"
 
 
 class PolicyRules(BaseModel):

@@ -60,7 +60,13 @@ def gate_context(session: AgentSession, worktree: Path) -> GateContext:
         worktree=worktree,
         rules=gate_rules(session.project),
         approved_rules=[
-            Rule(tool=r.tool, pattern=r.pattern, reason=f"approved ({r.scope})") for r in granted
+            Rule(
+                tool=r.tool,
+                pattern=r.pattern,
+                reason=f"approved ({r.scope})",
+                match="family" if r.match == "family" else "exact",
+            )
+            for r in granted
         ],
     )
 

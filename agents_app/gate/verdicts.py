@@ -64,6 +64,14 @@ class Verdict:
     reason: str
     lift: str = ""  # "rule": allow and approved rules may lift it; "approved": only approvals
     subject: str = ""  # what a lifting rule is matched against
+    family: str = ""  # the declared command family (`pytest`) whose approval lifts it
+
+    def of_family(self, family: str) -> Verdict:
+        """This verdict, liftable by an approval of ``family`` (no dataclasses.replace:
+        it runs for every part of every command and is several times slower)."""
+        return Verdict(
+            self.decision, self.rule, self.risk, self.reason, self.lift, self.subject, family
+        )
 
 
 class BadInput(ValueError):

@@ -7,7 +7,7 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from agents_app.gate.approvals import decision_review, may_review
+from agents_app.gate.approvals import decision_family, decision_review, may_review
 from agents_app.models import ReviewScope, ReviewStatus, RiskDecision
 from sf_core.errors import SfError
 from sf_core.http import AuthedRequest
@@ -20,8 +20,11 @@ def approvals_context(user: object) -> dict[str, object]:
     recent = RiskDecision.objects.exclude(
         review_status__in=[ReviewStatus.PENDING, ReviewStatus.NOT_NEEDED]
     )
+    pending_list = list(pending.order_by("created_at"))
+    for decision in pending_list:  # the command family a reviewer may approve instead
+        decision.family = decision_family(decision)  # type: ignore[attr-defined]
     return {
-        "pending": pending.order_by("created_at"),
+        "pending": pending_list,
         "recent": recent.select_related("reviewed_by", "unit").order_by("-reviewed_at")[:20],
         "scopes": ReviewScope.values,
         "can_review": may_review(user),  # type: ignore[arg-type]
@@ -47,6 +50,7 @@ def approval_review(request: AuthedRequest, decision_id: int) -> HttpResponse:
             approve=approve,
             scope=request.POST.get("scope") or ReviewScope.ONCE,
             note=request.POST.get("note", ""),
+            match=request.POST.get("match") or "exact",
         )
     except SfError as exc:
         error = str(exc)

@@ -98,6 +98,12 @@ class ApprovalRule(models.Model):
     )
     scope = models.CharField(max_length=8, choices=ReviewScope.choices)
     tool = models.CharField(max_length=64)
+    # Never a glob: "exact" is the call as the reviewer saw it, "family" a declared
+    # command family the reviewer chose (`pytest`). Rules stored before this field
+    # existed get "exact": their patterns are read literally.
+    match = models.CharField(
+        max_length=8, choices=[("exact", "exact"), ("family", "family")], default="exact"
+    )
     pattern = models.CharField(max_length=500)
     granted_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
@@ -117,4 +123,5 @@ class ApprovalRule(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"allow {self.tool} {self.pattern} ({self.scope})"
+        shown = f"{self.pattern} …" if self.match == "family" else self.pattern
+        return f"allow {self.tool} {shown} ({self.scope})"

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from agents_app.gate.policy import decide
-from agents_app.gate.schemas import Decision, GateContext, ToolCall
-from agents_app.tests.bypass_corpus import CORPUS, Bypass
+from agents_app.gate.schemas import Decision, GateContext, Rule, ToolCall
+from agents_app.tests.bypass_corpus import APPROVED, CORPUS, HARMLESS, ApprovedBypass, Bypass
 
 SEVERITY = {"allow": 0, "ask": 1, "deny": 2}
 
@@ -32,12 +32,13 @@ def _worktree(tmp_path: Path, entry: Bypass) -> Path:
     return worktree
 
 
-def _decide(tmp_path: Path, entry: Bypass) -> Decision:
+def _decide(tmp_path: Path, entry: Bypass, approved: tuple[Rule, ...] = ()) -> Decision:
     ctx = GateContext(
-        permission_profile="normal",
+        permission_profile=entry.profile,
         run_control="autonomous",
         work_mode="build",
         worktree=_worktree(tmp_path, entry),
+        approved_rules=list(approved),
     )
     return decide(_call(entry), ctx)
 
@@ -70,3 +71,25 @@ def test_ordinary_commands_in_the_same_worktree_are_allowed(tmp_path: Path, comm
     # The corpus passing must not come from a gate that refuses everything.
     decision = _decide(tmp_path, Bypass(command, "allow", "ordinary agent work"))
     assert decision.decision == "allow", decision
+
+
+@pytest.mark.parametrize(("command", "profile"), HARMLESS, ids=lambda v: v[:50])
+def test_harmless_commands_that_used_to_ask_are_allowed(
+    tmp_path: Path, command: str, profile: str
+) -> None:
+    decision = _decide(tmp_path, Bypass(command, "allow", "harmless", profile=profile))
+    assert decision.decision == "allow", decision
+
+
+@pytest.mark.parametrize("entry", APPROVED, ids=lambda e: f"{e.approved} -> {e.command}"[:60])
+@pytest.mark.parametrize("match", ["exact", "glob"])  # glob: as a rule stored before is read
+def test_an_approval_never_lets_another_call_through(
+    tmp_path: Path, entry: ApprovedBypass, match: str
+) -> None:
+    approved = (Rule(tool="run_command", pattern=entry.approved, match=match),)  # type: ignore[arg-type]
+    twin = Bypass(entry.command, entry.minimum, entry.why)
+    decision = _decide(tmp_path, twin, approved)
+    assert SEVERITY[decision.decision] >= SEVERITY[entry.minimum], (entry.why, decision)
+    # …while the exact call approved is let through (as long as nothing denies it).
+    same = _decide(tmp_path / "same", Bypass(entry.approved, "allow", "approved"), approved)
+    assert same.decision in ("allow", "deny"), same

@@ -50,10 +50,38 @@ class Facts:
     deletes: bool = False  # the writes delete (rm, find -delete, shred)
     harness: str = ""  # id of an irreversible operation: a person confirms it
     path_checked: bool = True  # False: its operands are not known; check the path-like ones
+    # It may create symlinks (ln -s, archive extraction, git apply …), which a later
+    # command of the same command line could write through unseen. With
+    # ``link_sources`` it does only when one of them is not a regular file (mv a b).
+    links: bool = False
+    link_sources: tuple[Word, ...] = ()
 
 
 # What a family module knows about one command it recognises.
 Handler = Callable[[SimpleCommand], Facts]
+
+
+# Families a reviewer may approve as a whole ("allow `pytest …` in this project"): the
+# ones whose commands run the project's own code, so that one approval of the family
+# says no more than "this project's tests may run"; never paths, pushes or installs.
+APPROVABLE_FAMILIES = frozenset({"build"})
+_SUBCOMMAND_TOOLS = frozenset(
+    str.split("npm pnpm yarn cargo go uv poetry bundle deno bun pre-commit")
+)
+
+
+def approvable(command: SimpleCommand, facts: Facts) -> str:
+    """The declared family of ``command`` a reviewer may approve (`pytest`, `npm test`,
+    `python -m pytest`), or "" when it has none."""
+    if facts.family not in APPROVABLE_FAMILIES or not command.name:
+        return ""
+    args = command.args
+    if command.name in _SUBCOMMAND_TOOLS:
+        sub = next((a for a in args if not a.startswith("-")), "")
+        return f"{command.name} {sub}" if sub else ""
+    if "-m" in args[:-1] and command.name.startswith(("python", "pypy")):
+        return f"{command.name} -m {args[args.index('-m') + 1]}"
+    return command.name
 
 
 def floor(family: str) -> int:

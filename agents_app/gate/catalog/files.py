@@ -23,9 +23,16 @@ def _all_written(values: str = "", deletes: bool = False) -> Handler:
         target = option_value(command, "-t", "--target-directory") if "t" in values else None
         writes = (*found, *((target,) if target and command.name == "mv" else ()))
         recursive = deletes and _recursive(command)
+        if command.name == "mv":  # moving a symlink puts it where a later write may go
+            sources = found if target else found[:-1]
+            return Facts("write", writes=writes, links=True, link_sources=sources)
         return Facts("write", writes=writes, recursive=recursive, deletes=deletes)
 
     return handler
+
+
+# cp options that copy symlinks as symlinks (or make them: -s), unless -L dereferences.
+_CP_KEEPS_LINKS = ("--archive", "--recursive", "--no-dereference", "--symbolic-link")
 
 
 def _copy(command: SimpleCommand) -> Facts:
@@ -34,12 +41,20 @@ def _copy(command: SimpleCommand) -> Facts:
     if command.name == "ln":
         # A link is written through later: its target counts as written now, so that
         # `ln -s /etc/hosts h && echo x > h` cannot reach /etc.
-        return Facts("write", writes=(*found, *((target,) if target else ())))
+        return Facts("write", writes=(*found, *((target,) if target else ())), links=True)
+    links = command.name == "cp" and _cp_keeps_links(command)
     if target is not None:
-        return Facts("write", reads=tuple(found), writes=(target,))
+        return Facts("write", reads=tuple(found), writes=(target,), links=links)
     if command.name == "install" and has_short(command, "d", "--directory"):
         return Facts("write", writes=tuple(found))
-    return Facts("write", reads=tuple(found[:-1]), writes=tuple(found[-1:]))
+    return Facts("write", reads=tuple(found[:-1]), writes=tuple(found[-1:]), links=links)
+
+
+def _cp_keeps_links(command: SimpleCommand) -> bool:
+    if has_short(command, "L", "--dereference"):
+        return False
+    preserve = any(f.startswith("--preserve=") and "links" in f for f in command.flags)
+    return preserve or has_short(command, "aRrdPs", *_CP_KEEPS_LINKS)
 
 
 def _mode_first(command: SimpleCommand) -> Facts:
@@ -80,8 +95,12 @@ def _tar(command: SimpleCommand) -> Facts:
     archive = option_value(command, "-f", "--file")
     into = option_value(command, "-C", "--directory") or Word(".")
     found = tuple(operands(command.words[2:] if mode is first else command.words[1:], "fCbHKNT"))
-    if "x" in mode or "--extract" in command.argv:
-        return Facts("write", reads=(archive,) if archive else (), writes=(into,))
+    if "x" in mode or "--extract" in command.argv or "--get" in command.argv:
+        # -P keeps absolute member names (and `..`): the archive says where it writes.
+        letters = first if mode is first else "".join(f[1:] for f in command.flags if f[1] != "-")
+        anywhere = "P" in letters or "--absolute-names" in command.argv
+        writes = (into, *((Word("", dynamic=True),) if anywhere else ()))
+        return Facts("write", reads=(archive,) if archive else (), writes=writes, links=True)
     if "c" in mode or "r" in mode or "u" in mode:
         base = option_value(command, "-C", "--directory")  # operands are read from there
         reads = (*found, *((base,) if base else ()))
@@ -94,7 +113,9 @@ def _unzip(command: SimpleCommand) -> Facts:
     if has_short(command, "pl"):
         return Facts("read", reads=found[:1])
     into = option_value(command, "-d") or Word(".")
-    return Facts("write", reads=found[:1], writes=(into,))
+    # -: keeps `../` in member names: the archive says where it writes.
+    anywhere = (Word("", dynamic=True),) if has_short(command, ":") else ()
+    return Facts("write", reads=found[:1], writes=(into, *anywhere), links=True)
 
 
 def _zip(command: SimpleCommand) -> Facts:
@@ -119,7 +140,8 @@ def _patch(command: SimpleCommand) -> Facts:
     found = operands(command.words[1:], "dopiBrFDVYz")
     side = [option_value(command, "-r", "--reject-file"), option_value(command, "-B", "--prefix")]
     writes = (out or into, *(w for w in side if w))
-    return Facts("write", reads=tuple(found) + ((given,) if given else ()), writes=writes)
+    reads = tuple(found) + ((given,) if given else ())
+    return Facts("write", reads=reads, writes=writes, links=True)  # git-style diffs make links
 
 
 def _tee(command: SimpleCommand) -> Facts:

@@ -64,10 +64,53 @@ def _git(command: SimpleCommand) -> Facts:
     extra = tuple(operands(words[index + 1 :], "")) if reading and sub != "grep" else ()
     return Facts(
         facts.family,
-        reads=(*reads, *extra),
+        reads=(*reads, *extra, *facts.reads),
         writes=(*(() if reading else reads), *facts.writes),
         harness=facts.harness,
+        links=not reading and _git_links(sub, rest),
+        link_sources=tuple(Word(a) for a in _positional(rest)[:-1]) if sub == "mv" else (),
     )
+
+
+def _positional(rest: tuple[str, ...]) -> list[str]:
+    return [a for a in rest if not a.startswith("-")]
+
+
+# Subcommands that write the working tree from commits, patches or the index: any of
+# them may create a symlink that a later command of the same line writes through.
+_GIT_TREE_WRITERS = names(
+    "apply am merge rebase cherry-pick revert pull restore clone submodule bisect "
+    "sparse-checkout worktree read-tree checkout-index stash mv reset checkout switch"
+)
+
+
+def _git_links(sub: str, rest: tuple[str, ...]) -> bool:
+    flags = {a.split("=", 1)[0] for a in rest if a.startswith("-")}
+    if sub not in _GIT_TREE_WRITERS:
+        return False
+    if sub == "reset":
+        return bool(flags & {"--hard", "--merge", "--keep"})
+    if sub == "stash":
+        return _positional(rest)[:1] not in (["list"], ["show"])
+    if sub in ("checkout", "switch") and flags & {"-b", "-B", "-c", "-C", "--orphan"}:
+        return len(_positional(rest)) > 1  # a new branch at HEAD leaves the tree as it is
+    return True
+
+
+def _git_patch(rest: tuple[str, ...]) -> Facts:
+    """git apply / am: the patch files are read; --directory and --unsafe-paths say
+    where the patch writes (with --unsafe-paths, wherever its file names point)."""
+    writes: list[Word] = []
+    for index, arg in enumerate(rest):
+        if arg.startswith("--directory="):
+            writes.append(Word(arg.split("=", 1)[1]))
+        elif arg == "--directory" and index + 1 < len(rest):
+            writes.append(Word(rest[index + 1]))
+    if "--unsafe-paths" in rest:
+        writes.append(Word("", dynamic=True))
+    taken = {i + 1 for i, a in enumerate(rest) if a == "--directory"}
+    patches = [Word(a) for i, a in enumerate(rest) if i not in taken and not a.startswith("-")]
+    return Facts("git-local", reads=tuple(patches), writes=tuple(writes))
 
 
 def _git_subcommand(sub: str, rest: tuple[str, ...]) -> Facts:
@@ -87,6 +130,8 @@ def _git_subcommand(sub: str, rest: tuple[str, ...]) -> Facts:
         return Facts("write" if output else "git-read", writes=tuple(output))
     if sub == "clean" and flags & {"-n", "--dry-run"}:
         return Facts("git-read")
+    if sub in ("apply", "am"):
+        return _git_patch(rest)
     if sub in _GIT_LOCAL:
         return Facts("git-local", harness=harness)
     if sub == "clone":

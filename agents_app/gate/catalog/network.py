@@ -95,13 +95,49 @@ def _curl_paths(name: str, value: Word | None, reads: list[Word], writes: list[W
         reads.append(value)
 
 
+_WGET_SENDS = ("--post-data", "--post-file", "--method", "--body-data", "--body-file")
+# Options whose value is a local file wget reads (and, for the first two, sends).
+_WGET_READS = (
+    "--post-file",
+    "--body-file",
+    "--load-cookies",
+    "--certificate",
+    "--private-key",
+    "--ca-certificate",
+    "--crl-file",
+)
+_WGET_WRITES = ("--save-cookies", "--warc-file", "--rejected-log")
+
+
+def _long_values(command: SimpleCommand) -> list[tuple[str, Word]]:
+    """Each long option with its value (``--name=V`` or ``--name V``), up to ``--``."""
+    found: list[tuple[str, Word]] = []
+    words = command.words
+    for index, word in enumerate(words[1:], start=1):
+        if word.value == "--":
+            break
+        if not word.value.startswith("--"):
+            continue
+        name, equals, value = word.value.partition("=")
+        if equals:
+            found.append((name, Word(value, word.dynamic)))
+        elif index + 1 < len(words):
+            found.append((name, words[index + 1]))
+    return found
+
+
 def _wget(command: SimpleCommand) -> Facts:
-    if has_short(command, "e", "--execute", "--config"):
-        return Facts("unknown")
-    sends = has_short(command, "", "--post-data", "--post-file", "--method", "--body-data")
+    if has_short(command, "e", "--execute", "--config", "--use-askpass"):
+        return Facts("unknown")  # a startup command, a config file, or a program it runs
+    sends = has_short(command, "", *_WGET_SENDS)
     reads = [w for w in (option_value(command, "-i", "--input-file"),) if w]
     writes = [w for w in (option_value(command, "-o", "--output-file"),) if w]
     writes += [w for w in (option_value(command, "-a", "--append-output"),) if w]
+    for name, word in _long_values(command):
+        if name in _WGET_READS:
+            reads.append(word)
+        elif name in _WGET_WRITES:
+            writes.append(word)
     document = option_value(command, "-O", "--output-document")
     if document is not None and document.value != "-":
         writes.append(document)

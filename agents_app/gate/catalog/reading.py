@@ -45,7 +45,7 @@ _NO_PATHS = (
     "echo printf true false : test [ [[ sleep seq expr basename dirname which type hash whoami "
     "id uname nproc locale tty uptime free ps pgrep getconf printenv env pwd dirs help read wait "
     "exit return break continue shift let set unset export declare typeset local readonly "
-    "getopts logname groups arch trap alias unalias"
+    "getopts logname groups arch trap alias unalias command"
 )
 
 

@@ -23,7 +23,15 @@ from collections.abc import Callable
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
-from agents_app.gate.shell.commands import Redirect, ShellAnalysis, Word, make_command
+from agents_app.gate.shell.commands import (
+    NAMES_ASSIGNED_AT_RUN_TIME,
+    Redirect,
+    ShellAnalysis,
+    SimpleCommand,
+    Word,
+    make_command,
+    with_upstream,
+)
 from agents_app.gate.shell.emit import Emitter, Findings
 from agents_app.gate.shell.words import (
     assigned_name,
@@ -41,6 +49,7 @@ _PARSER_LOCK = threading.Lock()
 
 MAX_LENGTH = 32_768  # longer commands are not analysed at all (opaque)
 MAX_DEPTH = 64  # syntax-tree nesting
+MAX_LOOP_VALUES = 16  # a for loop over more values leaves its variable unknown
 _ASTRAL = re.compile("[\\U00010000-\\U0010FFFF]")
 
 
@@ -58,7 +67,7 @@ def analyze(command: str) -> ShellAnalysis:
 
 def _analyze_script(source: str, level: int, function: str) -> Findings:
     """What one script runs; ``level`` counts the scripts it is nested in (sh -c …)."""
-    emitter = Emitter(Findings(), level, function, nested=_analyze_script)
+    emitter = Emitter(Findings(), level, function, nested=_analyze_script, source=source)
     SyntaxWalker(emitter).script(source)
     return emitter.findings
 
@@ -232,6 +241,45 @@ class SyntaxWalker:
                 "parse-error", "a backquoted command sits where the parser reads text"
             )
 
+    def for_statement(self, node: Node, depth: int) -> None:
+        """`for f in a *.py; do wc -l "$f"; done`: "$f" is each value in turn, when the
+        values are static and nothing else in the command can assign the name."""
+        variable = node.child_by_field_name("variable")
+        values = node.children_by_field_name("value")
+        body = node.child_by_field_name("body")
+        for value in values:
+            self.visit(value, depth + 1)
+        if body is None:
+            return
+        name = node_text(variable) if variable is not None else ""
+        words = tuple(node_word(value) for value in values)
+        source = self.emitter.source
+        unused = re.sub(rf"\$(?:{name}\b|\{{{name}\}})", "", source) if name else ""
+        bindable = (
+            bool(name)
+            and 0 < len(words) <= MAX_LOOP_VALUES
+            and not any(w.dynamic for w in words)
+            and len(re.findall(rf"\b{name}\b", unused)) == 1
+            and not NAMES_ASSIGNED_AT_RUN_TIME.search(source)
+        )
+        saved = dict(self.emitter.bindings)
+        if bindable:
+            self.emitter.bindings[name] = words
+        self.visit(body, depth + 1)
+        self.emitter.bindings = saved
+
+    def pipeline(self, node: Node, depth: int) -> None:
+        """Each stage reads what the previous one writes: its commands are its upstream."""
+        previous: tuple[SimpleCommand, ...] = ()
+        for child in node.named_children:
+            start = len(self.findings.commands)
+            self.visit(child, depth + 1)
+            emitted = self.findings.commands[start:]
+            if previous:
+                emitted = [with_upstream(c, previous) for c in emitted]
+                self.findings.commands[start:] = emitted
+            previous = tuple(emitted)
+
     def function_definition(self, node: Node, depth: int) -> None:
         name = node.child_by_field_name("name")
         saved, self.emitter.function = (
@@ -283,6 +331,8 @@ class SyntaxWalker:
 
 _NODE_HANDLERS: dict[str, Callable[[SyntaxWalker, Node, int], None]] = {
     "command": SyntaxWalker.command,
+    "pipeline": SyntaxWalker.pipeline,
+    "for_statement": SyntaxWalker.for_statement,
     "redirected_statement": SyntaxWalker.redirected,
     "function_definition": SyntaxWalker.function_definition,
     "variable_assignment": SyntaxWalker.assignment,

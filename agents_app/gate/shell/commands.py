@@ -6,12 +6,20 @@ imply (its name, argv, canonical text), so every producer builds commands the sa
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 # Wrappers that run their command with more privilege than the agent has.
 PRIVILEGED_WRAPPERS = frozenset({"sudo", "doas", "su", "runuser", "pkexec", "chroot", "nsenter"})
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish", "busybox-sh"})
 HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+# Builtins that assign a variable whose name may be built at run time (`declare
+# "${x:1}=…"`, `printf -v`, `read`), and indirect expansion: where one appears, no
+# variable's value is taken as known (a loop variable, $PWD).
+NAMES_ASSIGNED_AT_RUN_TIME = re.compile(
+    r"\b(?:declare|typeset|local|export|readonly|printf|read|mapfile|readarray|getopts|wait)\b"
+    r"|\$\{!"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +29,7 @@ class Word:
     value: str
     dynamic: bool = False  # parameter, command, arithmetic or brace expansion
     glob: bool = False  # unquoted * ? [ (pathname expansion)
+    stream: bool = False  # <(…): a pipe from a command the analysis lists on its own
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +54,8 @@ class SimpleCommand:
     via: tuple[str, ...] = ()  # wrappers peeled to reach it, outermost first
     function: str = ""  # the function whose body holds it
     stdin_args: bool = False  # xargs / find -exec add arguments at run time
+    # What writes its standard input: the commands of the previous stage of its pipeline.
+    upstream: tuple[SimpleCommand, ...] = ()
 
     @property
     def program(self) -> str:
@@ -85,6 +96,7 @@ def make_command(
     via: tuple[str, ...] = (),
     function: str = "",
     stdin_args: bool = False,
+    upstream: tuple[SimpleCommand, ...] = (),
 ) -> SimpleCommand:
     """A SimpleCommand with its derived fields (name, argv, text, dynamic) filled in."""
     argv = tuple(word.value for word in words)
@@ -93,7 +105,36 @@ def make_command(
     dynamic = stdin_args or any(w.dynamic or w.glob for w in words)
     text = " ".join((*via, *argv))
     return SimpleCommand(
-        name, tuple(words), argv, text, dynamic, assignments, redirects, via, function, stdin_args
+        name,
+        tuple(words),
+        argv,
+        text,
+        dynamic,
+        assignments,
+        redirects,
+        via,
+        function,
+        stdin_args,
+        upstream,
+    )
+
+
+def with_upstream(command: SimpleCommand, upstream: tuple[SimpleCommand, ...]) -> SimpleCommand:
+    """The same command reading the output of ``upstream`` (dataclasses.replace is
+    several times slower, and this runs for every stage of every pipeline)."""
+    c = command
+    return SimpleCommand(
+        c.name,
+        c.words,
+        c.argv,
+        c.text,
+        c.dynamic,
+        c.assignments,
+        c.redirects,
+        c.via,
+        c.function,
+        c.stdin_args,
+        upstream,
     )
 
 
@@ -108,4 +149,5 @@ def copy_command(
         via=(*via, *command.via),
         function=command.function,
         stdin_args=command.stdin_args,
+        upstream=command.upstream,
     )

@@ -7,6 +7,7 @@ peels wrappers off (``wrappers.UNWRAP``), analyses scripts given as text (``sh -
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -14,6 +15,10 @@ from agents_app.gate.shell.commands import Redirect, SimpleCommand, Word, copy_c
 from agents_app.gate.shell.wrappers import UNWRAP
 
 MAX_LEVEL = 4  # nested scripts: sh -c 'sh -c …', eval, backticks in backticks
+MAX_EXPANSIONS = 64  # commands a loop body's words may stand for
+_REFERENCE = re.compile(r'(")?\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})(?(1)")')
+_IFS = re.compile(r"[ \t\n]")
+_GLOB = re.compile(r"[*?\[]")
 MAX_WRAPPERS = 8  # `nice nice nice …`: past this the last wrapper is judged as it is
 # Bash's reserved words: never a command name in a tree that reads the script right.
 _RESERVED = frozenset(
@@ -50,11 +55,16 @@ class Emitter:
     it); ``nested`` analyses a script given as text, one ``level`` deeper.
     """
 
-    def __init__(self, findings: Findings, level: int, function: str, nested: NestedScript) -> None:
+    def __init__(
+        self, findings: Findings, level: int, function: str, nested: NestedScript, source: str = ""
+    ) -> None:
         self.findings = findings
         self.level = level
         self.function = function
         self.nested = nested
+        self.source = source  # the script being walked
+        # Loop variables whose values are known: name -> the words it takes in turn.
+        self.bindings: dict[str, tuple[Word, ...]] = {}
 
     def add(self, command: SimpleCommand) -> None:
         self.findings.add(command)
@@ -71,6 +81,12 @@ class Emitter:
         stdin_args: bool = False,
     ) -> None:
         """Add the command ``words`` make, or what it runs when it is a wrapper."""
+        if self.bindings:
+            expanded = self.expand(words)
+            if expanded is not None:
+                for each in expanded:
+                    self.emit(each, assignments, redirects, via, stdin_args)
+                return
         if words and (words[0].dynamic or words[0].glob):
             self.fail(
                 "dynamic-command", f"the command name {words[0].value!r} is known only at run time"
@@ -94,6 +110,33 @@ class Emitter:
             self.add(command)
             return
         unwrap(self, command)
+
+    def expand(self, words: list[Word]) -> list[list[Word]] | None:
+        """The commands ``words`` stand for, one per value of each loop variable they
+        use ("$f", $f, ${f}); None when they use none (or too many combinations)."""
+        results: list[list[Word]] = [[]]
+        used = False
+        for word in words:
+            found = _REFERENCE.fullmatch(word.value) if word.dynamic else None
+            name = (found.group(2) or found.group(3)) if found else ""
+            values = self.bindings.get(name) if name else None
+            if values is None:
+                results = [[*r, word] for r in results]
+                continue
+            if not found or (not found.group(1) and any(_IFS.search(v.value) for v in values)):
+                return None  # unquoted $f splits a value with blanks into several words
+            quoted = bool(found.group(1))
+            each = [
+                v
+                if quoted
+                else Word(v.value, v.dynamic, v.glob or _GLOB.search(v.value) is not None)
+                for v in values
+            ]
+            results = [[*r, v] for r in results for v in each]
+            used = True
+            if len(results) > MAX_EXPANSIONS:
+                return None
+        return results if used else None
 
     def rewrap(
         self,

@@ -60,6 +60,8 @@ def node_word(node: Node) -> Word:
         dynamic = any(p.dynamic for p in parts) or bool(_BRACE.search(shape))
         glob = any(p.glob for p in parts) or bool(_GLOB_SHAPE.search(shape))
         return Word("".join(p.value for p in parts), dynamic, glob)
+    if kind == "process_substitution" and text.startswith("<("):
+        return Word(text, dynamic=True, stream=True)
     return Word(text, dynamic=True)
 
 
