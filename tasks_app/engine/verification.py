@@ -30,6 +30,8 @@ from agents_app.models import AgentSession, ReviewStatus, RiskDecision
 from agents_app.runtime.sandbox import SandboxPolicy, SandboxRefused, policy_for, sandboxed_run
 from agents_app.runtime.tools import COMMAND_ENV_KEEP, cap
 
+REFUSALS = {"deny": "denies it", "ask": "would ask a person first"}
+
 
 @dataclass(frozen=True)
 class CommandResult:
@@ -77,7 +79,7 @@ def verify(
         session = AgentSession.objects.select_related("project").get(pk=session_id)
         verdict = _judged(session, worktree, command, unit_id)
         if verdict.decision != "allow":
-            output = f"the permission gate {verdict.decision}s this command ({verdict.rule}): "
+            output = f"not run: the permission gate {REFUSALS[verdict.decision]} ({verdict.rule}): "
             results.append(
                 CommandResult(command, None, output + verdict.reason, 0.0, verdict.decision)
             )
