@@ -58,6 +58,7 @@ def test_the_sandbox_is_on_by_default() -> None:
 def test_a_write_outside_the_worktree_fails_and_leaves_nothing(
     worktree: Path, tmp_path: Path
 ) -> None:
+    assert sandbox_state().sandboxed  # never try the write to /usr without it
     outside = tmp_path / "outside"
     outside.mkdir()
     done = run(
