@@ -104,6 +104,9 @@ class ProjectPolicy(BaseModel):
     budgets: Budgets = Field(default_factory=Budgets)
     default_verify: list[str] = Field(default_factory=list)
     models: dict[ModelModeName, ModelOverride] = Field(default_factory=dict)
+    # Hosts agent and verify commands may reach. The OS sandbox (bubblewrap) can only
+    # switch the network on or off: any entry switches it on for every host.
+    egress: list[str] = Field(default_factory=list)
 
     @field_validator("default_verify")
     @classmethod
@@ -111,6 +114,13 @@ class ProjectPolicy(BaseModel):
         if any(not command.strip() for command in commands):
             raise ValueError("verify commands must not be blank")
         return commands
+
+    @field_validator("egress")
+    @classmethod
+    def _hosts_not_blank(cls, hosts: list[str]) -> list[str]:
+        if any(not host.strip() for host in hosts):
+            raise ValueError("egress hosts must not be blank")
+        return hosts
 
 
 def policy_parse(data: object) -> ProjectPolicy:

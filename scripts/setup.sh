@@ -45,6 +45,8 @@ if ! answers $PG_HOST $PG_PORT; then
   command -v pg_ctlcluster >/dev/null || packages+=(postgresql)
 fi
 command -v psql >/dev/null || packages+=(postgresql-client)
+# The OS sandbox of agent and verify commands (agents_app/runtime/sandbox.py).
+[ -x /usr/bin/bwrap ] || packages+=(bubblewrap)
 if ! answers $REDIS_HOST $REDIS_PORT; then
   command -v redis-server >/dev/null || packages+=(redis-server)
 fi

@@ -240,6 +240,10 @@ SF_UNIT_MAX_STEPS = env.integer("SF_UNIT_MAX_STEPS", 60, minimum=1, maximum=1000
 SF_VERIFY_TIMEOUT = env.duration(
     "SF_VERIFY_TIMEOUT", timedelta(minutes=10), minimum=timedelta(seconds=1)
 )
+# Agent and verify commands run in a bubblewrap sandbox (agents_app/runtime/sandbox.py);
+# "off" is the operator's explicit opt-out (warned at start-up and in the log).
+SF_SANDBOX = env.choice("SF_SANDBOX", "bwrap", ("bwrap", "off"))
+SF_SANDBOX_BWRAP = env.string("SF_SANDBOX_BWRAP", "/usr/bin/bwrap")
 # A due task that no worker has taken for this long is dispatched again (a message
 # lost with a Redis restart); duplicates are harmless because claims are conditional.
 SF_REDISPATCH_AFTER = env.duration(

@@ -2,13 +2,13 @@
 
 The permission gate has already decided a call before ``ToolBox.run`` executes it;
 the tools still refuse paths that leave the worktree, so a gate bug cannot turn
-into a write to the host. Outputs are capped; binary files are refused.
+into a write to the host, and ``run_command`` runs in the OS sandbox
+(``agents_app.runtime.sandbox``). Outputs are capped; binary files are refused.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import sf_native
+from agents_app.runtime.sandbox import SandboxPolicy, SandboxRefused, sandboxed_run
 from agents_app.runtime.unredact import MarkerUnresolved, restore_markers
 
 MAX_READ_BYTES = 256 * 1024
@@ -132,6 +133,9 @@ class ToolContext:
     worktree: Path
     skills: Callable[[str], str] | None = None  # name → skill body
     answers: dict[str, str] = field(default_factory=dict)  # pre-supplied ask_user answers
+    # The sandbox policy of the next command, read when it runs (the profile may have
+    # changed since the unit started); no network unless it says so.
+    sandbox: Callable[[], SandboxPolicy] = SandboxPolicy
 
 
 @dataclass(frozen=True)
@@ -259,23 +263,21 @@ def list_dir(ctx: ToolContext, args: ListDirInput) -> str:
 def run_command(ctx: ToolContext, args: RunCommandInput) -> str:
     cwd = inside(ctx, args.cwd or ".")
     env = {k: os.environ[k] for k in COMMAND_ENV_KEEP if k in os.environ}
-    env |= {"HOME": str(ctx.worktree), "TERM": "dumb", "GIT_TERMINAL_PROMPT": "0"}
+    env |= {"TERM": "dumb", "GIT_TERMINAL_PROMPT": "0"}
     try:
-        done = subprocess.run(
-            ["bash", "-c", args.command],
-            cwd=cwd,
+        done = sandboxed_run(
+            args.command,
+            worktree=ctx.worktree,
+            policy=ctx.sandbox(),
             env=env,
-            capture_output=True,
-            text=True,
             timeout=args.timeout_s,
-            stdin=subprocess.DEVNULL,
-            check=False,
-            errors="replace",
+            cwd=cwd,
         )
-    except subprocess.TimeoutExpired as exc:
-        output = (exc.stdout or "") if isinstance(exc.stdout, str) else ""
-        return cap(f"timed out after {args.timeout_s} s\n{output}")
-    return cap(f"exit code {done.returncode}\n{done.stdout}{done.stderr}")
+    except SandboxRefused as exc:
+        raise ToolError(str(exc)) from None
+    if done.exit_code is None:
+        return cap(f"timed out after {args.timeout_s} s (its processes were killed)\n{done.output}")
+    return cap(f"exit code {done.exit_code}\n{done.output}")
 
 
 def load_skill(ctx: ToolContext, args: LoadSkillInput) -> str:

@@ -37,6 +37,7 @@ from agents_app.models import (
     TransitionScope,
     TransitionStatus,
 )
+from agents_app.runtime.sandbox import profile_problem
 from agents_app.schemas import RepairPolicy, policy_parse
 from sf_core.actors import Actor
 from sf_core.errors import CommandRejected, InvalidTransition, SfError
@@ -351,6 +352,9 @@ def _validated_changes(changes: Mapping[str, str]) -> dict[str, str]:
                 f"unknown {axis} {value!r}; accepted: {', '.join(choices.values)}"
             )
         values[axis] = str(value)
+    problem = profile_problem(values.get("permission_profile", "restricted"))
+    if problem:
+        raise CommandRejected(problem)
     return values
 
 

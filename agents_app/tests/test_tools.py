@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from agents_app.runtime.sandbox import sandbox_state
 from agents_app.runtime.tools import (
     MAX_OUTPUT_CHARS,
     TOOLS,
@@ -96,7 +97,9 @@ def test_run_command_never_sees_sfs_secrets(
     output = run(ctx, "run_command", command="env")
     assert "sk-should-not-leak" not in output
     assert "DATABASE_URL" not in output
-    assert f"HOME={ctx.worktree}" in output
+    # In the sandbox HOME is the user's, emptied (tmpfs); without it, the worktree.
+    home = os.environ["HOME"] if sandbox_state().sandboxed else str(ctx.worktree)
+    assert f"HOME={home}\n" in output
     assert os.environ["OPENAI_API_KEY"] == "sk-should-not-leak"
 
 

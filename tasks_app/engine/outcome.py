@@ -208,7 +208,9 @@ def _verify_and_review(
     task: Task, unit: Unit, ws: Workspace, result: LoopResult, commit: str | None
 ) -> tuple[str, str]:
     task_transition(task=task, to=TaskStatus.VERIFYING, reason="the agent finished")
-    verification = verify(ws.path, list(task.verify))
+    verification = verify(
+        ws.path, list(task.verify), session_id=task.plan.session_id, unit_id=unit.pk
+    )
     report = verification.report()
     Unit.objects.filter(pk=unit.pk).update(
         verification_passed=verification.passed, verification_output=report

@@ -28,6 +28,7 @@ from agents_app.models import Activity, AgentSession, PauseCause, SessionDriver,
 from agents_app.runtime.llm import ModelRouter, complete, model_settings_for
 from agents_app.runtime.loop import AgentLoop, LoopResult
 from agents_app.runtime.replay import replay_activate, replay_deactivate
+from agents_app.runtime.sandbox import SandboxPolicy, policy_for
 from agents_app.runtime.streaming import streamed_completion
 from agents_app.runtime.tools import TOOLS, Tool, ToolContext, ToolError
 from agents_app.runtime.trace import TraceRecorder
@@ -188,7 +189,10 @@ def _agent(
         router=router,
         tools=_tools(skills, session.permission_profile),
         context=ToolContext(
-            worktree=ws.path, skills=_skill_loader(skills, session.pk), answers=options.answers
+            worktree=ws.path,
+            skills=_skill_loader(skills, session.pk),
+            answers=options.answers,
+            sandbox=_sandbox_policy(session.pk),
         ),
         gate=SessionGate(session_id=session.pk, worktree=ws.path, unit_id=unit.pk),
         recorder=TraceRecorder(session=session, unit_id=unit.pk),
@@ -265,6 +269,16 @@ def _skill_loader(skills: list[Skill], session_id: int) -> Callable[[str], str]:
             raise ToolError(str(exc)) from None
 
     return load
+
+
+def _sandbox_policy(session_id: int) -> Callable[[], SandboxPolicy]:
+    """Read when each command runs: the profile may have been changed by steering."""
+
+    def policy() -> SandboxPolicy:
+        session = AgentSession.objects.select_related("project").get(pk=session_id)
+        return policy_for(session.permission_profile, session.project.parsed_policy.egress)
+
+    return policy
 
 
 def _unit_budget(task: Task, session: AgentSession) -> Any:

@@ -2,32 +2,54 @@
 
 No model takes part: a command passes when it exits 0 within the timeout. The
 output (capped, redacted) goes back to the next attempt as context.
+
+Under ``--autonomous`` the model may write the plan, and so its verify commands: each
+is judged by the permission gate like an agent's ``run_command``, under the session's
+profile and the project's rules as they are now, and the decision is stored as a
+``RiskDecision``. A command the gate denies or would ask about does not run: the
+verification fails with the gate's reason in its output (a person who wants it to run
+allows it in the project policy or approves the same command for the agent at session
+or project scope). What runs, runs in the OS sandbox (``agents_app.runtime.sandbox``).
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
 
-from agents_app.gate.redaction import redact_text
+from agents_app.gate.normalize import normalize_input
+from agents_app.gate.policy import decide
+from agents_app.gate.redaction import redact_payload, redact_text
+from agents_app.gate.schemas import Decision, ToolCall
+from agents_app.gate.session import gate_context, input_hash
+from agents_app.models import AgentSession, ReviewStatus, RiskDecision
+from agents_app.runtime.sandbox import SandboxPolicy, SandboxRefused, policy_for, sandboxed_run
 from agents_app.runtime.tools import COMMAND_ENV_KEEP, cap
+
+REFUSALS = {"deny": "denies it", "ask": "would ask a person first"}
 
 
 @dataclass(frozen=True)
 class CommandResult:
     command: str
-    exit_code: int | None  # None: timed out
+    exit_code: int | None  # None: timed out, or not run
     output: str
     seconds: float
+    refused: str = ""  # the gate's decision ("deny", "ask") when the command did not run
 
     @property
     def passed(self) -> bool:
-        return self.exit_code == 0
+        return self.exit_code == 0 and not self.refused
+
+    @property
+    def status(self) -> str:
+        if self.refused:
+            return f"not run: the gate says {self.refused}"
+        return "timed out" if self.exit_code is None else f"exit {self.exit_code}"
 
 
 @dataclass(frozen=True)
@@ -41,38 +63,64 @@ class Verification:
     def report(self) -> str:
         blocks = []
         for result in self.results:
-            status = "timed out" if result.exit_code is None else f"exit {result.exit_code}"
             blocks.append(
-                f"$ {result.command}  [{status}, {result.seconds:.1f} s]\n{result.output}".rstrip()
+                f"$ {result.command}  [{result.status}, {result.seconds:.1f} s]\n"
+                f"{result.output}".rstrip()
             )
         return "\n\n".join(blocks)
 
 
-def verify(worktree: Path, commands: list[str]) -> Verification:
-    """Run every command (all of them, so the report is complete) and report."""
-    return Verification([_run(worktree, command) for command in commands])
+def verify(
+    worktree: Path, commands: list[str], *, session_id: int, unit_id: int | None = None
+) -> Verification:
+    """Judge and run every command (all of them, so the report is complete)."""
+    results = []
+    for command in commands:
+        session = AgentSession.objects.select_related("project").get(pk=session_id)
+        verdict = _judged(session, worktree, command, unit_id)
+        if verdict.decision != "allow":
+            output = f"not run: the permission gate {REFUSALS[verdict.decision]} ({verdict.rule}): "
+            results.append(
+                CommandResult(command, None, output + verdict.reason, 0.0, verdict.decision)
+            )
+            continue
+        policy = policy_for(session.permission_profile, session.project.parsed_policy.egress)
+        results.append(_run(worktree, command, policy))
+    return Verification(results)
 
 
-def _run(worktree: Path, command: str) -> CommandResult:
+def _judged(session: AgentSession, worktree: Path, command: str, unit_id: int | None) -> Decision:
+    """The gate's decision on ``command`` as an agent's ``run_command``, stored."""
+    call = ToolCall(tool="run_command", input={"command": command})
+    verdict = decide(call, gate_context(session, worktree))
+    normalized = normalize_input(call, worktree)
+    RiskDecision.objects.create(
+        session=session,
+        unit_id=unit_id,
+        tool=call.tool,
+        input_normalized=redact_payload(normalized),
+        input_hash=input_hash(call.tool, normalized),
+        risk_class=verdict.risk_class,
+        decision=verdict.decision,
+        rule=verdict.rule,
+        reason=f"verify command: {verdict.reason}",
+        # Nobody waits on it: a refused verify command fails the verification instead.
+        review_status=ReviewStatus.NOT_NEEDED,
+        **session.axes.as_dict(),
+    )
+    return verdict
+
+
+def _run(worktree: Path, command: str, policy: SandboxPolicy) -> CommandResult:
     env = {k: os.environ[k] for k in COMMAND_ENV_KEEP if k in os.environ}
-    env |= {"HOME": str(worktree), "TERM": "dumb", "GIT_TERMINAL_PROMPT": "0", "CI": "1"}
+    env |= {"TERM": "dumb", "GIT_TERMINAL_PROMPT": "0", "CI": "1"}
     timeout = settings.SF_VERIFY_TIMEOUT.total_seconds()
     started = time.monotonic()
     try:
-        done = subprocess.run(
-            ["bash", "-c", command],
-            cwd=worktree,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-            check=False,
-            errors="replace",
-        )
-    except subprocess.TimeoutExpired:
-        return CommandResult(
-            command, None, f"timed out after {timeout:g} s", time.monotonic() - started
-        )
-    output = redact_text(cap(done.stdout + done.stderr, 8000))
-    return CommandResult(command, done.returncode, output, time.monotonic() - started)
+        done = sandboxed_run(command, worktree=worktree, policy=policy, env=env, timeout=timeout)
+    except SandboxRefused as exc:
+        return CommandResult(command, None, str(exc), 0.0, "deny")
+    seconds = time.monotonic() - started
+    if done.exit_code is None:
+        return CommandResult(command, None, f"timed out after {timeout:g} s", seconds)
+    return CommandResult(command, done.exit_code, redact_text(cap(done.output, 8000)), seconds)

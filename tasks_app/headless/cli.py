@@ -162,7 +162,11 @@ class HeadlessCommand(Subcommand):
             action="store_true",
             help="accept the plan and build (without it headless stops at plan acceptance)",
         )
-        parser.add_argument("--permission-profile", choices=PermissionProfile.values)
+        parser.add_argument(
+            "--permission-profile",
+            choices=PermissionProfile.values,
+            help="the session's profile (a new session without it: restricted, read-only)",
+        )
         parser.add_argument("--model-mode", choices=ModelMode.values)
         parser.add_argument("--model", help="a litellm model name for every call")
         parser.add_argument(

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db import connections
 
-from agents_app.axes import NEW_SESSION_AXES, RunControl, Surface, WorkMode
+from agents_app.axes import NEW_SESSION_AXES, PermissionProfile, RunControl, Surface, WorkMode
 from agents_app.models import Activity, AgentSession, PauseCause, SessionDriver
 from agents_app.services import session_change_mode, session_create, session_set_paused
 from sf_core.actors import Actor
@@ -25,6 +25,9 @@ PAUSE_PREFIX = "headless: "  # how a pause headless made itself reads to people
 # Pauses headless lifts when it resumes: its own, and the one after an assisted unit.
 LIFTABLE_PAUSES = frozenset({PauseCause.HEADLESS, PauseCause.ASSISTED})
 LOCK_NAMESPACE = 0x5346  # "SF"
+# A new headless session reads only, unless --permission-profile (or the replayed
+# trace's header) says otherwise: nobody watches a CI run to catch a write.
+HEADLESS_DEFAULT_PROFILE = PermissionProfile.RESTRICTED.value
 Progress = Callable[[str], None]
 
 
@@ -46,7 +49,11 @@ def session_resolve(options: HeadlessOptions) -> tuple[AgentSession, bool]:
     session = session_create(
         project=project,
         title=f"headless: {title}"[:300],
-        axes={**NEW_SESSION_AXES, "surface": Surface.HEADLESS},
+        axes={
+            **NEW_SESSION_AXES,
+            "surface": Surface.HEADLESS,
+            "permission_profile": profile_for(options) or HEADLESS_DEFAULT_PROFILE,
+        },
     )
     return AgentSession.objects.select_related("project").get(pk=session.pk), False
 

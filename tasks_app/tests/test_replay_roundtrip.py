@@ -38,9 +38,9 @@ PLAN = {
             "key": "farewell",
             "title": "Add farewell() to greet.py",
             "acceptance_criteria": ["farewell('Ada') returns 'Goodbye, Ada!'"],
-            "verify": [
-                "python3 -c \"from greet import farewell; assert farewell('Ada') == 'Goodbye, Ada!'\""
-            ],
+            # Not `python3 -c …`: the gate asks about inline code even when trusted,
+            # and verify commands are gated like the agent's.
+            "verify": ["grep -q 'return f\"Goodbye, {name}!\"' greet.py"],
             "risk_level": "low",
         }
     ],
