@@ -209,7 +209,11 @@ def _verify_and_review(
 ) -> tuple[str, str]:
     task_transition(task=task, to=TaskStatus.VERIFYING, reason="the agent finished")
     verification = verify(
-        ws.path, list(task.verify), session_id=task.plan.session_id, unit_id=unit.pk
+        ws.path,
+        list(task.verify),
+        session_id=task.plan.session_id,
+        unit_id=unit.pk,
+        accepted_by=task.plan.accepted_by,
     )
     report = verification.report()
     Unit.objects.filter(pk=unit.pk).update(

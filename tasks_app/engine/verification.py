@@ -6,10 +6,13 @@ output (capped, redacted) goes back to the next attempt as context.
 Under ``--autonomous`` the model may write the plan, and so its verify commands: each
 is judged by the permission gate like an agent's ``run_command``, under the session's
 profile and the project's rules as they are now, and the decision is stored as a
-``RiskDecision``. A command the gate denies or would ask about does not run: the
-verification fails with the gate's reason in its output (a person who wants it to run
-allows it in the project policy or approves the same command for the agent at session
-or project scope). What runs, runs in the OS sandbox (``agents_app.runtime.sandbox``).
+``RiskDecision``. A command the gate denies does not run. One it would ask about runs
+when a person accepted the plan — they were shown its verify commands, and the plan page
+says that accepting it approves them: the decision is stored as approved by them. Under
+a plan nobody accepted (``sf headless --autonomous``), it does not run: the verification
+fails with the gate's reason in its output (a person who wants it to run allows it in
+the project policy or approves the same command for the agent at session or project
+scope). What runs, runs in the OS sandbox (``agents_app.runtime.sandbox``).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
+from django.contrib.auth.models import User
+from django.utils import timezone
 
 from agents_app.gate.normalize import normalize_input
 from agents_app.gate.policy import decide
@@ -71,14 +76,20 @@ class Verification:
 
 
 def verify(
-    worktree: Path, commands: list[str], *, session_id: int, unit_id: int | None = None
+    worktree: Path,
+    commands: list[str],
+    *,
+    session_id: int,
+    unit_id: int | None = None,
+    accepted_by: User | None = None,
 ) -> Verification:
-    """Judge and run every command (all of them, so the report is complete)."""
+    """Judge and run every command (all of them, so the report is complete).
+    ``accepted_by``: the person who accepted the plan these commands are part of."""
     results = []
     for command in commands:
         session = AgentSession.objects.select_related("project").get(pk=session_id)
-        verdict = _judged(session, worktree, command, unit_id)
-        if verdict.decision != "allow":
+        verdict = _judged(session, worktree, command, unit_id, accepted_by)
+        if verdict.decision == "deny" or (verdict.decision == "ask" and accepted_by is None):
             output = f"not run: the permission gate {REFUSALS[verdict.decision]} ({verdict.rule}): "
             results.append(
                 CommandResult(command, None, output + verdict.reason, 0.0, verdict.decision)
@@ -89,11 +100,29 @@ def verify(
     return Verification(results)
 
 
-def _judged(session: AgentSession, worktree: Path, command: str, unit_id: int | None) -> Decision:
-    """The gate's decision on ``command`` as an agent's ``run_command``, stored."""
+def _judged(
+    session: AgentSession,
+    worktree: Path,
+    command: str,
+    unit_id: int | None,
+    accepted_by: User | None,
+) -> Decision:
+    """The gate's decision on ``command`` as an agent's ``run_command``, stored; an ask
+    under a plan a person accepted is stored as approved by them."""
     call = ToolCall(tool="run_command", input={"command": command})
     verdict = decide(call, gate_context(session, worktree))
     normalized = normalize_input(call, worktree)
+    review: dict[str, object] = {
+        # Nobody waits on it: a refused verify command fails the verification instead.
+        "review_status": ReviewStatus.NOT_NEEDED
+    }
+    if verdict.decision == "ask" and accepted_by is not None:
+        review = {
+            "review_status": ReviewStatus.APPROVED,
+            "reviewed_by": accepted_by,
+            "reviewed_at": timezone.now(),
+            "review_note": "a verify command of the plan they accepted",
+        }
     RiskDecision.objects.create(
         session=session,
         unit_id=unit_id,
@@ -104,8 +133,7 @@ def _judged(session: AgentSession, worktree: Path, command: str, unit_id: int | 
         decision=verdict.decision,
         rule=verdict.rule,
         reason=f"verify command: {verdict.reason}",
-        # Nobody waits on it: a refused verify command fails the verification instead.
-        review_status=ReviewStatus.NOT_NEEDED,
+        **review,
         **session.axes.as_dict(),
     )
     return verdict

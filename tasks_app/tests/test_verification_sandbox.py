@@ -104,6 +104,29 @@ def test_a_verify_command_the_gate_asks_about_does_not_run(
     assert not result.passed
 
 
+def test_an_ask_runs_when_a_person_accepted_the_plan_and_is_stored_as_their_approval(
+    agent_session: AgentSession, git_repo: Path, django_user_model: Any
+) -> None:
+    """They were shown the verify commands when they accepted the plan; a deny still
+    refuses (restricted: denied whatever the acceptance)."""
+    alice = django_user_model.objects.create_user("alice")
+    session = _profile(agent_session, "normal")
+    (git_repo / "test_ok.py").write_text(
+        "import unittest\n\nclass T(unittest.TestCase):\n    def test_ok(self):\n        pass\n"
+    )
+    command = "python3 -m unittest -q"
+    result = verify(git_repo, [command], session_id=session.pk, accepted_by=alice)
+    assert result.passed, result.report()
+    decision = RiskDecision.objects.get(session=session)
+    assert (decision.decision, decision.review_status) == ("ask", "approved")
+    assert decision.reviewed_by == alice
+    assert decision.reviewed_at is not None
+    _profile(session, "restricted")
+    denied = verify(git_repo, ["touch x.txt"], session_id=session.pk, accepted_by=alice)
+    assert denied.results[0].refused == "deny"
+    assert not (git_repo / "x.txt").exists()
+
+
 # --- profiles above normal without the sandbox --------------------------------------------
 
 
