@@ -48,7 +48,9 @@ independently verifiable tasks for coding agents working in git worktrees.
 Answer with one JSON object that matches this JSON Schema, and nothing else:
 {schema}
 Rules: task keys are lower-case slugs; every task has numbered, checkable acceptance
-criteria and at least one deterministic shell verify command (tests, linters); use
+criteria and at least one deterministic shell verify command (tests, linters): the
+project's test runner (pytest, python3 -m unittest, npm test) or plain shell checks
+(test, grep, diff) — inline code such as python3 -c is not run unattended; use
 depends_on only for real ordering constraints; list the files each task intends to
 touch in intent_claim."""
 
