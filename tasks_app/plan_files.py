@@ -128,7 +128,7 @@ def document_check(data: Any) -> None:
             for key, item in value.items():
                 if not isinstance(key, _SCALARS):
                     raise DocumentInvalid(f"{where or '(top)'}: a key that is not text")
-                inside = f"{where}.{_short(key)}" if where else _short(key)
+                inside = f"{where}.{field_name(key)}" if where else field_name(key)
                 _check_text(str(key), inside)
                 stack.append((item, inside, depth + 1))
         elif isinstance(value, list):
@@ -153,8 +153,11 @@ def _check_text(text: str, where: str) -> None:
         ) from None
 
 
-def _short(key: object) -> str:
+def field_name(key: object) -> str:
+    """A key as an error message shows it: on one line, and not 2 MB long."""
     text = str(key)
+    if not text.isprintable() or not text:
+        text = repr(text)
     return text if len(text) <= 40 else text[:37] + "..."
 
 

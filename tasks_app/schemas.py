@@ -124,7 +124,9 @@ def _location(loc: tuple[int | str, ...], data: Any) -> str:
             if index == 1 and loc[0] == "tasks":
                 text += _task_key_hint(data, part)
         else:
-            text += ("." if text else "") + part
+            # A key from the document, shown on one line whatever it holds.
+            shown = part if part.isprintable() and part else repr(part)
+            text += ("." if text else "") + shown[:60]
     return text or "(plan)"
 
 

@@ -27,7 +27,13 @@ from sf_core.actors import Actor
 from sf_core.errors import SfError
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import HoldReason, Task, TaskStatus, Unit, UnitStatus
-from tasks_app.plan_files import DocumentInvalid, document_check, text_file_read, yaml_parse
+from tasks_app.plan_files import (
+    DocumentInvalid,
+    document_check,
+    field_name,
+    text_file_read,
+    yaml_parse,
+)
 from tasks_app.services import schedule_ready
 
 MAX_ANSWERS_BYTES = 1024 * 1024
@@ -80,7 +86,8 @@ def answers_load(path: str | Path) -> Answers:
         answers = Answers.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}" for error in exc.errors()
+            f"{'.'.join(field_name(p) for p in error['loc'])}: {error['msg']}"
+            for error in exc.errors()
         )
         raise AnswersInvalid(f"--answers {path}: {problems}") from None
     answers.source = str(path)

@@ -109,6 +109,7 @@ def test_a_hostile_plan_file_is_one_line_and_exit_2(
     before = counts()
     code, out, err = run_sf("plan", "import", str(path), "--session", str(agent_session.pk))
     assert code == 2, err
+    assert out == ""
     # The file's problems name the file; the schema's name the field (tasks[0] (one)…).
     assert err.startswith((f"error: {path}: ", "error: tasks[0] (one).")), err
     assert message in err, err
