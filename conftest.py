@@ -16,6 +16,7 @@ from django.test import Client
 from sf_web.asgi import application
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
+HOST = b"127.0.0.1"
 
 
 PASSWORD = "correct horse 42"
@@ -77,9 +78,14 @@ def session_cookie(client: Client, user: User) -> bytes:
 
 
 def websocket(
-    path: str, *, cookie: bytes | None = None, origin: bytes | None = ORIGIN[1]
+    path: str,
+    *,
+    cookie: bytes | None = None,
+    origin: bytes | None = ORIGIN[1],
+    host: bytes | None = HOST,
 ) -> WebsocketCommunicator:
-    headers: list[tuple[bytes, bytes]] = []
+    # A browser always sends Host; the origin check compares the origin with it.
+    headers: list[tuple[bytes, bytes]] = [(b"host", host)] if host is not None else []
     if origin is not None:
         headers.append((b"origin", origin))
     if cookie is not None:

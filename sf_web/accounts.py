@@ -17,6 +17,23 @@ class AdminAccount:
     username: str
     created: bool
     password_file: Path
+    # Where the password came from: "environment" (SF_ADMIN_PASSWORD), "file" (generated
+    # now or earlier and kept in password_file), or "" (an existing user whose password
+    # this command neither set nor knows).
+    password_source: str
+
+    def describe(self) -> str:
+        """One true line for the operator: which user, and where its password is."""
+        if not self.created:
+            if self.password_source == "file":
+                return (
+                    f"admin user {self.username!r} exists; the password generated for it is "
+                    f"in {self.password_file} (unless it was changed since)"
+                )
+            return f"admin user {self.username!r} exists; its password was left unchanged"
+        if self.password_source == "environment":
+            return f"admin user {self.username!r} created; password from SF_ADMIN_PASSWORD"
+        return f"admin user {self.username!r} created; password in {self.password_file}"
 
 
 def admin_ensure(*, username: str, password_file: str | None = None) -> AdminAccount:
@@ -29,10 +46,14 @@ def admin_ensure(*, username: str, password_file: str | None = None) -> AdminAcc
     user_model = get_user_model()
     with transaction.atomic():
         if user_model.objects.filter(username=username).exists():
-            return AdminAccount(username=username, created=False, password_file=path)
-        password = os.environ.get("SF_ADMIN_PASSWORD") or _stored_or_new_password(path)
+            source = "file" if path.is_file() else ""
+            return AdminAccount(username, created=False, password_file=path, password_source=source)
+        password = os.environ.get("SF_ADMIN_PASSWORD")
+        source = "environment" if password else "file"
+        if not password:
+            password = _stored_or_new_password(path)
         user_model.objects.create_superuser(username=username, email="", password=password)
-    return AdminAccount(username=username, created=True, password_file=path)
+    return AdminAccount(username, created=True, password_file=path, password_source=source)
 
 
 def _stored_or_new_password(path: Path) -> str:

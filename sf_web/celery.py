@@ -36,9 +36,11 @@ from celery import Celery
 from django.conf import settings
 
 from sf_core.env import env_file_load_checkout
+from sf_web.startup import settings_or_exit
 
 # `celery -A sf_web worker` starts here: read the checkout's .sf/env before settings.
-env_file_load_checkout(Path(__file__).resolve().parent.parent)
+with settings_or_exit():
+    env_file_load_checkout(Path(__file__).resolve().parent.parent)
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "sf_web.settings")
 
 app = Celery("sf_web")
@@ -71,5 +73,7 @@ def _configure(application: Celery) -> None:
     )
 
 
-_configure(app)
+# Every entry point imports this first (sf_web/__init__.py): the settings are read here.
+with settings_or_exit():
+    _configure(app)
 app.autodiscover_tasks()

@@ -9,6 +9,7 @@
 | sf.W001 | production profile on the embedded SQLite database         |
 | sf.W002 | production profile without Redis: units run in the web process |
 | sf.W003 | PostgreSQL configured but no Redis: no workers, no live updates across processes |
+| sf.W004 | production profile with ``SF_ALLOWED_HOSTS=*``: any Host header is accepted |
 """
 
 from __future__ import annotations
@@ -105,3 +106,21 @@ def check_team_mode_pairing(
             )
         ]
     return []
+
+
+@register(Tags.security)
+def check_allowed_hosts(app_configs: Sequence[AppConfig] | None, **_: Any) -> list[CheckMessage]:
+    """Not only under ``--deploy``: ``migrate`` (compose runs it at every start) says it too.
+
+    With ``*`` Django accepts any Host header: links in e-mails and redirects can be
+    made to point elsewhere, and the websocket origin check (sf_web/origins.py) can
+    only compare an origin with whatever host the request claims."""
+    if not settings.PRODUCTION or "*" not in settings.ALLOWED_HOSTS:
+        return []
+    return [
+        Warning(
+            "SF_ALLOWED_HOSTS is * in the production profile: any Host header is accepted.",
+            hint="Set SF_ALLOWED_HOSTS to the site's host names, e.g. sf.example.com.",
+            id="sf.W004",
+        )
+    ]

@@ -24,7 +24,7 @@ SUBCOMMAND_MODULES = (
 
 class EnsureAdminCommand(Subcommand):
     name = "ensure-admin"
-    help = "Create the 'admin' superuser if missing; print where its password is."
+    help = "Create the 'admin' superuser if missing; say where its password comes from."
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--username", default="admin")
@@ -36,8 +36,7 @@ class EnsureAdminCommand(Subcommand):
 
     def run(self, options: dict[str, Any]) -> int:
         result = admin_ensure(username=options["username"], password_file=options["password_file"])
-        verb = "created" if result.created else "exists"
-        self.out(f"admin user {result.username!r} {verb}; password in {result.password_file}")
+        self.out(result.describe())
         return EXIT_OK
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 
 from sf_core.env import Env
+from sf_web.origins import hosts_from_env, origins_from_env
 
 # litellm fetches a price map from the internet at import unless told not to.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -38,10 +39,17 @@ if _secret is None and PRODUCTION:
     )
 # Development only: a fixed, clearly marked key so sessions survive restarts.
 SECRET_KEY = _secret or "sf-development-only-insecure-key-" + "x" * 32
-ALLOWED_HOSTS = env.csv("SF_ALLOWED_HOSTS", [] if PRODUCTION else ["127.0.0.1", "localhost"])
+ALLOWED_HOSTS = hosts_from_env(
+    env, "SF_ALLOWED_HOSTS", [] if PRODUCTION else ["127.0.0.1", "localhost"]
+)
 if PRODUCTION and not ALLOWED_HOSTS:
-    raise ImproperlyConfigured("SF_ALLOWED_HOSTS: required when SF_PROFILE=production")
-CSRF_TRUSTED_ORIGINS = env.csv("SF_CSRF_TRUSTED_ORIGINS")
+    raise ImproperlyConfigured(
+        "SF_ALLOWED_HOSTS: required when SF_PROFILE=production (the site's host names, "
+        "e.g. sf.example.com)"
+    )
+# Forms and websockets from another origin than the page's own (scheme://host:port)
+# are refused unless listed here (sf_web/origins.py checks websockets the same way).
+CSRF_TRUSTED_ORIGINS = origins_from_env(env, "SF_CSRF_TRUSTED_ORIGINS")
 # A stale token gets a page that says "reload", not Django's technical one.
 CSRF_FAILURE_VIEW = "sf_web.errors.csrf_failure"
 
@@ -50,6 +58,7 @@ INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
+    "axes",
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
@@ -73,6 +82,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "sf_web.urls"
@@ -149,6 +160,25 @@ CELERY_TASK_DEFAULT_QUEUE = env.string("SF_CELERY_QUEUE", "sf")
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "dashboard"
 LOGOUT_REDIRECT_URL = "login"
+# django-axes counts failed logins (the login form, the admin's) per username and
+# client address together: after SF_LOGIN_FAILURE_LIMIT failures even the right
+# password is refused until SF_LOGIN_COOLOFF has passed (or an admin runs
+# ``manage.py axes_reset_username NAME``). The pair, not the address alone, so that
+# colleagues behind one NAT do not lock each other out, and not the username alone, so
+# that a stranger cannot lock the admin out from elsewhere.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.integer("SF_LOGIN_FAILURE_LIMIT", 5, minimum=1, maximum=1000)
+AXES_COOLOFF_TIME = env.duration(
+    "SF_LOGIN_COOLOFF", timedelta(minutes=15), minimum=timedelta(seconds=1)
+)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "sf_web.errors.login_locked_out"
+# The records of every login (django-axes' access log) are not kept: failures are.
+AXES_DISABLE_ACCESS_LOG = True
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -162,6 +192,8 @@ SESSION_COOKIE_HTTPONLY = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 SECURE_SSL_REDIRECT = env.flag("SF_SECURE_SSL_REDIRECT", default=PRODUCTION)
+# Health checks (compose's, a load balancer's) ask over plain http from inside: answer them.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 SECURE_HSTS_SECONDS = env.integer("SF_HSTS_SECONDS", 31536000 if PRODUCTION else 0, minimum=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_SECONDS > 0
 SECURE_HSTS_PRELOAD = env.flag("SF_HSTS_PRELOAD", default=SECURE_HSTS_SECONDS > 0)

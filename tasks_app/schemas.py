@@ -12,6 +12,7 @@ from sf_core.errors import PlanInvalid
 from tasks_app.scheduler import Edge, find_cycle
 
 TASK_KEY_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
+MAX_COST_BUDGET = Decimal(99_999_999)
 
 
 class DependencySpec(BaseModel):
@@ -45,7 +46,8 @@ class TaskSpec(BaseModel):
         "implement"
     )
     max_retries: int = Field(default=3, ge=0, le=10)
-    cost_budget: Decimal | None = Field(default=None, ge=0)
+    # Task.cost_budget is a numeric(12, 4): anything larger overflows it on save.
+    cost_budget: Decimal | None = Field(default=None, ge=0, le=MAX_COST_BUDGET)
     intent_claim: list[str] = Field(default_factory=list, description="files the task will touch")
 
     @field_validator("depends_on", mode="before")
@@ -122,7 +124,9 @@ def _location(loc: tuple[int | str, ...], data: Any) -> str:
             if index == 1 and loc[0] == "tasks":
                 text += _task_key_hint(data, part)
         else:
-            text += ("." if text else "") + part
+            # A key from the document, shown on one line whatever it holds.
+            shown = part if part.isprintable() and part else repr(part)
+            text += ("." if text else "") + shown[:60]
     return text or "(plan)"
 
 

@@ -59,3 +59,33 @@ def test_ensure_admin_creates_the_user_once(
     assert "exists" in out
     admin.refresh_from_db()
     assert admin.check_password(password)
+    assert out == (
+        f"admin user 'admin' exists; the password generated for it is in {password_file} "
+        "(unless it was changed since)\n"
+    )
+
+
+def test_ensure_admin_with_sf_admin_password_names_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SF_ADMIN_PASSWORD", "a long chosen password 42")
+    password_file = tmp_path / "admin-password"
+    code, out = run_sf("ensure-admin", "--password-file", str(password_file))
+    assert code == 0
+    assert out == "admin user 'admin' created; password from SF_ADMIN_PASSWORD\n"
+    assert not password_file.exists()
+    assert User.objects.get(username="admin").check_password("a long chosen password 42")
+
+    code, out = run_sf("ensure-admin", "--password-file", str(password_file))
+    assert out == "admin user 'admin' exists; its password was left unchanged\n"
+
+
+def test_ensure_admin_says_where_a_generated_password_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SF_ADMIN_PASSWORD", raising=False)
+    password_file = tmp_path / "admin-password"
+    code, out = run_sf("ensure-admin", "--password-file", str(password_file))
+    assert code == 0
+    assert out == f"admin user 'admin' created; password in {password_file}\n"
+    assert password_file.is_file()

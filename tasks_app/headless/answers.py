@@ -19,7 +19,6 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agents_app.gate.approvals import decision_answer
@@ -28,7 +27,16 @@ from sf_core.actors import Actor
 from sf_core.errors import SfError
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import HoldReason, Task, TaskStatus, Unit, UnitStatus
+from tasks_app.plan_files import (
+    DocumentInvalid,
+    document_check,
+    field_name,
+    text_file_read,
+    yaml_parse,
+)
 from tasks_app.services import schedule_ready
+
+MAX_ANSWERS_BYTES = 1024 * 1024
 
 
 class AnswersInvalid(SfError):
@@ -61,20 +69,25 @@ def answers_load(path: str | Path) -> Answers:
     """Read and validate an answers file; every problem names the file and the field."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise AnswersInvalid(f"--answers {path}: cannot read: {exc.strerror}") from None
+        text = text_file_read(path, limit=MAX_ANSWERS_BYTES)
+    except DocumentInvalid as exc:
+        raise AnswersInvalid(f"--answers {path}: {exc}") from None
     try:
-        data = yaml.safe_load(text) if text.strip() else {}
-    except yaml.YAMLError as exc:
-        raise AnswersInvalid(f"--answers {path}: not YAML or JSON: {_first_line(exc)}") from None
+        data = yaml_parse(text) if text.strip() else {}
+    except DocumentInvalid as exc:
+        raise AnswersInvalid(f"--answers {path}: not YAML or JSON: {exc}") from None
+    try:
+        document_check(data)
+    except DocumentInvalid as exc:
+        raise AnswersInvalid(f"--answers {path}: {exc}") from None
     if not isinstance(data, dict):
         raise AnswersInvalid(f"--answers {path}: expected a mapping with ask_user and/or approvals")
     try:
         answers = Answers.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}" for error in exc.errors()
+            f"{'.'.join(field_name(p) for p in error['loc'])}: {error['msg']}"
+            for error in exc.errors()
         )
         raise AnswersInvalid(f"--answers {path}: {problems}") from None
     answers.source = str(path)
@@ -128,7 +141,3 @@ def _subject(normalized: dict[str, Any]) -> str:
         if isinstance(value, str):
             return value
     return json.dumps(normalized, sort_keys=True)
-
-
-def _first_line(exc: Exception) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

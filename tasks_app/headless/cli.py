@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import os
 import subprocess
 import sys
@@ -35,6 +36,7 @@ from tasks_app.plan_files import plan_file_read
 from tasks_app.schemas import plan_spec_parse
 
 FORMATS = ("text", "json", "stream-json")
+MAX_MODEL_NAME = 200  # Unit.model and Worker.current_model keep 200 characters
 logger = logging.getLogger("sf.headless")
 
 
@@ -43,9 +45,29 @@ def positive_float(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    # float() takes inf, nan and 1e309 (inf): a deadline that never comes, or never
+    # compares (nan >= x is always false), so the run would silently have none.
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number of seconds, got {text!r}")
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
     return value
+
+
+def model_name(text: str) -> str:
+    """A litellm model name: one line of text, at most what a unit row keeps."""
+    name = text.strip()
+    if not name:
+        raise argparse.ArgumentTypeError(
+            "must not be empty: give a litellm model name, e.g. openai/gpt-4o-mini"
+        )
+    if not name.isprintable():
+        raise argparse.ArgumentTypeError(f"must be one line of printable text, got {text!r}")
+    if len(name) > MAX_MODEL_NAME:
+        raise argparse.ArgumentTypeError(
+            f"must be at most {MAX_MODEL_NAME} characters, got {len(name)}"
+        )
+    return name
 
 
 def count(minimum: int) -> Any:
@@ -168,7 +190,7 @@ class HeadlessCommand(Subcommand):
             help="the session's profile (a new session without it: restricted, read-only)",
         )
         parser.add_argument("--model-mode", choices=ModelMode.values)
-        parser.add_argument("--model", help="a litellm model name for every call")
+        parser.add_argument("--model", type=model_name, help="a litellm model name for every call")
         parser.add_argument(
             "--output-format", choices=FORMATS, help="text (default; json for query) or stream-json"
         )
