@@ -209,6 +209,15 @@ def _unmarked(text: str, original: str | None, path: str) -> str:
         raise ToolError(str(exc)) from None
 
 
+# Small models search for the code they mean to add (seen with Qwen2.5-Coder-1.5B,
+# unit after unit: search "def farewell(name)" in a file without it).
+EDIT_NO_MATCH_HINT = (
+    "`search` must be text already in the file (read_file shows it): to add new code, "
+    "search for the line it goes after and replace it with that line plus the new code, "
+    "or write the whole file with write_file"
+)
+
+
 def edit_file(ctx: ToolContext, args: EditFileInput) -> str:
     path = inside(ctx, args.path)
     if not path.is_file():
@@ -218,7 +227,9 @@ def edit_file(ctx: ToolContext, args: EditFileInput) -> str:
     replace = _unmarked(args.replace, original, args.path)
     try:
         result = sf_native.apply_edit(original, search, replace)
-    except (sf_native.EditNoMatch, sf_native.EditAmbiguous) as exc:
+    except sf_native.EditNoMatch as exc:
+        raise ToolError(f"{args.path}: {exc}. {EDIT_NO_MATCH_HINT}") from None
+    except sf_native.EditAmbiguous as exc:
         raise ToolError(f"{args.path}: {exc}") from None
     path.write_text(result.text, encoding="utf-8")
     return f"edited {args.path} lines {result.start_line}-{result.end_line} ({result.how} match)"

@@ -62,6 +62,13 @@ def test_edit_failures_are_tool_errors_with_the_reason(ctx: ToolContext) -> None
         run(ctx, "edit_file", path="src/app.py", search="nothing like this at all", replace="x")
 
 
+def test_a_search_for_code_not_yet_there_says_how_to_add_it(ctx: ToolContext) -> None:
+    with pytest.raises(ToolError) as refused:
+        run(ctx, "edit_file", path="src/app.py", search="def farewell(name)", replace="x")
+    assert "search for the line it goes after" in str(refused.value)
+    assert "write_file" in str(refused.value)
+
+
 @pytest.mark.parametrize("path", ["../outside.txt", "/etc/passwd", "src/../../x"])
 def test_paths_outside_the_worktree_are_refused(ctx: ToolContext, path: str) -> None:
     with pytest.raises(ToolError, match="outside the worktree"):
