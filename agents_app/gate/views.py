@@ -3,28 +3,36 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from agents_app.gate.approvals import decision_review, may_review
+from agents_app.access import AccessDenied, Action, may, projects_visible, require
+from agents_app.gate.approvals import decision_review
 from agents_app.models import ReviewScope, ReviewStatus, RiskDecision
 from sf_core.errors import SfError
 from sf_core.http import AuthedRequest
 
 
-def approvals_context(user: object) -> dict[str, object]:
-    pending = RiskDecision.objects.filter(review_status=ReviewStatus.PENDING).select_related(
+def approvals_context(user: User) -> dict[str, object]:
+    """The queue of the projects ``user`` may view; Approve/Reject where they may review."""
+    visible = RiskDecision.objects.filter(session__project__in=projects_visible(user))
+    pending = visible.filter(review_status=ReviewStatus.PENDING).select_related(
         "session", "unit__task"
     )
-    recent = RiskDecision.objects.exclude(
-        review_status__in=[ReviewStatus.PENDING, ReviewStatus.NOT_NEEDED]
-    )
+    recent = visible.exclude(review_status__in=[ReviewStatus.PENDING, ReviewStatus.NOT_NEEDED])
+    reviewable = {
+        project.pk
+        for project in projects_visible(user)
+        if may(user, project, Action.APPROVE_DECISION)
+    }
     return {
         "pending": pending.order_by("created_at"),
         "recent": recent.select_related("reviewed_by", "unit").order_by("-reviewed_at")[:20],
         "scopes": ReviewScope.values,
-        "can_review": may_review(user),  # type: ignore[arg-type]
+        "can_review": bool(reviewable),
+        "reviewable": reviewable,
     }
 
 
@@ -37,7 +45,8 @@ def approvals(request: AuthedRequest) -> HttpResponse:
 @require_POST
 @login_required
 def approval_review(request: AuthedRequest, decision_id: int) -> HttpResponse:
-    decision = get_object_or_404(RiskDecision, pk=decision_id)
+    decision = get_object_or_404(RiskDecision.objects.select_related("session"), pk=decision_id)
+    require(request.user, decision.session.project, Action.VIEW)
     approve = request.POST.get("action") == "approve"
     error = ""
     try:
@@ -48,6 +57,8 @@ def approval_review(request: AuthedRequest, decision_id: int) -> HttpResponse:
             scope=request.POST.get("scope") or ReviewScope.ONCE,
             note=request.POST.get("note", ""),
         )
+    except AccessDenied:
+        raise  # the 403 page naming the role
     except SfError as exc:
         error = str(exc)
     if not request.htmx:
@@ -59,4 +70,4 @@ def approval_review(request: AuthedRequest, decision_id: int) -> HttpResponse:
 
 
 def exc_status(error: str) -> int:
-    return 403 if "only staff" in error else 409
+    return 409  # not pending any more (refusals of access are the 403 page)
