@@ -42,7 +42,10 @@ def demo_start(*, actor: Actor) -> PlanRequest:
     repo = demo_repo_create(folder)
     # The person who asked for the demo becomes the admin of its project.
     project = project_create(
-        name=f"{DEMO_NAME} {number}", repo_path=str(repo), created_by=actor.user
+        name=f"{DEMO_NAME} {number}",
+        repo_path=str(repo),
+        created_by=actor.user,
+        path_chosen_by_sf=True,
     )
     return project_intent_start(
         project=project, intent=demo_intent(), actor=actor, trace=str(DEMO_TRACE)

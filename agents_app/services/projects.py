@@ -22,15 +22,17 @@ def project_create(
     base_branch: str = "main",
     policy: Any = None,
     created_by: User | None = None,
+    path_chosen_by_sf: bool = False,
 ) -> Project:
     """Create a project on an existing git repository and branch; the policy document is
     validated against ``ProjectPolicy``. The person who creates it (``created_by``)
-    becomes its admin, and may only register a repository under ``SF_REPO_ROOTS``;
-    SF's own checkout is refused to everyone (``access.repo_path_check``)."""
+    becomes its admin, and may only register a repository under ``SF_REPO_ROOTS``
+    (unless SF chose the path itself: ``path_chosen_by_sf``, the demo's); SF's own
+    checkout is refused to everyone (``access.repo_path_check``)."""
     name = project_name_check(name)
     parsed = policy_parse(policy)
     repository_check(repo_path, base_branch)
-    repo_path_check(repo_path, by_person=created_by is not None)
+    repo_path_check(repo_path, by_person=created_by is not None and not path_chosen_by_sf)
     if Project.objects.filter(name=name).exists():
         raise SfError(f"a project named {name!r} already exists")
     with transaction.atomic():
