@@ -42,4 +42,4 @@ class ProjectScopedAdmin(admin.ModelAdmin):
         target: Any = obj
         for part in filter(None, self.project_lookup.split("__")):
             target = getattr(target, part)
-        return target  # type: ignore[no-any-return]
+        return target

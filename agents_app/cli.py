@@ -260,6 +260,7 @@ class MembersCommand(Subcommand):
                 self.out(f"{member['user']}  {member['role']}")
         return EXIT_OK
 
+
 SUBCOMMANDS: list[type[Subcommand]] = [
     ProjectCommand,
     SessionCommand,

@@ -10,9 +10,9 @@ from django.test import Client
 from django.urls import reverse
 
 from agents_app.gate.approvals import decision_review
-from conftest import grant
 from agents_app.gate.session import SessionGate, input_hash
 from agents_app.models import AgentSession, ApprovalRule, ReviewStatus, RiskDecision
+from conftest import grant
 from sf_core.errors import InvalidTransition, NotAllowed
 
 pytestmark = pytest.mark.django_db

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 from django.apps import apps
-from django.db import connection
 from django.contrib.auth.models import User
+from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
