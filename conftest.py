@@ -114,10 +114,32 @@ def git_repo(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def project(git_repo: Path) -> Any:
+def project(git_repo: Path, user: User) -> Any:
+    """A project whose admin is ``user`` (registered at the shell, as the server's owner
+    does, so outside SF_REPO_ROOTS; ``user`` is made admin as its registrant would be)."""
+    from agents_app.models import ProjectMembership, Role
     from agents_app.services import project_create
 
-    return project_create(name="sample", repo_path=str(git_repo))
+    project = project_create(name="sample", repo_path=str(git_repo))
+    ProjectMembership.objects.create(project=project, user=user, role=Role.ADMIN)
+    return project
+
+
+@pytest.fixture
+def registrar(user: User, project: Any, settings: Any, tmp_path: Path) -> User:
+    """``user`` may register repositories: admin of a project, and the test's
+    temporary directory is an allowed root."""
+    settings.SF_REPO_ROOTS = [str(tmp_path.resolve())]
+    return user
+
+
+def grant(user: User, project: Any, role: str | None) -> None:
+    """Give ``user`` exactly ``role`` on ``project`` (None: no membership)."""
+    from agents_app.models import ProjectMembership
+
+    ProjectMembership.objects.filter(project=project, user=user).delete()
+    if role is not None:
+        ProjectMembership.objects.create(project=project, user=user, role=role)
 
 
 @pytest.fixture

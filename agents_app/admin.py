@@ -7,11 +7,13 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
+from agents_app.admin_scope import ProjectScopedAdmin
 from agents_app.gate.approvals import decision_review, may_review
 from agents_app.models import (
     AgentSession,
     ModeTransition,
     Project,
+    ProjectMembership,
     ReviewStatus,
     RiskDecision,
     TraceEvent,
@@ -19,10 +21,38 @@ from agents_app.models import (
 from sf_core.errors import SfError
 
 
+class MembershipInline(admin.TabularInline):
+    model = ProjectMembership
+    extra = 0
+    fields = ["user", "role"]
+
+
 @admin.register(Project)
-class ProjectAdmin(admin.ModelAdmin):
+class ProjectAdmin(ProjectScopedAdmin):
+    """Registering a repository is the web form's or ``sf project create``'s work (they
+    check ``SF_REPO_ROOTS`` and make the creator admin): the admin adds none, and the
+    path of a registered one stays as it was checked."""
+
+    project_lookup = ""
     list_display = ["name", "repo_path", "base_branch", "created_at"]
     search_fields = ["name", "repo_path"]
+    readonly_fields = ["repo_path"]
+    inlines = [MembershipInline]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+@admin.register(ProjectMembership)
+class ProjectMembershipAdmin(ProjectScopedAdmin):
+    list_display = ["project", "user", "role", "created_at"]
+    list_filter = ["role"]
+    search_fields = ["project__name", "user__username"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        # Which project a new row is for is not known before the form: superusers only
+        # (project admins use the project's members page, or the project's inline).
+        return request.user.is_superuser
 
 
 class ModeTransitionInline(admin.TabularInline):
@@ -46,7 +76,7 @@ class ModeTransitionInline(admin.TabularInline):
 
 
 @admin.register(AgentSession)
-class AgentSessionAdmin(admin.ModelAdmin):
+class AgentSessionAdmin(ProjectScopedAdmin):
     list_display = [
         "__str__",
         "project",
@@ -100,7 +130,9 @@ class AgentSessionAdmin(admin.ModelAdmin):
 
 
 @admin.register(ModeTransition)
-class ModeTransitionAdmin(admin.ModelAdmin):
+class ModeTransitionAdmin(ProjectScopedAdmin):
+    project_lookup = "session__project"
+
     list_display = [
         "session",
         "summary",
@@ -159,9 +191,10 @@ def _review_action(approve: bool, scope: str, label: str) -> Any:
 
 
 @admin.register(RiskDecision)
-class RiskDecisionAdmin(admin.ModelAdmin):
+class RiskDecisionAdmin(ProjectScopedAdmin):
     """The audit and review surface of the permission gate."""
 
+    project_lookup = "session__project"
     list_display = [
         "created_at",
         "session",
@@ -200,7 +233,7 @@ class RiskDecisionAdmin(admin.ModelAdmin):
     ]
 
     def has_review_permission(self, request: HttpRequest) -> bool:
-        return may_review(request.user)  # type: ignore[arg-type]
+        return may_review(request.user)  # type: ignore[arg-type]  # some project's approver
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -214,7 +247,9 @@ class RiskDecisionAdmin(admin.ModelAdmin):
 
 
 @admin.register(TraceEvent)
-class TraceEventAdmin(admin.ModelAdmin):
+class TraceEventAdmin(ProjectScopedAdmin):
+    project_lookup = "session__project"
+
     list_display = [
         "session",
         "unit",

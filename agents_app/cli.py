@@ -5,12 +5,18 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from django.contrib.auth import get_user_model
-
+from agents_app.access import Action, profile_action, projects_visible, require_actor
 from agents_app.axes import AXIS_NAMES, NEW_SESSION_AXES
-from agents_app.models import AgentSession, ModeTransition, Project
+from agents_app.models import AgentSession, ModeTransition, Project, ProjectMembership, Role
 from sf_core.actors import Actor
-from sf_core.cli import EXIT_OK, EXIT_USAGE, Subcommand, add_output_format
+from sf_core.cli import (
+    EXIT_OK,
+    EXIT_USAGE,
+    Subcommand,
+    acting_actor,
+    add_acting_user,
+    add_output_format,
+)
 from sf_core.errors import SfError
 
 
@@ -42,20 +48,15 @@ def session_json(session: AgentSession) -> dict[str, Any]:
     }
 
 
-def cli_actor(username: str | None) -> Actor:
-    if not username:
-        return Actor.system("cli")
+def find_session(session_id: int, actor: Actor | None = None) -> AgentSession:
+    """The session; with a person acting, only if they may view it."""
     try:
-        return Actor.of(get_user_model().objects.get(username=username))
-    except get_user_model().DoesNotExist:
-        raise SfError(f"no user named {username!r}") from None
-
-
-def find_session(session_id: int) -> AgentSession:
-    try:
-        return AgentSession.objects.select_related("project").get(pk=session_id)
+        session = AgentSession.objects.select_related("project").get(pk=session_id)
     except AgentSession.DoesNotExist:
         raise SfError(f"no session with id {session_id}") from None
+    if actor is not None:
+        require_actor(actor, session.project, Action.VIEW)
+    return session
 
 
 class CommandCommand(Subcommand):
@@ -64,7 +65,7 @@ class CommandCommand(Subcommand):
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--session", type=int, required=True, help="session id")
-        parser.add_argument("--user", help="attribute the change to this user (default: cli)")
+        add_acting_user(parser)
         parser.add_argument("text", help='the command, e.g. "/mode build --autonomous"')
         add_output_format(parser)
 
@@ -73,10 +74,9 @@ class CommandCommand(Subcommand):
 
         as_json = options["output_format"] == "json"
         try:
-            session = find_session(options["session"])
-            outcome = command_run(
-                session=session, text=options["text"], actor=cli_actor(options["user"])
-            )
+            actor = acting_actor(options)
+            session = find_session(options["session"], actor)
+            outcome = command_run(session=session, text=options["text"], actor=actor)
         except SfError as exc:
             return self.fail(str(exc), as_json)
         if as_json:
@@ -118,23 +118,33 @@ class ProjectCommand(Subcommand):
         listing = actions.add_parser("list", help="list projects")
         for action in (create, listing):
             add_output_format(action)
+            add_acting_user(action)
 
     def run(self, options: dict[str, Any]) -> int:
         from agents_app.services import project_create
 
-        if options["action"] == "list":
-            rows = [
-                {"id": p.pk, "name": p.name, "repo_path": p.repo_path, "base_branch": p.base_branch}
-                for p in Project.objects.all()
-            ]
-            self._print(rows, options)
-            return EXIT_OK
         try:
+            actor = acting_actor(options)
+            if options["action"] == "list":
+                projects = projects_visible(actor.user) if actor.user else Project.objects.all()
+                rows = [
+                    {
+                        "id": p.pk,
+                        "name": p.name,
+                        "repo_path": p.repo_path,
+                        "base_branch": p.base_branch,
+                    }
+                    for p in projects
+                ]
+                self._print(rows, options)
+                return EXIT_OK
+            require_actor(actor, None, Action.REGISTER_REPOSITORY)
             project = project_create(
                 name=options["name"],
                 repo_path=options["repo_path"],
                 base_branch=options["base_branch"],
                 policy=options["policy"],
+                created_by=actor.user,
             )
         except SfError as exc:
             self.err(f"error: {exc}")
@@ -169,19 +179,15 @@ class SessionCommand(Subcommand):
         show.add_argument("session_id", type=int)
         for action in (create, show):
             add_output_format(action)
+            add_acting_user(action)
 
     def run(self, options: dict[str, Any]) -> int:
-        from agents_app.services import session_create
-
         try:
+            actor = acting_actor(options)
             if options["action"] == "show":
-                session = find_session(options["session_id"])
+                session = find_session(options["session_id"], actor)
             else:
-                project = Project.objects.filter(pk=options["project"]).first()
-                if project is None:
-                    raise SfError(f"no project with id {options['project']}")
-                axes = {axis: options[axis] for axis in AXIS_NAMES if options.get(axis)}
-                session = session_create(project=project, title=options["title"], axes=axes)
+                session = self._create(options, actor)
         except SfError as exc:
             self.err(f"error: {exc}")
             return EXIT_USAGE
@@ -193,5 +199,71 @@ class SessionCommand(Subcommand):
             self.out(f"session {session.pk}: {badge_for(session).full_text} ({session.status})")
         return EXIT_OK
 
+    def _create(self, options: dict[str, Any], actor: Actor) -> AgentSession:
+        from agents_app.services import session_create
 
-SUBCOMMANDS: list[type[Subcommand]] = [ProjectCommand, SessionCommand, CommandCommand]
+        project = Project.objects.filter(pk=options["project"]).first()
+        if project is None:
+            raise SfError(f"no project with id {options['project']}")
+        axes = {axis: options[axis] for axis in AXIS_NAMES if options.get(axis)}
+        require_actor(actor, project, Action.CREATE_SESSION)
+        profile = axes.get("permission_profile", NEW_SESSION_AXES["permission_profile"])
+        require_actor(actor, project, profile_action(profile))
+        return session_create(
+            project=project, created_by=actor.user, title=options["title"], axes=axes
+        )
+
+
+MEMBER_ACTIONS = ("list", "add", "role", "remove")
+
+
+class MembersCommand(Subcommand):
+    name = "members"
+    help = "List a project's members, or add one, change a role, remove one (admins)."
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("project", type=int, help="project id")
+        parser.add_argument("action", nargs="?", default="list", choices=MEMBER_ACTIONS)
+        parser.add_argument("username", nargs="?")
+        parser.add_argument("role", nargs="?", choices=Role.values)
+        add_acting_user(parser)
+        add_output_format(parser)
+
+    def run(self, options: dict[str, Any]) -> int:
+        from agents_app.services import member_add, member_remove, member_set_role
+
+        try:
+            actor = acting_actor(options)
+            project = Project.objects.filter(pk=options["project"]).first()
+            if project is None:
+                raise SfError(f"no project with id {options['project']}")
+            action, username, role = options["action"], options["username"], options["role"]
+            if action == "list":
+                require_actor(actor, project, Action.VIEW)
+            elif not username or (action != "remove" and not role):
+                raise SfError(f"members {action} needs USERNAME" + " ROLE" * (action != "remove"))
+            elif action == "add":
+                member_add(project=project, username=username, role=role, actor=actor)
+            elif action == "role":
+                member_set_role(project=project, username=username, role=role, actor=actor)
+            else:
+                member_remove(project=project, username=username, actor=actor)
+        except SfError as exc:
+            self.err(f"error: {exc}")
+            return EXIT_USAGE
+        rows = ProjectMembership.objects.filter(project=project).select_related("user")
+        members = [{"user": m.user.username, "role": m.role} for m in rows]
+        if options["output_format"] == "json":
+            self.out_json(members)
+        else:
+            for member in members:
+                self.out(f"{member['user']}  {member['role']}")
+        return EXIT_OK
+
+
+SUBCOMMANDS: list[type[Subcommand]] = [
+    ProjectCommand,
+    SessionCommand,
+    CommandCommand,
+    MembersCommand,
+]

@@ -8,6 +8,7 @@ from urllib.parse import parse_qs
 from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
 
+from agents_app.access import Action, require
 from agents_app.models import AgentSession
 from sf_core.consumers import LivePartialConsumer
 from sf_core.live import Groups
@@ -20,7 +21,10 @@ class SessionConsumer(LivePartialConsumer):
 
     def resolve_groups(self) -> list[str]:
         self.session_id = int(self.scope["url_route"]["kwargs"]["session_id"])
-        get_object_or_404(AgentSession, pk=self.session_id)
+        session = get_object_or_404(
+            AgentSession.objects.select_related("project"), pk=self.session_id
+        )
+        require(self.scope["user"], session.project, Action.VIEW)
         query = parse_qs(self.scope.get("query_string", b"").decode())
         wanted = query.get("parts", [",".join(SESSION_PARTIALS)])[0].split(",")
         self.parts = tuple(part for part in SESSION_PARTIALS if part in wanted)
@@ -52,7 +56,8 @@ class ApprovalsConsumer(LivePartialConsumer):
     """The approvals queue, live: a new ask or a review anywhere updates every page."""
 
     def resolve_groups(self) -> list[str]:
-
+        # Everyone may listen: the queue each person is sent holds only the decisions
+        # of projects they may view (``approvals_context``).
         return [Groups.APPROVALS]
 
     def render(self) -> str:

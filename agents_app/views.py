@@ -8,6 +8,15 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from agents_app.access import (
+    AccessDenied,
+    Action,
+    may,
+    profile_action,
+    projects_visible,
+    require,
+    role_of,
+)
 from agents_app.axes import AXIS_CHOICES
 from agents_app.badge import badge_for
 from agents_app.commands import CONFIRM, ConfirmationRequired
@@ -40,6 +49,8 @@ AXIS_COMMANDS = {
 def project_list(request: AuthedRequest) -> HttpResponse:
     form = ProjectForm(request.POST or None)
     error = ""
+    if request.method == "POST":
+        require(request.user, None, Action.REGISTER_REPOSITORY)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -48,13 +59,19 @@ def project_list(request: AuthedRequest) -> HttpResponse:
                 repo_path=data["repo_path"],
                 base_branch=data["base_branch"],
                 policy={"repair_policy": data["repair_policy"]},
+                created_by=request.user,
             )
         except SfError as exc:
             error = str(exc)
         else:
             return redirect("project-detail", project_id=project.pk)
     status = 400 if request.method == "POST" else 200
-    context = {"projects": Project.objects.all(), "form": form, "error": error}
+    context = {
+        "projects": projects_visible(request.user),
+        "form": form,
+        "error": error,
+        "may_register": may(request.user, None, Action.REGISTER_REPOSITORY),
+    }
     return render(request, "agents_app/project_list.html", context, status=status)
 
 
@@ -62,9 +79,14 @@ def project_list(request: AuthedRequest) -> HttpResponse:
 @login_required
 def project_detail(request: AuthedRequest, project_id: int) -> HttpResponse:
     project = get_object_or_404(Project, pk=project_id)
+    require(request.user, project, Action.VIEW)
     form = SessionForm(request.POST or None)
+    if request.method == "POST":
+        require(request.user, project, Action.CREATE_SESSION)
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
+        # A session created at trusted or unrestricted is a raise to it.
+        require(request.user, project, profile_action(data["permission_profile"]))
         title = data.pop("title")
         session = session_create(
             project=project,
@@ -80,6 +102,7 @@ def project_detail(request: AuthedRequest, project_id: int) -> HttpResponse:
         # The intent box posts to the tasks app (named by URL; this app never imports it).
         "intent_url": reverse("project-intent", args=[project.pk]),
         "preflight": preflight(PLANNING_MODE),
+        "role": role_of(request.user, project),
     }
     status = 400 if request.method == "POST" else 200
     return render(request, "agents_app/project_detail.html", context, status=status)
@@ -89,13 +112,14 @@ def project_detail(request: AuthedRequest, project_id: int) -> HttpResponse:
 @login_required
 def session_detail(request: AuthedRequest, session_id: int) -> HttpResponse:
     session = get_object_or_404(AgentSession.objects.select_related("project"), pk=session_id)
+    require(request.user, session.project, Action.VIEW)
     return render(request, "agents_app/session_detail.html", session_context(session))
 
 
 @require_POST
 @login_required
 def session_command(request: AuthedRequest, session_id: int) -> HttpResponse:
-    session = get_object_or_404(AgentSession, pk=session_id)
+    session = _session_to_steer(request, session_id)
     form = CommandForm(request.POST)
     if not form.is_valid():
         return _command_result(request, session, error="type a command, e.g. /status")
@@ -106,7 +130,7 @@ def session_command(request: AuthedRequest, session_id: int) -> HttpResponse:
 @login_required
 def session_axis(request: AuthedRequest, session_id: int) -> HttpResponse:
     """One axis control (select or button): the equivalent command, typed for the person."""
-    session = get_object_or_404(AgentSession, pk=session_id)
+    session = _session_to_steer(request, session_id)
     axis, value = request.POST.get("axis", ""), request.POST.get("value", "")
     if axis not in AXIS_COMMANDS:
         return _command_result(
@@ -120,15 +144,28 @@ def session_axis(request: AuthedRequest, session_id: int) -> HttpResponse:
 def transition_action(request: AuthedRequest, transition_id: int, action: str) -> HttpResponse:
     if action not in ("approve", "cancel"):
         raise Http404(f"unknown action {action!r}")
-    transition = get_object_or_404(ModeTransition, pk=transition_id)
+    transition = get_object_or_404(
+        ModeTransition.objects.select_related("session__project"), pk=transition_id
+    )
     act = transition_approve if action == "approve" else transition_cancel
+    require(request.user, transition.session.project, Action.VIEW)
     try:
         act(transition=transition, actor=Actor.of(request.user))
+    except AccessDenied:
+        raise  # the 403 page, not the command bar's inline error
     except SfError as exc:
         return _command_result(request, transition.session, error=str(exc))
     if request.htmx:
         return _command_result(request, transition.session, message=f"transition {action}d")
     return redirect("session-detail", session_id=transition.session_id)
+
+
+def _session_to_steer(request: AuthedRequest, session_id: int) -> AgentSession:
+    """The session, if the person may at least view it; what a command needs beyond
+    that is the command service's to judge (``access.command_action``)."""
+    session = get_object_or_404(AgentSession.objects.select_related("project"), pk=session_id)
+    require(request.user, session.project, Action.VIEW)
+    return session
 
 
 def session_context(session: AgentSession) -> dict[str, object]:
@@ -152,6 +189,8 @@ def session_context(session: AgentSession) -> dict[str, object]:
 def _run(request: AuthedRequest, session: AgentSession, text: str) -> HttpResponse:
     try:
         outcome = command_run(session=session, text=text, actor=Actor.of(request.user))
+    except AccessDenied:
+        raise  # the 403 page, not the command bar's inline error
     except ConfirmationRequired as exc:  # the bar asks: a button runs the confirmed command
         return _command_result(request, session, error=str(exc), text=exc.confirm_text)
     except SfError as exc:

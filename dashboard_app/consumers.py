@@ -49,7 +49,8 @@ class SessionTableConsumer(LivePartialConsumer):
 
     def render(self) -> str:
         return render_to_string(
-            "dashboard_app/dashboard.html#session-table", {"table": session_table(self.params)}
+            "dashboard_app/dashboard.html#session-table",
+            {"table": session_table(self.params, self.scope["user"])},
         )
 
     async def sessions_changed(self, event: dict[str, Any]) -> None:

@@ -28,6 +28,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 from django.http import QueryDict
 
+from agents_app.access import AnyUser, projects_visible
 from agents_app.models import AgentSession, Project, SessionStatus
 from tasks_app.models import FINISHED_PLAN_STATUSES, Plan, PlanStatus, Task, TaskStatus
 
@@ -158,14 +159,18 @@ class SessionTable:
         return f"{self.query_prefix}page={number}" if number > 1 else self.query
 
 
-def session_table(params: QueryDict) -> SessionTable:
-    """The rows the query string asks for. A value that does not parse is named in
-    ``errors`` and ignored; the other filters still apply."""
+def session_table(params: QueryDict, user: AnyUser) -> SessionTable:
+    """The rows the query string asks for, of the projects ``user`` may view. A value
+    that does not parse is named in ``errors`` and ignored; the other filters still
+    apply (a project the user may not view is "no project", as one that does not exist)."""
+    projects = projects_visible(user)
     form = SessionFilter(params)
+    form.fields["project"].queryset = projects.order_by("name")  # type: ignore[attr-defined]
     form.is_valid()
     errors = [f"{message} Ignored." for messages in form.errors.values() for message in messages]
     values: dict[str, Any] = form.cleaned_data
-    sessions = session_rows(AgentSession.objects.all())
+    visible = AgentSession.objects.filter(project__in=projects)
+    sessions = session_rows(visible)
     if values.get("project") is not None:
         sessions = sessions.filter(project=values["project"])
     if values.get("outcome"):
@@ -188,7 +193,7 @@ def session_table(params: QueryDict) -> SessionTable:
         row.outcome_chip = Outcome.CHIP[row.outcome]  # type: ignore[attr-defined]
     return SessionTable(
         page=page,
-        total=AgentSession.objects.count() if query else paginator.count,
+        total=visible.count() if query else paginator.count,
         query=query.urlencode(),
         errors=errors,
     )
@@ -201,5 +206,5 @@ def _search(text: str) -> Q:
     return match | Q(pk=int(number)) if number.isdigit() else match
 
 
-def project_choices() -> list[Project]:
-    return list(Project.objects.order_by("name"))
+def project_choices(user: AnyUser) -> list[Project]:
+    return list(projects_visible(user).order_by("name"))

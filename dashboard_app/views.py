@@ -20,8 +20,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     and ignored, never a 500."""
     context = {
         "status": system_status(),
-        "table": session_table(request.GET),
-        "projects": project_choices(),
+        "table": session_table(request.GET, request.user),
+        "projects": project_choices(request.user),
         "outcomes": Outcome.ALL,
     }
     return render(request, "dashboard_app/dashboard.html", context)

@@ -9,8 +9,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any, ClassVar, Protocol
+
+from django.contrib.auth import get_user_model
+
+from sf_core.actors import Actor
+from sf_core.errors import SfError
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -52,3 +58,43 @@ def add_output_format(parser: argparse.ArgumentParser, *choices: str) -> None:
         default="text",
         help="text for people (default) or machine-readable output",
     )
+
+
+ACTING_USER_ENV = "SF_USER"
+
+
+def add_acting_user(parser: argparse.ArgumentParser) -> None:
+    """``--as USERNAME`` (alias ``--user``): act as a person, under SF's access rules.
+
+    Without it, ``$SF_USER``; without that, the command acts as SF's operator account
+    (``Actor.system("cli")``): the shell of the server's owner, who has the database and
+    the files already, and whom project roles do not bind."""
+    parser.add_argument(
+        "--as",
+        "--user",
+        dest="acting_user",
+        metavar="USERNAME",
+        # Absent unless given: a subcommand's parser must not reset a --as given to its
+        # parent (argparse copies a subparser's defaults over the parent's values).
+        default=argparse.SUPPRESS,
+        help=f"act as this user, with their project roles (default: ${ACTING_USER_ENV}; "
+        "unset: SF's operator account)",
+    )
+
+
+def acting_username(options: dict[str, Any]) -> str | None:
+    name = options.get("acting_user") or os.environ.get(ACTING_USER_ENV, "")
+    return name.strip() or None
+
+
+def acting_actor(options: dict[str, Any], label: str = "cli") -> Actor:
+    """The person named by ``--as``/``SF_USER``, or SF itself (``label``) when none is."""
+    username = acting_username(options)
+    if username is None:
+        return Actor.system(label)
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        raise SfError(f"no user named {username!r}")
+    if not user.is_active:
+        raise SfError(f"user {username!r} is inactive")
+    return Actor.of(user)

@@ -307,6 +307,15 @@ SF_REPLAY_PACE = env.duration(
 # box's pre-flight): every ``*.jsonl`` trace in this directory.
 SF_REPLAY_TRACES = Path(env.string("SF_REPLAY_TRACES", str(BASE_DIR / "examples"))).resolve()
 
+# Where a person may register a repository as a project (agents_app.access): absolute
+# paths, colon-separated, resolved with symlinks. Default: the home directory of the
+# account SF runs as. SF's own checkout is refused whatever this says.
+_repo_roots = env.string("SF_REPO_ROOTS", str(Path.home())).split(":")
+for _root in filter(str.strip, _repo_roots):
+    if not Path(_root).is_absolute():
+        raise ImproperlyConfigured(f"SF_REPO_ROOTS: {_root!r} is not an absolute path")
+SF_REPO_ROOTS = [str(Path(root).resolve()) for root in _repo_roots if root.strip()]
+
 # --- logging --------------------------------------------------------------------------
 
 LOGGING = {

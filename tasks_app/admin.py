@@ -7,6 +7,7 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
+from agents_app.admin_scope import ProjectScopedAdmin
 from tasks_app.models import Plan, Task, TaskTransition, Unit, Worker
 
 
@@ -48,7 +49,8 @@ class UnitInline(ReadOnlyInline):
 
 
 @admin.register(Plan)
-class PlanAdmin(admin.ModelAdmin):
+class PlanAdmin(ProjectScopedAdmin):
+    project_lookup = "session__project"
     list_display = ("pk", "session", "status", "source", "summary", "accepted_at", "created_at")
     list_filter = ("status", "source")
     search_fields = ("summary", "intent")
@@ -65,7 +67,8 @@ class PlanAdmin(admin.ModelAdmin):
 
 
 @admin.register(Task)
-class TaskAdmin(admin.ModelAdmin):
+class TaskAdmin(ProjectScopedAdmin):
+    project_lookup = "plan__session__project"
     list_display = ("key", "title", "plan", "status", "risk_level", "retry_count", "cost_spent")
     list_filter = ("status", "hold_reason", "risk_level", "mutation_scope", "task_kind")
     search_fields = ("key", "title")

@@ -6,9 +6,20 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from agents_app.access import RECOVERY_ACTIONS, Action, profile_action, require_actor
 from agents_app.axes import PermissionProfile
-from agents_app.cli import cli_actor, find_session
-from sf_core.cli import EXIT_ERROR, EXIT_OK, EXIT_USAGE, Subcommand, add_output_format
+from agents_app.cli import find_session
+from agents_app.models import AgentSession
+from sf_core.actors import Actor
+from sf_core.cli import (
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_USAGE,
+    Subcommand,
+    acting_actor,
+    add_acting_user,
+    add_output_format,
+)
 from sf_core.errors import SfError
 from tasks_app.engine.recovery import RECOVERY
 from tasks_app.engine.replaying import replay_run
@@ -53,11 +64,14 @@ def plan_json(plan: Plan) -> dict[str, Any]:
     }
 
 
-def find_plan(plan_id: int) -> Plan:
+def find_plan(plan_id: int, actor: Actor) -> Plan:
+    """The plan; with a person acting, only if they may view its project."""
     try:
-        return Plan.objects.select_related("session").get(pk=plan_id)
+        plan = Plan.objects.select_related("session__project").get(pk=plan_id)
     except Plan.DoesNotExist:
         raise SfError(f"no plan with id {plan_id}") from None
+    require_actor(actor, plan.session.project, Action.VIEW)
+    return plan
 
 
 class PlanCommand(Subcommand):
@@ -75,12 +89,12 @@ class PlanCommand(Subcommand):
         accept.add_argument("plan_id", type=int)
         accept.add_argument("--autonomous", action="store_true", help="Run autonomously")
         accept.add_argument("--permission-profile", choices=PermissionProfile.values)
-        accept.add_argument("--user", help="accept as this user (default: cli)")
         reject = actions.add_parser("reject", help="reject an open plan")
         reject.add_argument("plan_id", type=int)
         reject.add_argument("--reason", default="rejected from the command line")
         for action in (load, show, accept, reject):
             add_output_format(action)
+            add_acting_user(action)
 
     def run(self, options: dict[str, Any]) -> int:
         try:
@@ -94,23 +108,36 @@ class PlanCommand(Subcommand):
         return EXIT_OK
 
     def _import(self, options: dict[str, Any]) -> Plan:
-        session = find_session(options["session"])
+        actor = acting_actor(options)
+        session = find_session(options["session"], actor)
+        require_actor(actor, session.project, Action.STATE_INTENT)
         spec = plan_file_read(options["path"])
         return plan_create(session=session, spec=spec, source=PlanSource.FILE)
 
     def _show(self, options: dict[str, Any]) -> Plan:
-        return find_plan(options["plan_id"])
+        return find_plan(options["plan_id"], acting_actor(options))
 
     def _accept(self, options: dict[str, Any]) -> Plan:
+        actor = acting_actor(options)
+        plan = find_plan(options["plan_id"], actor)
+        project, profile = plan.session.project, options["permission_profile"]
+        require_actor(actor, project, Action.ACCEPT_PLAN)
+        if options["autonomous"]:
+            require_actor(
+                actor, project, profile_action(profile or plan.session.permission_profile)
+            )
         return plan_accept(
-            plan=find_plan(options["plan_id"]),
-            actor=cli_actor(options["user"]),
+            plan=plan,
+            actor=actor,
             autonomous=options["autonomous"],
-            permission_profile=options["permission_profile"],
+            permission_profile=profile,
         )
 
     def _reject(self, options: dict[str, Any]) -> Plan:
-        return plan_reject(plan=find_plan(options["plan_id"]), reason=options["reason"])
+        actor = acting_actor(options)
+        plan = find_plan(options["plan_id"], actor)
+        require_actor(actor, plan.session.project, Action.ACCEPT_PLAN)
+        return plan_reject(plan=plan, reason=options["reason"])
 
     def _fail(self, message: str, options: dict[str, Any]) -> int:
         if options["output_format"] == "json":
@@ -144,30 +171,32 @@ class TasksCommand(Subcommand):
         parser.add_argument("--session", type=int)
         parser.add_argument("--status", action="append", choices=TaskStatus.values, default=[])
         add_output_format(parser)
+        add_acting_user(parser)
         actions = parser.add_subparsers(dest="action", required=False)
         for action in RECOVERY:
             act = actions.add_parser(action, help=f"{action} a task (by key) of the session")
             act.add_argument("key")
             act.add_argument("--session", type=int, required=True, dest="session")
             act.add_argument("--reason", default="")
-            act.add_argument("--user", help=f"{action} as this user (default: cli)")
+            add_acting_user(act)
 
     def run(self, options: dict[str, Any]) -> int:
         try:
             if options.get("session") is None:
                 raise SfError("--session N is required")
-            session = find_session(options["session"])
+            actor = acting_actor(options)
+            session = find_session(options["session"], actor)
             if options.get("action"):
-                return self._recover(session.pk, options)
+                return self._recover(session, actor, options)
         except SfError as exc:
             self.err(f"error: {exc}")
             return EXIT_USAGE
         return self._board(session.pk, options)
 
-    def _recover(self, session_id: int, options: dict[str, Any]) -> int:
+    def _recover(self, session: AgentSession, actor: Actor, options: dict[str, Any]) -> int:
         """``sf tasks retry|cancel|skip KEY --session N``: one service call, one line."""
-        task = find_task(session_id, options["key"])
-        actor = cli_actor(options["user"])
+        require_actor(actor, session.project, RECOVERY_ACTIONS[options["action"]])
+        task = find_task(session.pk, options["key"])
         task = RECOVERY[options["action"]](task=task, actor=actor, reason=options["reason"])
         self.out(f"{task.key}: {task.status} ({task.status_reason})")
         return EXIT_OK

@@ -8,6 +8,7 @@ from urllib.parse import parse_qs
 from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
 
+from agents_app.access import Action, projects_visible, require
 from agents_app.models import AgentSession
 from sf_core.consumers import LivePartialConsumer
 from sf_core.live import Groups
@@ -26,13 +27,13 @@ class TaskBoardConsumer(LivePartialConsumer):
         )
         if self.session_id is None:
             return [Groups.ALL_TASKS]
-        get_object_or_404(AgentSession, pk=self.session_id)
+        _require_session_view(self.scope["user"], self.session_id)
         # The session group too: the board's badge follows the session's axes.
         return [Groups.tasks(self.session_id), Groups.session(self.session_id)]
 
     def render(self) -> str:
         session = AgentSession.objects.get(pk=self.session_id) if self.session_id else None
-        context = board_context(session, self.statuses)
+        context = board_context(session, self.statuses, projects_visible(self.scope["user"]))
         html = render_to_string("tasks_app/board.html#board", context)
         if session is not None:
             html += render_to_string("agents_app/_badge.html", context)
@@ -50,7 +51,10 @@ class UnitConsumer(LivePartialConsumer):
 
     def resolve_groups(self) -> list[str]:
         self.unit_id = int(self.scope["url_route"]["kwargs"]["unit_id"])
-        unit = get_object_or_404(Unit.objects.select_related("task__plan"), pk=self.unit_id)
+        unit = get_object_or_404(
+            Unit.objects.select_related("task__plan__session__project"), pk=self.unit_id
+        )
+        require(self.scope["user"], unit.task.plan.session.project, Action.VIEW)
         return [Groups.unit(self.unit_id), *task_groups(unit.task)]
 
     def render(self) -> str:
@@ -79,7 +83,7 @@ class SessionPlansConsumer(LivePartialConsumer):
 
     def resolve_groups(self) -> list[str]:
         self.session_id = int(self.scope["url_route"]["kwargs"]["session_id"])
-        get_object_or_404(AgentSession, pk=self.session_id)
+        _require_session_view(self.scope["user"], self.session_id)
         return [Groups.session(self.session_id), Groups.tasks(self.session_id)]
 
     def render(self) -> str:
@@ -95,3 +99,8 @@ class SessionPlansConsumer(LivePartialConsumer):
 
     async def session_changed(self, event: dict[str, Any]) -> None:
         await self.push()
+
+
+def _require_session_view(user: Any, session_id: int) -> None:
+    session = get_object_or_404(AgentSession.objects.select_related("project"), pk=session_id)
+    require(user, session.project, Action.VIEW)

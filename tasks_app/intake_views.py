@@ -13,6 +13,7 @@ from django.utils.html import escape
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
+from agents_app.access import Action, require
 from agents_app.models import AgentSession, Project
 from agents_app.preflight import PLANNING_MODE, preflight
 from sf_core.actors import Actor
@@ -53,6 +54,7 @@ def session_plans_context(session: AgentSession, **extra: Any) -> dict[str, obje
 def project_intent_view(request: AuthedRequest, project_id: int) -> HttpResponse:
     """ "What do you want?" on the project page: a new session that starts planning."""
     project = get_object_or_404(Project, pk=project_id)
+    require(request.user, project, Action.STATE_INTENT)
     intent, replay = request.POST.get("intent", ""), request.POST.get("replay", "")
     try:
         plan_request = project_intent_start(
@@ -70,7 +72,8 @@ def project_intent_view(request: AuthedRequest, project_id: int) -> HttpResponse
 @login_required
 def session_intent_view(request: AuthedRequest, session_id: int) -> HttpResponse:
     """The session page's intent box: planning starts; the plan list follows live."""
-    session = get_object_or_404(AgentSession, pk=session_id)
+    session = get_object_or_404(AgentSession.objects.select_related("project"), pk=session_id)
+    require(request.user, session.project, Action.STATE_INTENT)
     intent, replay = request.POST.get("intent", ""), request.POST.get("replay", "")
     action = reverse("session-intent", args=[session.pk])
     try:
@@ -109,7 +112,8 @@ def demo_replay_view(request: AuthedRequest) -> HttpResponse:
 @login_required
 def plan_upload_view(request: AuthedRequest, session_id: int) -> HttpResponse:
     """A plan file (YAML, JSON or Markdown) checked as ``sf plan import`` checks one."""
-    session = get_object_or_404(AgentSession, pk=session_id)
+    session = get_object_or_404(AgentSession.objects.select_related("project"), pk=session_id)
+    require(request.user, session.project, Action.STATE_INTENT)
     upload = request.FILES.get("plan_file")
     context: dict[str, object] = {"session": session}
     if upload is None:

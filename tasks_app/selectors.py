@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
 from django.utils import timezone
 
-from agents_app.models import AgentSession, ModeTransition, TransitionStatus
+from agents_app.models import AgentSession, ModeTransition, Project, TransitionStatus
 from tasks_app.lifecycle import recovery_actions
 from tasks_app.models import (
     FINISHED_PLAN_STATUSES,
@@ -105,8 +105,13 @@ class Board:
 
 
 def board_tasks(
-    *, session_id: int | None = None, statuses: list[str] | None = None
+    *,
+    session_id: int | None = None,
+    statuses: list[str] | None = None,
+    projects: QuerySet[Project] | None = None,
 ) -> QuerySet[Task]:
+    """The board's tasks; ``projects`` limits them to those projects' sessions (what the
+    person looking may view)."""
     last_unit = Unit.objects.filter(task=OuterRef("pk")).order_by("-attempt")
     tasks = (
         Task.objects.filter(plan__status__in=(PlanStatus.ACCEPTED, *FINISHED_PLAN_STATUSES))
@@ -121,13 +126,22 @@ def board_tasks(
     )
     if session_id is not None:
         tasks = tasks.filter(plan__session_id=session_id)
+    if projects is not None:
+        tasks = tasks.filter(plan__session__project__in=projects)
     if statuses:
         tasks = tasks.filter(status__in=statuses)
     return tasks
 
 
-def task_board(*, session_id: int | None = None, statuses: list[str] | None = None) -> Board:
-    tasks = list(board_tasks(session_id=session_id))  # all, for blockers; filtered below
+def task_board(
+    *,
+    session_id: int | None = None,
+    statuses: list[str] | None = None,
+    projects: QuerySet[Project] | None = None,
+) -> Board:
+    tasks = list(
+        board_tasks(session_id=session_id, projects=projects)
+    )  # all, for blockers; filtered below
     statuses_by_id = {task.pk: task.status for task in tasks}
     keys_by_id = {task.pk: task.key for task in tasks}
     dependencies = TaskDependency.objects.filter(task__in=list(statuses_by_id)).values_list(
@@ -152,7 +166,7 @@ def task_board(*, session_id: int | None = None, statuses: list[str] | None = No
         total_cost=sum((task.cost_spent for task in tasks), Decimal("0")),
         total_budget=_total_budget(tasks),
         workers_online=_workers_online(now),
-        pending_approvals=_pending_approvals(session_id),
+        pending_approvals=_pending_approvals(session_id, projects),
         scheduled=sum(
             1 for task in tasks if _schedule(task) in (ScheduleStatus.DUE, ScheduleStatus.CLAIMED)
         ),
@@ -336,10 +350,12 @@ def _workers_online(now: datetime) -> int:
     return Worker.objects.filter(stopped_at__isnull=True, last_heartbeat_at__gte=cutoff).count()
 
 
-def _pending_approvals(session_id: int | None) -> int:
+def _pending_approvals(session_id: int | None, projects: QuerySet[Project] | None) -> int:
     pending = ModeTransition.objects.filter(status=TransitionStatus.PENDING, requires_approval=True)
     if session_id is not None:
         pending = pending.filter(session_id=session_id)
+    if projects is not None:
+        pending = pending.filter(session__project__in=projects)
     return pending.count()
 
 

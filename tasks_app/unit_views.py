@@ -10,6 +10,7 @@ from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
+from agents_app.access import Action, require
 from agents_app.models import TraceEvent
 from sf_core.actors import Actor
 from sf_core.errors import SfError
@@ -32,7 +33,10 @@ def unit_context(unit: Unit) -> dict[str, object]:
 @require_GET
 @login_required
 def unit_detail(request: AuthedRequest, unit_id: int) -> HttpResponse:
-    unit = get_object_or_404(Unit.objects.select_related("task__plan__session"), pk=unit_id)
+    unit = get_object_or_404(
+        Unit.objects.select_related("task__plan__session__project"), pk=unit_id
+    )
+    require(request.user, unit.task.plan.session.project, Action.VIEW)
     # The diff is page-only: the live partials (state, trace) never carry it.
     files = diff_files(unit.checkpoint_patch)
     added, removed = diff_totals(files)
@@ -44,7 +48,8 @@ def unit_detail(request: AuthedRequest, unit_id: int) -> HttpResponse:
 @login_required
 def task_review(request: AuthedRequest, task_id: int) -> HttpResponse:
     """Approve (and merge) a task in review, or request changes."""
-    task = get_object_or_404(Task.objects.select_related("plan"), pk=task_id)
+    task = get_object_or_404(Task.objects.select_related("plan__session__project"), pk=task_id)
+    require(request.user, task.plan.session.project, Action.REVIEW_TASK)
     actor = Actor.of(request.user)
     try:
         if request.POST.get("action") == "approve":

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
+from django.db.models import QuerySet
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
+from agents_app.access import RECOVERY_ACTIONS, Action, profile_action, projects_visible, require
 from agents_app.axes import PermissionProfile
 from agents_app.badge import badge_for
-from agents_app.models import AgentSession
+from agents_app.models import AgentSession, Project
 from agents_app.preflight import preflight_of
 from sf_core.actors import Actor
 from sf_core.errors import SfError
@@ -28,6 +30,7 @@ from tasks_app.selectors import plan_waves, task_board
 @login_required
 def plan_detail(request: AuthedRequest, plan_id: int) -> HttpResponse:
     plan = get_object_or_404(Plan.objects.select_related("session__project"), pk=plan_id)
+    require(request.user, plan.session.project, Action.VIEW)
     return render(request, "tasks_app/plan_detail.html", _plan_context(plan))
 
 
@@ -35,9 +38,13 @@ def plan_detail(request: AuthedRequest, plan_id: int) -> HttpResponse:
 @login_required
 def plan_accept_view(request: AuthedRequest, plan_id: int) -> HttpResponse:
     """**Accept** or **Run autonomously** (with the chosen permission profile)."""
-    plan = get_object_or_404(Plan, pk=plan_id)
+    plan = get_object_or_404(Plan.objects.select_related("session__project"), pk=plan_id)
     autonomous = request.POST.get("action") == "autonomous"
     profile = request.POST.get("permission_profile") or None
+    project = plan.session.project
+    require(request.user, project, Action.ACCEPT_PLAN)
+    if autonomous:  # running it is running the session at that profile
+        require(request.user, project, profile_action(profile or plan.session.permission_profile))
     try:
         plan_start(
             plan=plan,
@@ -60,7 +67,8 @@ def plan_accept_view(request: AuthedRequest, plan_id: int) -> HttpResponse:
 @login_required
 def session_plans_view(request: AuthedRequest, session_id: int) -> HttpResponse:
     """The plans of a session, for the slot on its page (``agents_app`` leaves it to us)."""
-    session = get_object_or_404(AgentSession, pk=session_id)
+    session = get_object_or_404(AgentSession.objects.select_related("project"), pk=session_id)
+    require(request.user, session.project, Action.VIEW)
     return render(request, "tasks_app/_session_plans.html", session_plans_context(session))
 
 
@@ -68,8 +76,8 @@ def session_plans_view(request: AuthedRequest, session_id: int) -> HttpResponse:
 @login_required
 def task_board_view(request: AuthedRequest) -> HttpResponse:
     session_id, statuses = board_filters(request.GET.get("session"), request.GET.getlist("status"))
-    session = get_object_or_404(AgentSession, pk=session_id) if session_id else None
-    context = board_context(session, statuses)
+    session = _board_session(request, session_id)
+    context = board_context(session, statuses, projects_visible(request.user))
     if request.htmx:
         return render(request, "tasks_app/board.html#board", context)
     return render(request, "tasks_app/board.html", context)
@@ -81,10 +89,11 @@ def task_recover_view(request: AuthedRequest, task_id: int, action: str) -> Http
     """**Retry**, **Skip** or **Cancel** a task from the board (``hx-post``; the CSRF
     header is on ``<body>``). Answers with the board, filtered as the page was, and the
     refusal's words when the service refused; without htmx, back to the board."""
-    task = get_object_or_404(Task.objects.select_related("plan"), pk=task_id)
+    task = get_object_or_404(Task.objects.select_related("plan__session__project"), pk=task_id)
     service = RECOVERY.get(action)
     if service is None:
         raise Http404(f"no such action: {action}")
+    require(request.user, task.plan.session.project, RECOVERY_ACTIONS[action])
     error = ""
     try:
         service(task=task, actor=Actor.of(request.user))
@@ -93,8 +102,8 @@ def task_recover_view(request: AuthedRequest, task_id: int, action: str) -> Http
     session_id, statuses = board_filters(request.GET.get("session"), request.GET.getlist("status"))
     if not request.htmx:
         return redirect(f"{reverse('task-board')}?session={task.plan.session_id}")
-    session = get_object_or_404(AgentSession, pk=session_id) if session_id else None
-    context = {**board_context(session, statuses), "error": error}
+    session = _board_session(request, session_id)
+    context = {**board_context(session, statuses, projects_visible(request.user)), "error": error}
     return render(request, "tasks_app/board.html#board", context, status=200)
 
 
@@ -104,11 +113,24 @@ def board_filters(session: str | None, statuses: list[str]) -> tuple[int | None,
     return session_id, [status for status in statuses if status in TaskStatus.values]
 
 
-def board_context(session: AgentSession | None, statuses: list[str]) -> dict[str, object]:
+def _board_session(request: AuthedRequest, session_id: int | None) -> AgentSession | None:
+    if session_id is None:
+        return None
+    session = get_object_or_404(AgentSession.objects.select_related("project"), pk=session_id)
+    require(request.user, session.project, Action.VIEW)
+    return session
+
+
+def board_context(
+    session: AgentSession | None, statuses: list[str], projects: QuerySet[Project] | None
+) -> dict[str, object]:
+    """The board of one session, or of every session of ``projects`` (None: all)."""
     query = "&".join([f"session={session.pk}"] if session else [])
     query += "".join(f"&status={status}" for status in statuses)
     return {
-        "board": task_board(session_id=session.pk if session else None, statuses=statuses),
+        "board": task_board(
+            session_id=session.pk if session else None, statuses=statuses, projects=projects
+        ),
         "session": session,
         "badge": badge_for(session) if session else None,
         "all_statuses": TaskStatus.values,

@@ -1,8 +1,9 @@
 """Reviewing risk decisions: a person approves or rejects an ``ask``, with a scope.
 
 *once* lets exactly that call through once; *session* and *project* write an allow
-rule (the project one persists for every later session). Only staff with the
-``agents_app.review_riskdecision`` permission may review. Once a review commits,
+rule (the project one persists for every later session). Only an approver (or
+admin) of the decision's project may review (``agents_app.access``; the old
+``review_riskdecision`` permission no longer decides). Once a review commits,
 ``decision_reviewed`` is sent: the app built on this one unblocks the task that was
 waiting on an approval, or leaves it blocked with the reason of a rejection.
 """
@@ -13,18 +14,18 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
+from agents_app.access import Action, may, require
 from agents_app.gate.judge_shell import approval_family
 from agents_app.gate.normalize import approval_subject
-from agents_app.models import ApprovalRule, ReviewScope, ReviewStatus, RiskDecision
-from sf_core.errors import InvalidTransition, NotAllowed, SfError
+from agents_app.models import ApprovalRule, Project, ReviewScope, ReviewStatus, RiskDecision
+from sf_core.errors import InvalidTransition, SfError
 from sf_core.live import Groups, broadcast
 from sf_core.signals import decision_reviewed, send_on_commit
 
-REVIEW_PERMISSION = "agents_app.review_riskdecision"
 
-
-def may_review(user: User) -> bool:
-    return user.is_active and user.is_staff and user.has_perm(REVIEW_PERMISSION)
+def may_review(user: User, project: Project | None = None) -> bool:
+    """May ``user`` review decisions of ``project`` (of some project, without one)?"""
+    return may(user, project, Action.APPROVE_DECISION)
 
 
 def decision_review(
@@ -42,10 +43,7 @@ def decision_review(
     this call as shown; ``family``, every command of the call's declared family
     (``approval_family``: `pytest …`), which the reviewer saw offered and chose.
     """
-    if not may_review(reviewer):
-        raise NotAllowed(
-            "only staff with the review permission may approve or reject risk decisions"
-        )
+    require(reviewer, decision.session.project, Action.APPROVE_DECISION)
     if scope not in ReviewScope.values:
         raise SfError(f"unknown scope {scope!r}; accepted: {', '.join(ReviewScope.values)}")
     if match not in ("exact", "family"):

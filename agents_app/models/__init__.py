@@ -2,6 +2,7 @@
 risk decisions with approvals, and the trace."""
 
 from agents_app.models.audit import ApprovalRule, Decision, ReviewScope, ReviewStatus, RiskDecision
+from agents_app.models.membership import ProjectMembership, Role, role_rank
 from agents_app.models.sessions import (
     Activity,
     ActorKind,
@@ -25,13 +26,16 @@ __all__ = [
     "ModeTransition",
     "PauseCause",
     "Project",
+    "ProjectMembership",
     "ReviewScope",
     "ReviewStatus",
     "RiskDecision",
+    "Role",
     "SessionDriver",
     "SessionStatus",
     "TraceEvent",
     "TraceKind",
     "TransitionScope",
     "TransitionStatus",
+    "role_rank",
 ]

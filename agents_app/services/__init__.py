@@ -12,11 +12,12 @@ from agents_app.services.commands import (
     command_apply,
     command_run,
 )
+from agents_app.services.members import member_add, member_remove, member_set_role
+from agents_app.services.projects import project_create, project_name_check
 from agents_app.services.runs import session_step, session_unit_ended, steering_supersede
 from agents_app.services.sessions import (
     DispatchPoint,
     RepairOutcome,
-    project_create,
     repair_target,
     session_apply_due,
     session_change_mode,
@@ -36,7 +37,11 @@ __all__ = [
     "RepairOutcome",
     "command_apply",
     "command_run",
+    "member_add",
+    "member_remove",
+    "member_set_role",
     "project_create",
+    "project_name_check",
     "repair_target",
     "session_apply_due",
     "session_change_mode",

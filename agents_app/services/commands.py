@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from agents_app import commands as cmd
+from agents_app.access import require_command
 from agents_app.axes import PermissionProfile, RunControl
 from agents_app.badge import badge_for
 from agents_app.models import AgentSession, ModeTransition, TransitionStatus
@@ -58,6 +59,9 @@ def command_run(*, session: AgentSession, text: str, actor: Actor) -> CommandOut
 def command_apply(
     *, session: AgentSession, command: cmd.Command, actor: Actor, text: str = ""
 ) -> CommandOutcome:
+    """Apply a parsed command. A person acting needs the role the command needs
+    (``access.command_action``): refused, it raises ``AccessDenied`` and changes nothing."""
+    require_command(actor, session, command)
     if isinstance(command, cmd.Query):
         return _query(session, command.name)
     _check_confirmed(session, command, text)

@@ -18,6 +18,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
+from agents_app.access import Action, profile_action, require_actor
 from agents_app.axes import (
     AXIS_CHOICES,
     NEW_SESSION_AXES,
@@ -38,10 +39,9 @@ from agents_app.models import (
     TransitionStatus,
 )
 from agents_app.runtime.sandbox import profile_problem
-from agents_app.schemas import RepairPolicy, policy_parse
+from agents_app.schemas import RepairPolicy
 from sf_core.actors import Actor
-from sf_core.errors import CommandRejected, InvalidTransition, SfError
-from sf_core.git import repository_check
+from sf_core.errors import CommandRejected, InvalidTransition
 from sf_core.live import Groups, broadcast
 
 
@@ -67,26 +67,6 @@ _DUE: dict[DispatchPoint, frozenset[str]] = {
 
 
 # --- projects and sessions ------------------------------------------------------------
-
-
-def project_create(
-    *, name: str, repo_path: str, base_branch: str = "main", policy: Any = None
-) -> Project:
-    """Create a project on an existing git repository and branch; the policy document is
-    validated against ``ProjectPolicy``."""
-    name = name.strip()
-    if not name:
-        raise SfError("a project needs a name")
-    parsed = policy_parse(policy)
-    repository_check(repo_path, base_branch)
-    if Project.objects.filter(name=name).exists():
-        raise SfError(f"a project named {name!r} already exists")
-    return Project.objects.create(
-        name=name,
-        repo_path=repo_path,
-        base_branch=base_branch,
-        policy=parsed.model_dump(mode="json"),
-    )
 
 
 def session_create(
@@ -253,7 +233,11 @@ def session_apply_due(
 
 
 def transition_approve(*, transition: ModeTransition, actor: Actor) -> ModeTransition:
-    """A person accepts a transition that asked for approval (e.g. repair under `ask`)."""
+    """A person accepts a transition that asked for approval (e.g. repair under `ask`):
+    an approver's act, and an admin's when it moves the session to unrestricted."""
+    project = transition.session.project
+    require_actor(actor, project, Action.RAISE_TRUSTED)
+    require_actor(actor, project, profile_action(transition.to_permission_profile))
     with transaction.atomic():
         locked = ModeTransition.objects.select_for_update().get(pk=transition.pk)
         if locked.status != TransitionStatus.PENDING or not locked.requires_approval:
@@ -266,6 +250,7 @@ def transition_approve(*, transition: ModeTransition, actor: Actor) -> ModeTrans
 
 
 def transition_cancel(*, transition: ModeTransition, actor: Actor) -> ModeTransition:
+    require_actor(actor, transition.session.project, Action.STEER)
     with transaction.atomic():
         updated = ModeTransition.objects.filter(
             pk=transition.pk, status=TransitionStatus.PENDING

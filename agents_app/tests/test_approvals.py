@@ -12,6 +12,7 @@ from django.urls import reverse
 from agents_app.gate.approvals import decision_review
 from agents_app.gate.session import SessionGate, input_hash
 from agents_app.models import AgentSession, ApprovalRule, ReviewStatus, RiskDecision
+from conftest import grant
 from sf_core.errors import InvalidTransition, NotAllowed
 
 pytestmark = pytest.mark.django_db
@@ -19,9 +20,10 @@ PUSH = {"command": "git push origin main", "cwd": None, "timeout_s": 120}
 
 
 @pytest.fixture
-def reviewer(staff_user: User) -> User:
-    staff_user.user_permissions.add(Permission.objects.get(codename="review_riskdecision"))
-    return User.objects.get(pk=staff_user.pk)  # fresh permission cache
+def reviewer(staff_user: User, agent_session: AgentSession) -> User:
+    """An approver of the session's project (no Django permission needed)."""
+    grant(staff_user, agent_session.project, "approver")
+    return staff_user
 
 
 @pytest.fixture
@@ -46,12 +48,15 @@ def test_an_ask_is_a_pending_decision_with_the_axes(gate: SessionGate) -> None:
     assert decision.input_hash == input_hash("run_command", PUSH)
 
 
-def test_only_staff_with_the_permission_may_review(
-    gate: SessionGate, staff_user: User, user: User
+def test_only_approvers_of_the_project_may_review(
+    gate: SessionGate, staff_user: User, user: User, agent_session: AgentSession
 ) -> None:
     decision = ask(gate)
-    for person in (user, staff_user):
-        with pytest.raises(NotAllowed, match="only staff with the review permission"):
+    grant(user, agent_session.project, "operator")
+    # Staff with the old Django permission but no role is refused too.
+    staff_user.user_permissions.add(Permission.objects.get(codename="review_riskdecision"))
+    for person in (user, User.objects.get(pk=staff_user.pk)):
+        with pytest.raises(NotAllowed, match="needs the approver role"):
             decision_review(decision=decision, reviewer=person, approve=True)
     decision.refresh_from_db()
     assert decision.review_status == ReviewStatus.PENDING
@@ -122,13 +127,16 @@ def test_the_approvals_page_reviews_inline(
     assert decision.review_status == ReviewStatus.APPROVED
 
 
-def test_a_non_reviewer_gets_403(client: Client, gate: SessionGate, user: User) -> None:
+def test_a_non_reviewer_gets_403(
+    client: Client, gate: SessionGate, user: User, agent_session: AgentSession
+) -> None:
     decision = ask(gate)
+    grant(user, agent_session.project, "operator")
     client.force_login(user)
     response = client.post(reverse("approval-review", args=[decision.pk]), {"action": "approve"})
     assert response.status_code == 403
     assert (
-        "approving needs staff with the review permission"
+        "approving needs the approver role on the project"
         in client.get(reverse("approvals")).content.decode()
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
@@ -29,7 +30,9 @@ def test_pages_require_login(client: Client, agent_session: AgentSession) -> Non
     assert agent_session.run_control == "manual"
 
 
-def test_creating_a_project_and_a_session(logged_in_client: Client, git_repo: Path) -> None:
+def test_creating_a_project_and_a_session(
+    logged_in_client: Client, git_repo: Path, registrar: User
+) -> None:
     response = logged_in_client.post(
         reverse("project-list"),
         {"name": "web", "repo_path": str(git_repo), "base_branch": "main", "repair_policy": "auto"},
@@ -47,13 +50,13 @@ def test_creating_a_project_and_a_session(logged_in_client: Client, git_repo: Pa
             "model_mode": "deep",
         },
     )
-    session = AgentSession.objects.get()
+    session = AgentSession.objects.get(project=project)
     assert response["Location"] == reverse("session-detail", args=[session.pk])
     assert session.axes.as_dict()["model_mode"] == "deep"
 
 
 def test_a_bad_project_shows_the_error_and_writes_nothing(
-    logged_in_client: Client, tmp_path: Path
+    logged_in_client: Client, tmp_path: Path, registrar: User
 ) -> None:
     response = logged_in_client.post(
         reverse("project-list"),
@@ -66,7 +69,7 @@ def test_a_bad_project_shows_the_error_and_writes_nothing(
     )
     assert response.status_code == 400
     assert b"does not exist or is not a directory" in response.content
-    assert Project.objects.count() == 0
+    assert not Project.objects.filter(name="x").exists()
 
 
 def test_the_session_page_shows_badge_command_bar_timeline(

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from django.apps import apps
+from django.contrib.auth.models import User
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
@@ -19,7 +20,7 @@ from agents_app.services import (
     session_reopen,
     session_set_paused,
 )
-from conftest import make_git_repo
+from conftest import grant, make_git_repo
 from dashboard_app.sessions import PAGE_SIZE
 from dashboard_app.tests.sessions_data import new_session, rows, work
 from sf_core.actors import Actor
@@ -116,6 +117,7 @@ def test_filters_by_project_outcome_and_title(
     logged_in_client: Client, project: Project, tmp_path: Any
 ) -> None:
     other = project_create(name="other", repo_path=str(make_git_repo(tmp_path / "other")))
+    grant(User.objects.get(username="ada"), other, "viewer")
     alpha = new_session(project, "Alpha refactor")
     beta = new_session(project, "beta cleanup")
     gamma = new_session(other, "gamma alpha")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import yaml
 from django.conf import settings
+from django.contrib.auth.models import User
 
 from agents_app.axes import NEW_SESSION_AXES, PermissionProfile, Surface
 from agents_app.models import AgentSession, Project, SessionDriver
@@ -43,15 +44,16 @@ class ReplayRun:
         return list(self.plan.tasks.order_by("position"))
 
 
-def project_for_path(path: Path) -> Project:
-    """The project registered at ``path``, or a new one on its current branch."""
+def project_for_path(path: Path, created_by: User | None = None) -> Project:
+    """The project registered at ``path``, or a new one on its current branch (whose
+    admin ``created_by`` becomes)."""
     repo = str(path.resolve())
     existing = Project.objects.filter(repo_path=repo).first()
     if existing is not None:
         return existing
     branch = git("symbolic-ref", "--short", "HEAD", cwd=repo, check=False) or "main"
     name = f"{path.name}-{Project.objects.filter(name__startswith=path.name).count() + 1}"
-    return project_create(name=name, repo_path=repo, base_branch=branch)
+    return project_create(name=name, repo_path=repo, base_branch=branch, created_by=created_by)
 
 
 def replay_start(replay: Replay, *, project: Project, title: str = "") -> tuple[AgentSession, Plan]:

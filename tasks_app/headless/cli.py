@@ -23,8 +23,9 @@ from django.utils import timezone
 from agents_app.axes import ModelMode, PermissionProfile
 from agents_app.models import AgentSession
 from agents_app.runtime.replay import Replay
-from sf_core.cli import Subcommand, Writer
+from sf_core.cli import Subcommand, Writer, acting_actor, add_acting_user
 from sf_core.errors import SfError
+from tasks_app.headless.access import headless_authorize
 from tasks_app.headless.answers import answers_load
 from tasks_app.headless.events import ExitCode, ResultEvent, event_schema
 from tasks_app.headless.options import HeadlessOptions, model_check, replay_check
@@ -207,6 +208,7 @@ class HeadlessCommand(Subcommand):
         parser.add_argument(
             "--event-schema", action="store_true", help="print the events' JSON Schema and exit"
         )
+        add_acting_user(parser)
 
     def run(self, options: dict[str, Any]) -> int:
         if options["event_schema"]:
@@ -271,7 +273,11 @@ class HeadlessCommand(Subcommand):
         if extra:
             flag = extra[0].replace("_", "-")
             raise SfError(f"query only reads: it takes --session or --project, not --{flag}")
-        snapshot = session_snapshot(session_id=options["session"], project=options["project"])
+        snapshot = session_snapshot(
+            session_id=options["session"],
+            project=options["project"],
+            user=acting_actor(options).user,
+        )
         if options["output_format"] == "text":
             output._line(snapshot.pop("summary"))
             for task in snapshot["tasks"]:
@@ -347,7 +353,10 @@ def headless_options(options: dict[str, Any]) -> HeadlessOptions:
         replay=replay,
         answers=answers_load(options["answers"]) if options["answers"] else None,
         via_workers=options["via_workers"],
+        user=acting_actor(options).user,
     )
+    if inputs.user is not None:
+        headless_authorize(inputs, inputs.user)
     model_check(inputs)
     return inputs
 

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from django.contrib.auth.models import User
+
 from agents_app.axes import ModelMode
 from agents_app.models import AgentSession
 from agents_app.runtime.llm import model_for
@@ -33,6 +35,7 @@ class HeadlessOptions:
     replay: Replay | None = None
     answers: Answers | None = None
     via_workers: bool = False
+    user: User | None = None  # the acting person (--as / SF_USER); None: SF itself
 
     @property
     def step(self) -> bool:

@@ -6,6 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from django.contrib.auth.models import User
+
+from agents_app.access import Action, require
 from agents_app.badge import badge_for
 from agents_app.models import AgentSession, ReviewStatus, RiskDecision
 from sf_core.errors import SfError
@@ -13,8 +16,14 @@ from tasks_app.models import Plan, Task
 from tasks_app.selectors import task_board
 
 
-def session_snapshot(*, session_id: int | None, project: str | None) -> dict[str, Any]:
-    return snapshot_of(_find(session_id, project))
+def session_snapshot(
+    *, session_id: int | None, project: str | None, user: User | None = None
+) -> dict[str, Any]:
+    """The snapshot of the session; with a person acting, only if they may view it."""
+    session = _find(session_id, project)
+    if user is not None:
+        require(user, session.project, Action.VIEW)
+    return snapshot_of(session)
 
 
 def session_report_snapshot(sender: object, *, session: AgentSession, **_: Any) -> dict[str, Any]:

@@ -44,10 +44,11 @@ def session_resolve(options: HeadlessOptions) -> tuple[AgentSession, bool]:
             raise SfError(f"--session {options.session_id}: no such session") from None
         return session, True
     assert options.project is not None  # the command checked
-    project = project_for_path(options.project)
+    project = project_for_path(options.project, created_by=options.user)
     title = options.intent or (options.plan.summary if options.plan else "headless run")
     session = session_create(
         project=project,
+        created_by=options.user,
         title=f"headless: {title}"[:300],
         axes={
             **NEW_SESSION_AXES,

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Permission, User
+from django.contrib.auth.models import User
 from django.test import override_settings
 from django.utils import timezone
 
@@ -19,6 +19,7 @@ from agents_app.models import AgentSession, ModeTransition, RiskDecision, TraceE
 from agents_app.runtime.replay import replay_load
 from agents_app.services import project_create, session_create
 from agents_app.tests.runtime_helpers import ScriptedModel
+from conftest import grant
 from sf_core.actors import Actor
 from sf_core.errors import InvalidTransition
 from tasks_app.engine.dispatch import drain
@@ -202,9 +203,9 @@ def test_approving_a_task_in_review_merges_it(repo: Path) -> None:
 def test_an_ask_blocks_the_task_until_a_reviewer_approves(
     repo: Path, staff_user: User, django_capture_on_commit_callbacks: Any
 ) -> None:
-    staff_user.user_permissions.add(Permission.objects.get(codename="review_riskdecision"))
-    reviewer = User.objects.get(pk=staff_user.pk)
     session, plan = start(repo, task_spec(verify=["true"]), profile="normal")
+    reviewer = staff_user
+    grant(reviewer, session.project, "approver")
     push = ("pushing", [("run_command", {"command": "git push origin main"})])
     report = run_next(session, ScriptedModel(push))
     assert report.task_status == "blocked"

@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
 from agents_app.models import AgentSession
 from agents_app.tests.runtime_helpers import ScriptedModel
+from conftest import grant
 from tasks_app.models import Plan, TaskTransition
 from tasks_app.tests.test_engine import repo, run_next, start, task_spec, writes
 from tasks_app.tests.test_recovery import assert_clean
@@ -28,9 +30,10 @@ def failed(repo: Path, *more: dict[str, object]) -> tuple[AgentSession, Plan]:
 
 
 def test_the_board_offers_recovery_and_retry_rerenders_it(
-    repo: Path, logged_in_client: Client
+    repo: Path, logged_in_client: Client, user: User
 ) -> None:
     session, plan = failed(repo)
+    grant(user, session.project, "operator")
     board = f"{reverse('task-board')}?session={session.pk}"
     html = logged_in_client.get(board).content.decode()
     retry_url = reverse("task-recover", args=[plan.tasks.get().pk, "retry"])
@@ -50,9 +53,10 @@ def test_the_board_offers_recovery_and_retry_rerenders_it(
 
 
 def test_a_refused_action_shows_why_and_changes_nothing(
-    repo: Path, logged_in_client: Client
+    repo: Path, logged_in_client: Client, user: User
 ) -> None:
     session, plan = start(repo, task_spec())
+    grant(user, session.project, "operator")
     task = plan.tasks.get()
     before = TaskTransition.objects.count()
     url = reverse("task-recover", args=[task.pk, "retry"])

@@ -13,6 +13,7 @@ from django.urls import reverse
 
 from agents_app.models import AgentSession, RiskDecision
 from agents_app.tests.runtime_helpers import ScriptedModel
+from conftest import grant
 from tasks_app.engine.replaying import demo_repo_create
 from tasks_app.models import Plan, Task, Unit
 from tasks_app.tests.test_engine import git, run_next, start, task_spec, writes
@@ -28,9 +29,11 @@ def repo(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def in_review(repo: Path) -> tuple[AgentSession, Plan]:
-    """A task in review after one replayed unit wrote hello.txt (normal: a person reviews)."""
+def in_review(repo: Path, user: User) -> tuple[AgentSession, Plan]:
+    """A task in review after one replayed unit wrote hello.txt (normal: a person reviews);
+    ``user`` (the logged-in client's) is an approver of its project."""
     session, plan = start(repo, task_spec(), profile="normal")
+    grant(user, session.project, "approver")
     model = ScriptedModel(
         ("checking", [("run_command", {"command": "ls -la"})]), *writes("hello\nworld\n")
     )
@@ -144,6 +147,7 @@ def test_approvals_and_the_dashboard_lead_to_the_work(
         surface="web",
         review_status="pending",
     )
+    grant(staff_user, session.project, "viewer")
     client.force_login(staff_user)
     approvals = client.get(reverse("approvals")).content.decode()
     assert f'href="/units/{unit.pk}/" data-unit-link="{unit.pk}">hello · unit 1</a>' in approvals

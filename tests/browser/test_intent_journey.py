@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import Permission, User
+from django.contrib.auth.models import User
 from playwright.sync_api import Browser, Page, expect
 
 from tasks_app.engine.replaying import demo_repo_create
@@ -42,9 +42,9 @@ def repo(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def reviewer(user: User) -> User:
-    """The person of the journey is staff and may review risk decisions (approvals)."""
-    User.objects.filter(pk=user.pk).update(is_staff=True)
-    user.user_permissions.add(Permission.objects.get(codename="review_riskdecision"))
+    """The person of the journey registers the project (so becomes its admin, who may
+    review risk decisions): a superuser, as the first person of an install is."""
+    User.objects.filter(pk=user.pk).update(is_staff=True, is_superuser=True)
     return user
 
 
@@ -61,13 +61,16 @@ def worker(traces: Path) -> Iterator[WorkerProcess]:
 
 
 @pytest.fixture
-def web(transactional_db: None, worker: WorkerProcess, traces: Path) -> Iterator[WebProcess]:
+def web(
+    transactional_db: None, worker: WorkerProcess, traces: Path, tmp_path: Path
+) -> Iterator[WebProcess]:
     """SF's web process, sending planning and units to the worker's queue."""
     server = WebProcess(
         extra_env={
             **NO_MODELS,
             "SF_REPLAY_TRACES": str(traces),
             "SF_CELERY_QUEUE": worker.queue,
+            "SF_REPO_ROOTS": str(tmp_path.resolve()),  # where the journey's repository is
         }
     )
     server.start()

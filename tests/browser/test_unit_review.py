@@ -17,6 +17,7 @@ from django.db import connection
 from playwright.sync_api import Browser, Page, expect
 
 from agents_app.tests.runtime_helpers import ScriptedModel
+from conftest import grant
 from sf_core.live import Groups, broadcast
 from tasks_app.engine.replaying import demo_repo_create
 from tasks_app.models import Unit
@@ -47,9 +48,11 @@ def repo(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def unit_in_review(repo: Path) -> dict[str, Any]:
-    """A replayed unit that wrote two files, verified, and waits for a person."""
+def unit_in_review(repo: Path, user: User) -> dict[str, Any]:
+    """A replayed unit that wrote two files, verified, and waits for a person (``user``,
+    an approver of its project)."""
     session, plan = start(repo, task_spec(), profile="normal")
+    grant(user, session.project, "approver")
     model = ScriptedModel(
         ("look first", [("run_command", {"command": "ls -la"})]),
         ("writing", [("write_file", {"path": "hello.txt", "content": "hello\n"})]),

@@ -8,7 +8,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("agents_app", "0010_agentsession_provider_retry"),
+        ("agents_app", "0012_membership_backfill"),
     ]
 
     operations = [
