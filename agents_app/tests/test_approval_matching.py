@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import Permission, User
+from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
@@ -16,13 +16,15 @@ from agents_app.gate.schemas import Rule
 from agents_app.gate.session import SessionGate, input_hash
 from agents_app.models import AgentSession, ApprovalRule, RiskDecision
 from agents_app.tests.gate_helpers import context, gate_worktree, shell
+from conftest import grant
 from sf_core.errors import SfError
 
 
 @pytest.fixture
-def reviewer(staff_user: User) -> User:
-    staff_user.user_permissions.add(Permission.objects.get(codename="review_riskdecision"))
-    return User.objects.get(pk=staff_user.pk)
+def reviewer(staff_user: User, agent_session: AgentSession) -> User:
+    """An approver of the session's project (who may review its risk decisions)."""
+    grant(staff_user, agent_session.project, "approver")
+    return staff_user
 
 
 @pytest.fixture

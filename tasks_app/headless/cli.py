@@ -243,6 +243,12 @@ class HeadlessCommand(Subcommand):
         run = HeadlessRun(inputs, emit=emit, progress=output.progress)
         run.install_signal_handlers()
         try:
+            return self._executed(run, output)
+        finally:
+            run.release()
+
+    def _executed(self, run: HeadlessRun, output: Output) -> int:
+        try:
             result = run.execute()
         except SfError as exc:
             result = ResultEvent(

@@ -136,6 +136,13 @@ class HeadlessRun:
         self._flush(observer)
         return self._result(outcome)
 
+    def release(self) -> None:
+        """Let go of the session's lock (a process exit would too; a run in a test or a
+        long-lived process must not leave its connection open)."""
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
+
     def install_signal_handlers(self) -> None:
         def handler(signum: int, _frame: FrameType | None) -> None:
             if self.signal_received is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import Any
 
 import pytest
@@ -131,7 +132,7 @@ async def test_the_unit_page_shows_what_the_model_is_writing_redacted(
     try:
         assert connected
         assert 'id="unit-stream" class="streaming" hidden' in await communicator.receive_from(5)
-        ask = _streamed(unit_id)
+        ask = _streamed(unit_id, time.monotonic() + 60)
         response = await sync_to_async(ask)(
             model="openai/qwen",
             messages=[{"role": "user", "content": "go"}],
