@@ -3,7 +3,9 @@
 //!
 //! One Aho-Corasick pass finds the rules' keywords; a single-line rule then runs
 //! only on the lines that contain one of its keywords (every match contains one),
-//! and a multi-line rule on the whole text if any keyword occurs. Candidates that
+//! and a multi-line rule on the whole text if any keyword occurs; a rule without
+//! keywords (its regex has a literal prefilter of its own, or none can be named)
+//! searches the whole text. Documented example keys are never redacted. Candidates that
 //! touch an existing `[REDACTED:…]` marker are dropped (so redaction is
 //! idempotent); overlaps go to the earliest start, then the longest span, then
 //! the rule listed first.
@@ -103,6 +105,7 @@ fn compile(extra: &[(String, String)]) -> NativeResult<Rules> {
     } in rules::builtin_specs()
     {
         let index = list.len();
+        let has_keywords = !words.is_empty();
         for word in words {
             keywords.push(word);
             keyword_rules.push(vec![index]);
@@ -112,7 +115,7 @@ fn compile(extra: &[(String, String)]) -> NativeResult<Rules> {
             regex: Regex::new(&pattern).map_err(internal)?,
             check,
             multiline,
-            has_keywords: true,
+            has_keywords,
         });
     }
     let prefilter = AhoCorasickBuilder::new()
@@ -236,10 +239,10 @@ fn search(
     out: &mut Vec<Candidate>,
 ) {
     let region = &text[from..to];
-    let generic = rule.check == Check::Generic;
+    let keyed = rule.check.keyed();
     for caps in rule.regex.captures_iter(region) {
         let Some(whole) = caps.get(0) else { continue };
-        let groups = if generic { 2..5 } else { 1..caps.len() };
+        let groups = if keyed { 2..5 } else { 1..caps.len() };
         let (group, secret) = groups
             .clone()
             .find_map(|g| caps.get(g).map(|m| (g, m)))
@@ -253,6 +256,7 @@ fn search(
             match_end: from + whole.end(),
             key: caps.get(1).map_or("", |m| m.as_str()),
             value: secret.as_str(),
+            value_start: start,
             value_end: end,
             group,
         };
