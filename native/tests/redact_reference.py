@@ -90,7 +90,7 @@ _GENERIC = _assignment(
 )
 # A Django/Flask secret key may hold ``(``, ``)`` and ``#``, never quotes or brackets.
 _SECRET_KEY = _assignment(
-    r"(?i:[A-Za-z0-9_.-]*secret[_.-]?key(?:[_.-]?(?:base|[0-9]+))?)",
+    r"(?i:secret[_.-]?key(?:[_.-]?(?:base|[0-9]+))?)",
     bytes_prefix=True,
     bare=r",;\[\]{}<>`",
 )
@@ -305,7 +305,7 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "azure_storage_key",
-        r"\b(?i:[A-Za-z0-9_]*account[_-]?key)[\"']?[\t ]*(?::=|=>|[:=])[\t ]*[\"']?"
+        r"(?i:account[_-]?key)[\"']?[\t ]*(?::=|=>|[:=])[\t ]*[\"']?"
         r"([A-Za-z0-9+/]{20,}={0,2})",
         _not_placeholder,
         keywords=("accountkey", "account_key", "account-key"),

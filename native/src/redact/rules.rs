@@ -221,11 +221,11 @@ fn assignment_specs() -> Vec<Spec> {
     let keyword = r"(?:(?:api|secret|private|access|auth|signing|encryption|master|client)[_.-]?key|secret|token|passw(?:or)?d|passphrase|pwd|credentials?)";
     let generic_name = format!(r"(?i-u:[A-Za-z0-9_.-]*{keyword}(?:[_.-]?(?:id|value|[0-9]+))?)");
     // A Django/Flask secret key may hold `(`, `)` and `#`, never quotes or brackets.
-    let secret_key_name = r"(?i-u:[A-Za-z0-9_.-]*secret[_.-]?key(?:[_.-]?(?:base|[0-9]+))?)";
+    let secret_key_name = r"(?i-u:secret[_.-]?key(?:[_.-]?(?:base|[0-9]+))?)";
     vec![
         spec(
             "azure_storage_key",
-            r#"(?-u:\b)(?i-u:[A-Za-z0-9_]*account[_-]?key)["']?[\t ]*(?::=|=>|[:=])[\t ]*["']?([A-Za-z0-9+/]{20,}={0,2})"#.into(),
+            r#"(?i-u:account[_-]?key)["']?[\t ]*(?::=|=>|[:=])[\t ]*["']?([A-Za-z0-9+/]{20,}={0,2})"#.into(),
             Check::NotPlaceholder,
             &["accountkey", "account_key", "account-key"],
         ),
