@@ -56,15 +56,74 @@ def leaked(text: str) -> list[str]:
     return [secret for secret in LEAKS if secret in text]
 
 
-def run_loop(session: AgentSession, worktree: Path, unit_id: int) -> tuple[Any, ScriptedModel]:
+# Kinds a security review found missing: (marker kind, secret, the line it is on).
+NEW_KINDS = [
+    (
+        "google_api_key",
+        "AIzaSyhouppeqTMd2qT1XWE1CqxdYGsDccJ91HO",
+        "MAPS_URL=https://maps.googleapis.com/maps/api/js?key=AIzaSyhouppeqTMd2qT1XWE1CqxdYGsDccJ91HO",
+    ),
+    (
+        "secret_key",
+        "django-insecure-9x#k(2v@q!z7m_l$w3^e8r&t*y)u0i-p=a+s",
+        "SECRET_KEY=django-insecure-9x#k(2v@q!z7m_l$w3^e8r&t*y)u0i-p=a+s",
+    ),
+    ("url_password", "Hq7vN2xK9pLm", "REDIS_URL=redis://:Hq7vN2xK9pLm@cache.internal:6379/0"),
+    ("gitlab_token", "glpat-Xk3Lm8Np2Qr7St4Uv9Wx", "GL=glpat-Xk3Lm8Np2Qr7St4Uv9Wx"),
+    (
+        "twilio_api_key",
+        "SK2c7e4f9a1b3d5e6f708192a3b4c5d6e7",
+        "TWILIO_API_KEY_SID=SK2c7e4f9a1b3d5e6f708192a3b4c5d6e7",
+    ),
+    (
+        "mailgun_api_key",
+        "key-3f9a2c1e8b7d6f5a4c3b2a19k8j7h6g5",
+        "MAILGUN=key-3f9a2c1e8b7d6f5a4c3b2a19k8j7h6g5",
+    ),
+    (
+        "sendgrid_api_key",
+        "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",
+        "SENDGRID=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",
+    ),
+    (
+        "azure_storage_key",
+        "k1urN0XtzWbnXjgSTdd8PM5Pp/7vtA3R6DiZezwfg5y9cqBruxXI21kXNxSwH7/1K7wP94pJmBDal6Q0xdTuTB==",
+        "AZURE=AccountName=acme;AccountKey=k1urN0XtzWbnXjgSTdd8PM5Pp/7vtA3R6DiZezwfg5y9cqBruxXI21kXNxSwH7/1K7wP94pJmBDal6Q0xdTuTB==;",
+    ),
+    ("mysql_password", "K8s!vR2qLm9x", "# restore: mysql -u deploy -pK8s!vR2qLm9x app < dump.sql"),
+    (
+        "aws_secret_access_key",
+        "pOnC1/4EakoKm5b/OAYGSTWjRlLK6sNdVU72lZ+o",
+        "# AKIAZ7QJ3N5R8TXW2PLM pOnC1/4EakoKm5b/OAYGSTWjRlLK6sNdVU72lZ+o",
+    ),
+]
+# Well-known fakes from AWS's documentation, and a git SHA: they come through as they are.
+KEPT = [
+    "AKIAIOSFODNN7EXAMPLE",
+    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "9fceb02d0ae598e95dc970b74767f19372d61af8",
+]
+KEPT_LINES = [
+    f"# from the AWS docs: aws_access_key_id = {KEPT[0]}",
+    f"# aws_secret_access_key = {KEPT[1]}",
+    f"# pinned at commit {KEPT[2]}",
+]
+
+
+def run_loop(
+    session: AgentSession, worktree: Path, unit_id: int, *steps: Any
+) -> tuple[Any, ScriptedModel]:
     model = ScriptedModel(
-        ("reading the config", [("read_file", {"path": "config.env"})]),
-        (f"the key is {SECRETS['github']}", [("run_command", {"command": "cat config.env"})]),
-        (
-            "saving a note",
-            [("write_file", {"path": "note.txt", "content": f"token {SECRETS['openai']}"})],
-        ),
-        ("done", [("finish", {"summary": f"used {SECRETS['aws']}"})]),
+        *steps
+        or (
+            ("reading the config", [("read_file", {"path": "config.env"})]),
+            (f"the key is {SECRETS['github']}", [("run_command", {"command": "cat config.env"})]),
+            (
+                "saving a note",
+                [("write_file", {"path": "note.txt", "content": f"token {SECRETS['openai']}"})],
+            ),
+            ("done", [("finish", {"summary": f"used {SECRETS['aws']}"})]),
+        )
     )
     loop = AgentLoop(
         router=ModelRouter(model="openai/gpt-4o", completion=model, sleep=lambda s: None),
@@ -139,3 +198,36 @@ def test_logs_are_redacted_by_the_configured_handler() -> None:
     assert leaked(output) == []
     assert "postgres://deploy:[REDACTED:url_password]@db.internal" in output
     assert "[REDACTED:github_token]" in output
+
+
+def test_tool_output_with_each_new_secret_kind_is_stored_redacted(
+    agent_session: AgentSession, git_repo: Path, unit: Unit
+) -> None:
+    """A file holding every kind the review found missing, read and cat'ed by the
+    agent: the trace and what the model is sent hold markers, never the secrets; AWS's
+    documented example keys and a git SHA come through unchanged."""
+    (git_repo / "services.env").write_text(
+        "\n".join([line for _, _, line in NEW_KINDS] + KEPT_LINES)
+    )
+    result, model = run_loop(
+        agent_session,
+        git_repo,
+        unit.pk,
+        ("reading", [("read_file", {"path": "services.env"})]),
+        ("and again", [("run_command", {"command": "cat services.env"})]),
+        ("done", [("finish", {"summary": "read the service settings"})]),
+    )
+    assert result.outcome == Outcome.FINISHED
+    tool_calls = " ".join(
+        json.dumps(e.payload) for e in TraceEvent.objects.filter(kind="tool_call")
+    )
+    stored = " ".join(json.dumps(e.payload) for e in TraceEvent.objects.all())
+    sent = json.dumps([call["messages"] for call in model.calls])
+    for kind, secret, _ in NEW_KINDS:
+        as_json = json.dumps(secret)[1:-1]
+        assert as_json not in stored, f"{kind} stored in the trace"
+        assert as_json not in sent, f"{kind} sent to the model"
+        assert f"[REDACTED:{kind}]" in tool_calls, f"{kind}: no marker in the tool output"
+    for kept in KEPT:
+        assert kept in tool_calls
+        assert kept in sent

@@ -6,8 +6,8 @@ import pytest
 
 from agents_app.runtime.unredact import MarkerUnresolved, restore_markers
 
-AWS = "AKIAIOSFODNN7EXAMPLE"
-OTHER = "AKIAI44QH8DHBEXAMPLE"
+AWS = "AKIAZ7QJ3N5R8TXW2PLM"  # not AWS's documented examples: redaction keeps those
+OTHER = "AKIAQ4X8M2N6P9R3T5V7"
 MARK = "[REDACTED:aws_access_key_id]"
 
 

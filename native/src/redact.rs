@@ -3,7 +3,9 @@
 //!
 //! One Aho-Corasick pass finds the rules' keywords; a single-line rule then runs
 //! only on the lines that contain one of its keywords (every match contains one),
-//! and a multi-line rule on the whole text if any keyword occurs. Candidates that
+//! and a multi-line rule on the whole text if any keyword occurs; a rule without
+//! keywords (its regex has a literal prefilter of its own, or none can be named)
+//! searches the whole text. Documented example keys are never redacted. Candidates that
 //! touch an existing `[REDACTED:…]` marker are dropped (so redaction is
 //! idempotent); overlaps go to the earliest start, then the longest span, then
 //! the rule listed first.
@@ -20,6 +22,9 @@ use std::sync::{Arc, LazyLock, Mutex};
 
 pub use entropy::shannon_entropy;
 pub use rules::SECRET_KINDS;
+
+/// Lines with keyword hits at most this many bytes apart are searched as one region.
+const MERGE_GAP: usize = 256;
 
 /// Extra-rule sets kept compiled (the cache is cleared when it grows past this).
 const CACHE_LIMIT: usize = 64;
@@ -103,6 +108,7 @@ fn compile(extra: &[(String, String)]) -> NativeResult<Rules> {
     } in rules::builtin_specs()
     {
         let index = list.len();
+        let has_keywords = !words.is_empty();
         for word in words {
             keywords.push(word);
             keyword_rules.push(vec![index]);
@@ -112,7 +118,7 @@ fn compile(extra: &[(String, String)]) -> NativeResult<Rules> {
             regex: Regex::new(&pattern).map_err(internal)?,
             check,
             multiline,
-            has_keywords: true,
+            has_keywords,
         });
     }
     let prefilter = AhoCorasickBuilder::new()
@@ -198,20 +204,29 @@ fn regions(text: &str, rules: &Rules) -> Vec<Vec<(usize, usize)>> {
         })
         .collect();
     let bytes = text.as_bytes();
+    // Hits arrive in order of their end, each within one line (no keyword holds a
+    // newline). A single-line rule searches the lines with its hits; lines close
+    // together are searched as one region (a regex call costs about as much as
+    // scanning a few hundred bytes, and a line in between without a hit holds no
+    // match), so text dense with keywords is not searched line by line.
     for hit in rules.prefilter.find_overlapping_iter(text) {
         for &index in &rules.keyword_rules[hit.pattern().as_usize()] {
-            let region = if rules.list[index].multiline {
-                (0, text.len())
-            } else {
-                let start = memchr::memrchr(b'\n', &bytes[..hit.start()]).map_or(0, |i| i + 1);
-                let end = memchr::memchr(b'\n', &bytes[hit.end()..])
-                    .map_or(text.len(), |i| hit.end() + i);
-                (start, end)
-            };
             let list = &mut out[index];
-            // Hits arrive in text order, so a repeated region is the last one.
-            if list.last() != Some(&region) {
-                list.push(region);
+            if rules.list[index].multiline {
+                if list.is_empty() {
+                    list.push((0, text.len()));
+                }
+                continue;
+            }
+            if list.last().is_some_and(|last| hit.end() <= last.1) {
+                continue;
+            }
+            let start = memchr::memrchr(b'\n', &bytes[..hit.start()]).map_or(0, |i| i + 1);
+            let end =
+                memchr::memchr(b'\n', &bytes[hit.end()..]).map_or(text.len(), |i| hit.end() + i);
+            match list.last_mut() {
+                Some(last) if start <= last.1 + MERGE_GAP => last.1 = end,
+                _ => list.push((start, end)),
             }
         }
     }
@@ -236,23 +251,18 @@ fn search(
     out: &mut Vec<Candidate>,
 ) {
     let region = &text[from..to];
-    let generic = rule.check == Check::Generic;
-    for caps in rule.regex.captures_iter(region) {
-        let Some(whole) = caps.get(0) else { continue };
-        let groups = if generic { 2..5 } else { 1..caps.len() };
-        let (group, secret) = groups
-            .clone()
-            .find_map(|g| caps.get(g).map(|m| (g, m)))
-            .unwrap_or((0, whole));
-        let (start, end) = (from + secret.start(), from + secret.end());
-        if start == end || touches(markers, from + whole.start(), from + whole.end()) {
-            continue;
+    // Offsets are into `region`: the whole match, the secret, its group, the key.
+    let mut consider = |whole: (usize, usize), secret: (usize, usize), group, key| {
+        let (start, end) = (from + secret.0, from + secret.1);
+        if start == end || touches(markers, from + whole.0, from + whole.1) {
+            return;
         }
         let found = Found {
             text,
-            match_end: from + whole.end(),
-            key: caps.get(1).map_or("", |m| m.as_str()),
-            value: secret.as_str(),
+            match_end: from + whole.1,
+            key,
+            value: &text[start..end],
+            value_start: start,
             value_end: end,
             group,
         };
@@ -263,6 +273,31 @@ fn search(
                 rule: index,
             });
         }
+    };
+    if rule.regex.captures_len() == 1 {
+        // No groups: the secret is the whole match, and finding is much cheaper
+        // than capturing (the regex crate runs its capture engine on each match).
+        for whole in rule.regex.find_iter(region) {
+            let span = (whole.start(), whole.end());
+            consider(span, span, 0, "");
+        }
+        return;
+    }
+    let keyed = rule.check.keyed();
+    for caps in rule.regex.captures_iter(region) {
+        let Some(whole) = caps.get(0) else { continue };
+        let groups = if keyed { 2..5 } else { 1..caps.len() };
+        let (group, secret) = groups
+            .clone()
+            .find_map(|g| caps.get(g).map(|m| (g, m)))
+            .unwrap_or((0, whole));
+        let key = caps.get(1).map_or("", |m| m.as_str());
+        consider(
+            (whole.start(), whole.end()),
+            (secret.start(), secret.end()),
+            group,
+            key,
+        );
     }
 }
 

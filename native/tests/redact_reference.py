@@ -9,6 +9,9 @@ Semantics shared by both:
 * Each rule is a regex; the secret is its first participating capture group, or
   the whole match when it has none. Built-in rules use ASCII classes (``re.ASCII``
   here, ``(?-u:\\b)`` and explicit classes in Rust).
+* A candidate whose secret is one of ``DOCUMENTED_EXAMPLES`` is dropped.
+* A rule without keywords searches the whole text; a kind may have several rules
+  (``SECRET_KINDS`` lists each once, at its first rule).
 * Candidates whose whole match touches an existing ``[REDACTED:<kind>]`` marker
   are dropped, which makes redaction idempotent.
 * Overlaps: earliest start wins, then the longest span, then the rule listed first
@@ -66,12 +69,48 @@ _KEYWORD = (
     r"(?:(?:api|secret|private|access|auth|signing|encryption|master|client)[_.-]?key"
     r"|secret|token|passw(?:or)?d|passphrase|pwd|credentials?)"
 )
-_GENERIC = (
-    r"(?i)([A-Za-z0-9_.-]*" + _KEYWORD + r"(?:[_.-]?(?:id|value|[0-9]+))?)"
-    r"[\"']?[\t ]*(?::=|=>|[:=])[\t ]*"
-    r"(?:\"([^\"" + _WS[:-1] + r"]*)\"|'([^'" + _WS[:-1] + r"]*)'"
-    r"|([^" + _WS + r"\"',;()\[\]{}<>]+))"
+
+
+def _assignment(name: str, *, bytes_prefix: bool, bare: str) -> str:
+    """``(name)["']? = `` then a double-quoted, single-quoted (groups 2, 3) or bare (4)
+    value; ``bytes_prefix`` allows Python's ``b'…'``; ``bare``: what a bare value may
+    not contain."""
+    b = "b?" if bytes_prefix else ""
+    return (
+        r"(" + name + r")[\"']?[\t ]*(?::=|=>|[:=])[\t ]*"
+        r"(?:" + b + r"\"([^\"" + _WS[:-1] + r"]*)\"|" + b + r"'([^'" + _WS[:-1] + r"]*)'"
+        r"|([^" + _WS + r"\"'" + bare + r"]+))"
+    )
+
+
+_GENERIC = _assignment(
+    r"(?i:[A-Za-z0-9_.-]*" + _KEYWORD + r"(?:[_.-]?(?:id|value|[0-9]+))?)",
+    bytes_prefix=False,
+    bare=r",;()\[\]{}<>",
 )
+# A Django/Flask secret key may hold ``(``, ``)`` and ``#``, never quotes or brackets.
+_SECRET_KEY = _assignment(
+    r"(?i:secret[_.-]?key(?:[_.-]?(?:base|[0-9]+))?)",
+    bytes_prefix=True,
+    bare=r",;\[\]{}<>`",
+)
+
+#: Well-known fakes from vendors' documentation (AWS's example key pairs, the Azure
+#: storage emulator's published account key): text quoting them stays readable.
+DOCUMENTED_EXAMPLES = frozenset(
+    {
+        "AKIAIOSFODNN7EXAMPLE",
+        "ASIAIOSFODNN7EXAMPLE",
+        "AKIAI44QH8DHBEXAMPLE",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
+        "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
+    }
+)
+
+#: The least entropy of a bare AWS secret: 40 random base64 characters have 4.8 bits a
+#: character (1 in 2,000 falls under 4.3); camel-case names and paths have ~4.0-4.2.
+BARE_AWS_MIN_ENTROPY = 4.3
 
 
 def shannon_entropy(value: str) -> float:
@@ -113,28 +152,81 @@ def _has_digit(text: str, match: re.Match[str], group: int) -> bool:
     return any(char.isdigit() for char in match.group(group)[3:])
 
 
-def _aws_secret(text: str, match: re.Match[str], group: int) -> bool:
-    end = match.end(group)
-    if end >= len(text):
-        return True
-    follow = text[end]
-    return not (follow.isascii() and (follow.isalnum() or follow in "/+="))
+def _sticks(char: str, more: str) -> bool:
+    """Whether ``char`` continues a token: an ASCII letter or digit, or one of ``more``."""
+    return char.isascii() and (char.isalnum() or char in more)
 
 
-def _generic(text: str, match: re.Match[str], group: int) -> bool:
+def _exact(more: str) -> Check:
+    """A fixed-length token is not the start of a longer run."""
+
+    def check(text: str, match: re.Match[str], group: int) -> bool:
+        follow = text[match.end(group) : match.end(group) + 1]
+        return not (follow and _sticks(follow, more))
+
+    return check
+
+
+def _bare_aws_secret(text: str, match: re.Match[str], group: int) -> bool:
+    """A 40-character base64 token standing alone (not part of a longer run, a path or
+    a dotted name), with upper and lower case and a digit, not hex only (a git SHA is
+    40 hex digits), at most three ``/`` (paths have more), and random-looking."""
     value = match.group(group)
-    key = match.group(1).lower()
-    if is_placeholder(value):
+    start, end = match.span(group)
+    before = text[start - 1] if start else ""
+    if before and _sticks(before, "/+._-"):
         return False
-    if group == 4:  # a bare (unquoted) value: code, unless it looks like data
-        follow = text[match.end() : match.end() + 1]
-        if follow in ("(", "["):
+    after = text[end : end + 2]
+    if after[:1] == "." and after[1:] and _sticks(after[1], "_"):
+        return False
+    if after[:1] and _sticks(after[0], "/+=_-"):
+        return False
+    return (
+        not all(char in "0123456789abcdefABCDEF" for char in value)
+        and any("A" <= char <= "Z" for char in value)
+        and any("a" <= char <= "z" for char in value)
+        and any("0" <= char <= "9" for char in value)
+        and value.count("/") <= 3
+        and shannon_entropy(value) >= BARE_AWS_MIN_ENTROPY
+    )
+
+
+def _looks_like_code(text: str, match: re.Match[str], value: str) -> bool:
+    """A dotted name without digits, a name called or indexed (``get_token()``,
+    ``os.environ["KEY"]``, ``secrets.token_hex(32)``)."""
+    if text[match.end() : match.end() + 1] in ("(", "["):
+        return True
+    if IDENTIFIER.fullmatch(value) and not any(char.isdigit() for char in value):
+        return True
+    name, paren, rest = value.partition("(")
+    if not paren:
+        return False
+    return bool(IDENTIFIER.fullmatch(name)) and (
+        not rest or (rest.endswith(")") and "(" not in rest[:-1] and ")" not in rest[:-1])
+    )
+
+
+def _keyed(password_like: bool) -> Check:
+    """``name = value``: placeholders and (bare values) code survive; the value needs a
+    password's length and entropy under a password-ish name (or any ``SECRET_KEY``,
+    ``password_like``), a secret's otherwise."""
+
+    def check(text: str, match: re.Match[str], group: int) -> bool:
+        value = match.group(group)
+        key = match.group(1).lower()
+        if is_placeholder(value) or (group == 4 and _looks_like_code(text, match, value)):
             return False
-        if IDENTIFIER.fullmatch(value) and not any(char.isdigit() for char in value):
-            return False
-    if "passw" in key or "pwd" in key or "passphrase" in key:
-        return len(value) >= PASSWORD_MIN_LENGTH and shannon_entropy(value) >= PASSWORD_MIN_ENTROPY
-    return len(value) >= SECRET_MIN_LENGTH and shannon_entropy(value) >= SECRET_MIN_ENTROPY
+        if password_like or "passw" in key or "pwd" in key or "passphrase" in key:
+            return (
+                len(value) >= PASSWORD_MIN_LENGTH and shannon_entropy(value) >= PASSWORD_MIN_ENTROPY
+            )
+        return len(value) >= SECRET_MIN_LENGTH and shannon_entropy(value) >= SECRET_MIN_ENTROPY
+
+    return check
+
+
+_generic = _keyed(password_like=False)
+_secret_key = _keyed(password_like=True)
 
 
 @dataclass(frozen=True)
@@ -167,13 +259,18 @@ RULES: tuple[Rule, ...] = (
         "aws_secret_access_key",
         r"(?i)aws[_-]?secret[_-]?(?:access[_-]?)?key[\"']?[\t ]*(?::=|=>|[:=])[\t ]*[\"']?"
         r"([A-Za-z0-9/+=]{40})",
-        _aws_secret,
+        _exact("/+="),
         keywords=("secret",),
     ),
     _rule(
         "github_token",
         r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b",
         keywords=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ),
+    _rule(
+        "gitlab_token",
+        r"\bgl(?:pat|ptt|dt|rt|ft|cbt|soat|imt)-[0-9A-Za-z_-]{20,}(?:\.[0-9a-z]{9}\b)?",
+        keywords=("glpat-", "glptt-", "gldt-", "glrt-", "glft-", "glcbt-", "glsoat-", "glimt-"),
     ),
     _rule(
         "slack_token",
@@ -192,10 +289,26 @@ RULES: tuple[Rule, ...] = (
         r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}",
         keywords=("k_live_", "k_test_"),
     ),
+    _rule("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}", _exact("_-"), keywords=("aiza",)),
+    _rule("twilio_api_key", r"\bSK[0-9a-f]{32}\b"),
+    _rule(
+        "sendgrid_api_key",
+        r"\bSG\.[0-9A-Za-z_-]{22}\.[0-9A-Za-z_-]{43}",
+        _exact("_-"),
+        keywords=("sg.",),
+    ),
+    _rule("mailgun_api_key", r"\bkey-[0-9A-Za-z]{32}\b", _has_digit, keywords=("key-",)),
     _rule(
         "jwt",
         r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
         keywords=("eyj",),
+    ),
+    _rule(
+        "azure_storage_key",
+        r"(?i:account[_-]?key)[\"']?[\t ]*(?::=|=>|[:=])[\t ]*[\"']?"
+        r"([A-Za-z0-9+/]{20,}={0,2})",
+        _not_placeholder,
+        keywords=("accountkey", "account_key", "account-key"),
     ),
     _rule(
         "bearer_token",
@@ -206,19 +319,38 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "url_password",
-        r"(?i)\b[a-z][a-z0-9+.-]*://[^" + _WS + r"/:@\"'<>]+:([^" + _WS + r"/@\"'<>]+)@",
+        # The user may be empty: ``redis://:password@host``.
+        r"(?i)\b[a-z][a-z0-9+.-]*://[^" + _WS + r"/:@\"'<>]*:([^" + _WS + r"/@\"'<>]+)@",
         _not_placeholder,
         keywords=("://",),
     ),
+    _rule(
+        "mysql_password",
+        # ``-pPASSWORD`` (no space: ``-p`` alone prompts) among a MySQL/MariaDB client's
+        # arguments, on the same command.
+        r"\b(?:mysql(?:dump|admin|import|check|show|slap|pump|binlog)?"
+        r"|mariadb(?:-?(?:dump|admin|import|check|show|slap|binlog))?)"
+        r"(?:[\t ]+[^" + _WS + r"|;&]+)*?[\t ]+-p"
+        r"(?:\"([^\"\n]*)\"|'([^'\n]*)'|([^" + _WS + r"\"'`|;&<>]+))",
+        _not_placeholder,
+        keywords=("mysql", "mariadb"),
+    ),
+    _rule("secret_key", _SECRET_KEY, _secret_key, keywords=("secret",)),
     _rule(
         "generic_secret",
         _GENERIC,
         _generic,
         keywords=("key", "secret", "token", "passw", "passphrase", "pwd", "credential"),
     ),
+    # Last of all: any other rule that finds the same span names it better.
+    _rule("aws_secret_access_key", r"[A-Za-z0-9/+]{40}", _bare_aws_secret),
 )
 
-SECRET_KINDS: tuple[str, ...] = tuple(rule.kind for rule in RULES)
+#: Every kind, in priority order (a kind's first rule); a kind may have more than one.
+SECRET_KINDS: tuple[str, ...] = tuple(dict.fromkeys(rule.kind for rule in RULES))
+
+#: The rules whose value is a ``(name) = (value)`` assignment's groups 2-4.
+_KEYED = frozenset({"secret_key", "generic_secret"})
 
 
 def _secret_group(match: re.Match[str]) -> int:
@@ -248,9 +380,11 @@ def _candidates(text: str, rules: Sequence[Rule]) -> list[tuple[int, int, int, s
         if rule.keywords and not any(word in lowered for word in rule.keywords):
             continue
         for match in rule.regex.finditer(text):
-            group = _generic_group(match) if rule.kind == "generic_secret" else _secret_group(match)
+            group = _generic_group(match) if rule.kind in _KEYED else _secret_group(match)
             start, end = match.span(group)
             if start == end or _touches(markers, match.start(), match.end()):
+                continue
+            if match.group(group) in DOCUMENTED_EXAMPLES:
                 continue
             if rule.check(text, match, group):
                 found.append((start, -end, priority, rule.kind))

@@ -80,6 +80,53 @@ SAMPLES: list[tuple[str, str, str]] = [
         'config = {"api_key": "h7G2kP9xQ4mZ8vR3tL6wN1bY5cJ0", "region": "eu-west-1"}',
     ),
     ("generic_secret", "Tr0ub4dor&3xKq9!vLm2", "DB_PASSWORD=Tr0ub4dor&3xKq9!vLm2\n"),
+    # The kinds a security review found missing.
+    (
+        "google_api_key",
+        "AIzaSyhouppeqTMd2qT1XWE1CqxdYGsDccJ91HO",
+        "GET https://maps.googleapis.com/maps/api/geocode/json?address=Oslo&key=AIzaSyhouppeqTMd2qT1XWE1CqxdYGsDccJ91HO\n",
+    ),
+    (
+        "gitlab_token",
+        "glpat-Xk3Lm8Np2Qr7St4Uv9Wx",
+        "git remote add origin https://oauth2:glpat-Xk3Lm8Np2Qr7St4Uv9Wx@gitlab.com/acme/api.git",
+    ),
+    (
+        "twilio_api_key",
+        "SK2c7e4f9a1b3d5e6f708192a3b4c5d6e7",
+        'client = Client("SK2c7e4f9a1b3d5e6f708192a3b4c5d6e7", api_secret, account_sid)',
+    ),
+    (
+        "sendgrid_api_key",
+        "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",
+        "SENDGRID_API_KEY=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\n",
+    ),
+    (
+        "mailgun_api_key",
+        "key-3f9a2c1e8b7d6f5a4c3b2a19k8j7h6g5",
+        "curl -s --user 'api:key-3f9a2c1e8b7d6f5a4c3b2a19k8j7h6g5' https://api.mailgun.net/v3/mg.acme.io/messages",
+    ),
+    (
+        "azure_storage_key",
+        "k1urN0XtzWbnXjgSTdd8PM5Pp/7vtA3R6DiZezwfg5y9cqBruxXI21kXNxSwH7/1K7wP94pJmBDal6Q0xdTuTB==",
+        "AZURE_STORAGE_CONNECTION_STRING=DefaultEndpointsProtocol=https;AccountName=acmelogs;AccountKey=k1urN0XtzWbnXjgSTdd8PM5Pp/7vtA3R6DiZezwfg5y9cqBruxXI21kXNxSwH7/1K7wP94pJmBDal6Q0xdTuTB==;EndpointSuffix=core.windows.net",
+    ),
+    (
+        "mysql_password",
+        "K8s!vR2qLm9x",
+        "$ mysql -h db.internal -u deploy -pK8s!vR2qLm9x app_prod < backup.sql\n",
+    ),
+    (
+        "secret_key",
+        "django-insecure-9x#k(2v@q!z7m_l$w3^e8r&t*y)u0i-p=a+s",
+        "SECRET_KEY=django-insecure-9x#k(2v@q!z7m_l$w3^e8r&t*y)u0i-p=a+s\n",
+    ),
+    ("url_password", "Hq7vN2xK9pLm", "REDIS_URL=redis://:Hq7vN2xK9pLm@cache.internal:6379/0\n"),
+    (
+        "aws_secret_access_key",
+        "pOnC1/4EakoKm5b/OAYGSTWjRlLK6sNdVU72lZ+o",
+        "Access key ID,Secret access key\nAKIAZ7QJ3N5R8TXW2PLM,pOnC1/4EakoKm5b/OAYGSTWjRlLK6sNdVU72lZ+o\n",
+    ),
 ]
 
 # Text that looks a little like a secret and must come through unchanged.
@@ -102,4 +149,17 @@ NEAR_MISSES: list[str] = [
     "-----BEGIN PUBLIC KEY-----",
     "token_count = 4096",
     "password_hash = make_password(raw)",
+    # Documented example keys (AWS's, the Azure storage emulator's) are kept as they are.
+    "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
+    "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "AKIAI44QH8DHBEXAMPLE,je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
+    "UseDevelopmentStorage: AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
+    # A git SHA is 40 hex digits, like a bare AWS secret's length.
+    "Merge: 9fceb02d0ae598e95dc970b74767f19372d61af8 (HEAD -> main)",
+    "def testCase1ShouldReturnValidResponseForAll(self):",
+    "SECRET_KEY = get_random_secret_key()",
+    'SECRET_KEY = env("DJANGO_SECRET_KEY")',
+    "mysql -u root -p app_prod",
+    "redis://:${REDIS_PASSWORD}@cache:6379/0",
+    "a key-value store keeps key-abcdefghijklmnopqrstuvwxyzabcdef",
 ]

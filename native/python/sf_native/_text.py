@@ -109,12 +109,16 @@ def redact(text: str, extra_rules: Sequence[tuple[str, str]] | None = None) -> R
     """Replace secrets in ``text`` with ``[REDACTED:<kind>]``.
 
     Built-in kinds are in :data:`SECRET_KINDS`: private-key blocks, AWS key ids
-    and secrets, GitHub, Slack, OpenAI, Anthropic and Stripe tokens, Slack
-    webhooks, JWTs, ``Authorization:`` header tokens, passwords in URLs (user and
-    host are kept) and generic assignments to secret-sounding names (``API_KEY=``,
-    ``"token": ...``, ``password: ...``) whose value has enough entropy.
-    Placeholders (``changeme``, ``${VAR}``, ``<token>``, ``your-key-here``, ``xxxx``)
-    and code (``token = get_token()``, ``key = settings.API_KEY``) are left alone.
+    and secrets (named, or a bare 40-character one: never a 40-hex git SHA),
+    GitHub, GitLab, Slack, OpenAI, Anthropic, Stripe, Google (``AIza…``), Twilio
+    (``SK…``), SendGrid (``SG.…``) and Mailgun (``key-…``) tokens, Slack webhooks,
+    JWTs, Azure ``AccountKey=``, ``Authorization:`` header tokens, passwords in URLs
+    (user and host are kept; the user may be empty, ``redis://:pw@host``), ``mysql
+    -pPASSWORD``, ``SECRET_KEY = ...`` and generic assignments to secret-sounding
+    names (``API_KEY=``, ``"token": ...``, ``password: ...``) whose value has enough
+    entropy. Placeholders (``changeme``, ``${VAR}``, ``<token>``, ``your-key-here``,
+    ``xxxx``), code (``token = get_token()``, ``key = settings.API_KEY``) and the
+    vendors' documented example keys (``AKIAIOSFODNN7EXAMPLE``) are left alone.
 
     ``extra_rules`` are ``(kind, regex)`` pairs in Rust ``regex`` syntax; the
     secret is the first capture group, or the whole match without groups. They

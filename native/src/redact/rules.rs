@@ -7,21 +7,42 @@
 
 use super::entropy::shannon_entropy;
 
-/// Every built-in kind, in priority order (the first wins a tie).
-pub const SECRET_KINDS: [&str; 13] = [
+/// Every built-in kind, in priority order (the first wins a tie). A kind may have more
+/// than one rule: `aws_secret_access_key` also has a rule for a bare 40-character
+/// secret, listed last of all (the weakest guess loses every tie).
+pub const SECRET_KINDS: [&str; 21] = [
     "private_key",
     "aws_access_key_id",
     "aws_secret_access_key",
     "github_token",
+    "gitlab_token",
     "slack_token",
     "slack_webhook",
     "anthropic_api_key",
     "openai_api_key",
     "stripe_key",
+    "google_api_key",
+    "twilio_api_key",
+    "sendgrid_api_key",
+    "mailgun_api_key",
     "jwt",
+    "azure_storage_key",
     "bearer_token",
     "url_password",
+    "mysql_password",
+    "secret_key",
     "generic_secret",
+];
+
+/// Well-known fakes from vendors' documentation (AWS's example key pairs, the Azure
+/// storage emulator's published account key): text quoting them stays readable.
+pub const DOCUMENTED_EXAMPLES: [&str; 6] = [
+    "AKIAIOSFODNN7EXAMPLE",
+    "ASIAIOSFODNN7EXAMPLE",
+    "AKIAI44QH8DHBEXAMPLE",
+    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
 ];
 
 /// What a regex match must also satisfy to count.
@@ -31,16 +52,30 @@ pub enum Check {
     NotPlaceholder,
     /// OpenAI-style keys have digits; hyphenated prose after `sk-` has none.
     HasDigit,
-    /// An AWS secret is exactly 40 characters, not the start of a longer run.
-    AwsSecret,
+    /// A fixed-length token is not the start of a longer run: the value is not
+    /// followed by an ASCII letter or digit, nor by one of these characters.
+    Exact(&'static str),
+    /// A bare 40-character AWS secret (see [`bare_aws_secret`]).
+    BareAwsSecret,
+    /// `key = value` to a secret-sounding name, with enough entropy.
     Generic,
+    /// `SECRET_KEY = value`: the name says it is a secret, so a password's entropy.
+    SecretKey,
+}
+
+impl Check {
+    /// Whether the rule is `(name) = (value)`: group 1 the name, 2–4 the value.
+    pub fn keyed(self) -> bool {
+        matches!(self, Check::Generic | Check::SecretKey)
+    }
 }
 
 pub struct Spec {
     pub kind: &'static str,
     pub pattern: String,
     pub check: Check,
-    /// Lower-case strings of which every match contains one (ASCII case-insensitively).
+    /// Lower-case strings of which every match contains one (ASCII case-insensitively);
+    /// none: the rule searches the whole text (its regex has a literal of its own).
     pub keywords: &'static [&'static str],
     /// Whether a match can span lines (then it is searched in the whole text).
     pub multiline: bool,
@@ -63,12 +98,24 @@ fn spec(
     }
 }
 
-pub fn builtin_specs() -> Vec<Spec> {
-    let keyword = r"(?:(?:api|secret|private|access|auth|signing|encryption|master|client)[_.-]?key|secret|token|passw(?:or)?d|passphrase|pwd|credentials?)";
+/// `(name)["']? = ` then a double-quoted, single-quoted (groups 2, 3) or bare (4) value;
+/// `bytes` allows Python's `b'…'`; `bare` is what a bare value may not contain.
+fn assignment(name: &str, bytes: bool, bare: &str) -> String {
     let ws_no_space = &WS[..WS.len() - 1];
-    let generic = format!(
-        r#"((?i-u:[A-Za-z0-9_.-]*{keyword}(?:[_.-]?(?:id|value|[0-9]+))?))["']?[\t ]*(?::=|=>|[:=])[\t ]*(?:"([^"{ws_no_space}]*)"|'([^'{ws_no_space}]*)'|([^{WS}"',;()\[\]{{}}<>]+))"#
-    );
+    let b = if bytes { "b?" } else { "" };
+    format!(
+        r#"({name})["']?[\t ]*(?::=|=>|[:=])[\t ]*(?:{b}"([^"{ws_no_space}]*)"|{b}'([^'{ws_no_space}]*)'|([^{WS}"'{bare}]+))"#
+    )
+}
+
+pub fn builtin_specs() -> Vec<Spec> {
+    let mut specs = vendor_specs();
+    specs.extend(assignment_specs());
+    specs
+}
+
+/// Tokens with a vendor's own shape, found wherever they are.
+fn vendor_specs() -> Vec<Spec> {
     vec![
         Spec {
             kind: "private_key",
@@ -88,7 +135,7 @@ pub fn builtin_specs() -> Vec<Spec> {
         spec(
             "aws_secret_access_key",
             r#"(?i-u:aws[_-]?secret[_-]?(?:access[_-]?)?key)["']?[\t ]*(?::=|=>|[:=])[\t ]*["']?([A-Za-z0-9/+=]{40})"#.into(),
-            Check::AwsSecret,
+            Check::Exact("/+="),
             &["secret"],
         ),
         spec(
@@ -96,6 +143,14 @@ pub fn builtin_specs() -> Vec<Spec> {
             r"(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})(?-u:\b)".into(),
             Check::Always,
             &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
+        ),
+        spec(
+            "gitlab_token",
+            // Personal, pipeline-trigger, deploy, runner, feed, CI-job, service-account
+            // and incoming-mail tokens; a routable token ends in `.` and 9 characters.
+            r"(?-u:\b)gl(?:pat|ptt|dt|rt|ft|cbt|soat|imt)-[0-9A-Za-z_-]{20,}(?:\.[0-9a-z]{9}(?-u:\b))?".into(),
+            Check::Always,
+            &["glpat-", "glptt-", "gldt-", "glrt-", "glft-", "glcbt-", "glsoat-", "glimt-"],
         ),
         spec(
             "slack_token",
@@ -128,10 +183,51 @@ pub fn builtin_specs() -> Vec<Spec> {
             &["k_live_", "k_test_"],
         ),
         spec(
+            "google_api_key",
+            r"(?-u:\b)AIza[0-9A-Za-z_-]{35}".into(),
+            Check::Exact("_-"),
+            &["aiza"],
+        ),
+        // `SK` is too common a keyword (task, disk); the regex's own literal is faster.
+        spec(
+            "twilio_api_key",
+            r"(?-u:\b)SK[0-9a-f]{32}(?-u:\b)".into(),
+            Check::Always,
+            &[],
+        ),
+        spec(
+            "sendgrid_api_key",
+            r"(?-u:\b)SG\.[0-9A-Za-z_-]{22}\.[0-9A-Za-z_-]{43}".into(),
+            Check::Exact("_-"),
+            &["sg."],
+        ),
+        spec(
+            "mailgun_api_key",
+            r"(?-u:\b)key-[0-9A-Za-z]{32}(?-u:\b)".into(),
+            Check::HasDigit,
+            &["key-"],
+        ),
+        spec(
             "jwt",
             r"(?-u:\b)eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}".into(),
             Check::Always,
             &["eyj"],
+        ),
+    ]
+}
+
+/// Secrets known by what they are assigned to, where they sit in a URL or a command.
+fn assignment_specs() -> Vec<Spec> {
+    let keyword = r"(?:(?:api|secret|private|access|auth|signing|encryption|master|client)[_.-]?key|secret|token|passw(?:or)?d|passphrase|pwd|credentials?)";
+    let generic_name = format!(r"(?i-u:[A-Za-z0-9_.-]*{keyword}(?:[_.-]?(?:id|value|[0-9]+))?)");
+    // A Django/Flask secret key may hold `(`, `)` and `#`, never quotes or brackets.
+    let secret_key_name = r"(?i-u:secret[_.-]?key(?:[_.-]?(?:base|[0-9]+))?)";
+    vec![
+        spec(
+            "azure_storage_key",
+            r#"(?i-u:account[_-]?key)["']?[\t ]*(?::=|=>|[:=])[\t ]*["']?([A-Za-z0-9+/]{20,}={0,2})"#.into(),
+            Check::NotPlaceholder,
+            &["accountkey", "account_key", "account-key"],
         ),
         spec(
             "bearer_token",
@@ -141,15 +237,39 @@ pub fn builtin_specs() -> Vec<Spec> {
         ),
         spec(
             "url_password",
-            format!(r#"(?-u:\b)(?i-u:[a-z][a-z0-9+.-]*)://[^{WS}/:@"'<>]+:([^{WS}/@"'<>]+)@"#),
+            // The user may be empty: `redis://:password@host`.
+            format!(r#"(?-u:\b)(?i-u:[a-z][a-z0-9+.-]*)://[^{WS}/:@"'<>]*:([^{WS}/@"'<>]+)@"#),
             Check::NotPlaceholder,
             &["://"],
         ),
         spec(
+            "mysql_password",
+            // `-pPASSWORD` (no space: `-p alone` prompts) among a MySQL/MariaDB client's
+            // arguments, on the same command.
+            format!(
+                r#"(?-u:\b)(?:mysql(?:dump|admin|import|check|show|slap|pump|binlog)?|mariadb(?:-?(?:dump|admin|import|check|show|slap|binlog))?)(?:[\t ]+[^{WS}|;&]+)*?[\t ]+-p(?:"([^"\n]*)"|'([^'\n]*)'|([^{WS}"'`|;&<>]+))"#
+            ),
+            Check::NotPlaceholder,
+            &["mysql", "mariadb"],
+        ),
+        spec(
+            "secret_key",
+            assignment(secret_key_name, true, r",;\[\]{}<>`"),
+            Check::SecretKey,
+            &["secret"],
+        ),
+        spec(
             "generic_secret",
-            generic,
+            assignment(&generic_name, false, r",;()\[\]{}<>"),
             Check::Generic,
             &["key", "secret", "token", "passw", "passphrase", "pwd", "credential"],
+        ),
+        // Last of all: any other rule that finds the same span names it better.
+        spec(
+            "aws_secret_access_key",
+            r"[A-Za-z0-9/+]{40}".into(),
+            Check::BareAwsSecret,
+            &[],
         ),
     ]
 }
@@ -218,12 +338,16 @@ pub struct Found<'t> {
     pub match_end: usize,
     pub key: &'t str,
     pub value: &'t str,
+    pub value_start: usize,
     pub value_end: usize,
     /// Which capture group holds the value (4 is a bare, unquoted value).
     pub group: usize,
 }
 
 pub fn passes(check: Check, found: &Found<'_>) -> bool {
+    if DOCUMENTED_EXAMPLES.contains(&found.value) {
+        return false;
+    }
     match check {
         Check::Always => true,
         Check::NotPlaceholder => !is_placeholder(found.value),
@@ -231,31 +355,83 @@ pub fn passes(check: Check, found: &Found<'_>) -> bool {
             .value
             .get(3..)
             .is_some_and(|body| body.chars().any(|c| c.is_ascii_digit())),
-        Check::AwsSecret => !found.text[found.value_end..]
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphanumeric() || "/+=".contains(c)),
-        Check::Generic => generic(found),
+        Check::Exact(more) => !next_char(found).is_some_and(|c| sticks(c, more)),
+        Check::BareAwsSecret => bare_aws_secret(found),
+        Check::Generic => generic(found, false),
+        Check::SecretKey => generic(found, true),
     }
 }
 
-fn generic(found: &Found<'_>) -> bool {
+fn next_char(found: &Found<'_>) -> Option<char> {
+    found.text[found.value_end..].chars().next()
+}
+
+/// Whether `c` continues a token: an ASCII letter or digit, or one of `more`.
+fn sticks(c: char, more: &str) -> bool {
+    c.is_ascii_alphanumeric() || more.contains(c)
+}
+
+/// The least entropy of a bare AWS secret: 40 random base64 characters have 4.8 bits
+/// a character (1 in 2,000 falls under 4.3); camel-case names and paths have ~4.0-4.2.
+pub const BARE_AWS_MIN_ENTROPY: f64 = 4.3;
+
+/// A 40-character base64 token standing alone (not part of a longer run, a path or
+/// a dotted name), with upper and lower case and a digit, not hex only (a git SHA
+/// is 40 hex digits), at most three `/` (paths have more), and random-looking.
+fn bare_aws_secret(found: &Found<'_>) -> bool {
     let value = found.value;
-    if is_placeholder(value) {
+    let before = found.text[..found.value_start].chars().next_back();
+    if before.is_some_and(|c| sticks(c, "/+._-")) {
         return false;
     }
-    if found.group == 4 {
-        let follow = found.text[found.match_end..].chars().next();
-        if matches!(follow, Some('(' | '[')) {
-            return false;
+    let mut after = found.text[found.value_end..].chars();
+    match after.next() {
+        Some('.') if after.next().is_some_and(|c| sticks(c, "_")) => return false,
+        Some(c) if sticks(c, "/+=_-") => return false,
+        _ => {}
+    }
+    !value.chars().all(|c| c.is_ascii_hexdigit())
+        && value.chars().any(|c| c.is_ascii_uppercase())
+        && value.chars().any(|c| c.is_ascii_lowercase())
+        && value.chars().any(|c| c.is_ascii_digit())
+        && value.matches('/').count() <= 3
+        && shannon_entropy(value) >= BARE_AWS_MIN_ENTROPY
+}
+
+/// Code, not data: a dotted name without digits (`settings.API_KEY`), a name called
+/// or indexed (`get_token()`, `os.environ["KEY"]`, `secrets.token_hex(32)`).
+fn looks_like_code(found: &Found<'_>) -> bool {
+    let value = found.value;
+    let follow = found.text[found.match_end..].chars().next();
+    if matches!(follow, Some('(' | '[')) {
+        return true;
+    }
+    if is_identifier(value) && !value.chars().any(|c| c.is_ascii_digit()) {
+        return true;
+    }
+    // `name(` or `name(args)` with no other bracket: a call (a bare generic value
+    // stops before `(`, so only a secret_key value gets here).
+    match value.split_once('(') {
+        Some((name, rest)) => {
+            is_identifier(name)
+                && (rest.is_empty()
+                    || (rest.ends_with(')') && !rest[..rest.len() - 1].contains(['(', ')'])))
         }
-        if is_identifier(value) && !value.chars().any(|c| c.is_ascii_digit()) {
-            return false;
-        }
+        None => false,
+    }
+}
+
+/// `name = value` rules: placeholders and (bare values) code survive; the value needs
+/// a password's length and entropy under a password-ish name (or any `SECRET_KEY`,
+/// `password_like`), a secret's otherwise.
+fn generic(found: &Found<'_>, password_like: bool) -> bool {
+    let value = found.value;
+    if is_placeholder(value) || (found.group == 4 && looks_like_code(found)) {
+        return false;
     }
     let key = found.key.to_ascii_lowercase();
     let length = value.chars().count();
-    if key.contains("passw") || key.contains("pwd") || key.contains("passphrase") {
+    if password_like || key.contains("passw") || key.contains("pwd") || key.contains("passphrase") {
         length >= PASSWORD_MIN_LENGTH && shannon_entropy(value) >= PASSWORD_MIN_ENTROPY
     } else {
         length >= SECRET_MIN_LENGTH && shannon_entropy(value) >= SECRET_MIN_ENTROPY
