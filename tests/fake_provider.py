@@ -143,7 +143,8 @@ def _handler(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
             if reply.delay:
                 time.sleep(reply.delay)
             if body.get("stream") and reply.status == 200:
-                self._stream(reply)
+                usage = bool((body.get("stream_options") or {}).get("include_usage"))
+                self._stream(reply, usage)
             else:
                 self._send(reply.status, json.dumps(reply.body).encode(), reply.headers)
 
@@ -156,11 +157,11 @@ def _handler(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
-        def _stream(self, reply: Reply) -> None:
+        def _stream(self, reply: Reply, include_usage: bool) -> None:
             events = (
                 anthropic_events(reply.body)
                 if self.path.endswith("/messages")
-                else openai_chunks(reply.body)
+                else openai_chunks(reply.body, include_usage)
             )
             self.send_response(200)
             self.send_header("content-type", "text/event-stream")

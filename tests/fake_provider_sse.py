@@ -2,7 +2,9 @@
 
 OpenAI: ``chat.completion.chunk`` lines — the role first, the content in pieces, each
 tool call opened with its id and name and its arguments in several deltas (as real
-servers stream them), then ``finish_reason`` with usage, then ``[DONE]``. Anthropic:
+servers stream them), then ``finish_reason``, then — only when the request asked with
+``stream_options.include_usage``, as OpenAI and llama.cpp's server do — a chunk with no
+choices and the usage, then ``[DONE]``. Anthropic:
 ``message_start``, per block ``content_block_start`` / ``…_delta`` / ``…_stop``,
 ``message_delta`` with the stop reason, ``message_stop``.
 """
@@ -25,7 +27,7 @@ def _sse(data: Any, event: str | None = None) -> str:
     return f"{head}data: {data if isinstance(data, str) else json.dumps(data)}\n\n"
 
 
-def openai_chunks(body: dict[str, Any]) -> Iterator[str]:
+def openai_chunks(body: dict[str, Any], include_usage: bool = False) -> Iterator[str]:
     choice = body["choices"][0]
     message = choice["message"]
 
@@ -56,7 +58,18 @@ def openai_chunks(body: dict[str, Any]) -> Iterator[str]:
         yield chunk({"tool_calls": [opening]})
         for piece in pieces(tool_call["function"]["arguments"]):
             yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
-    yield chunk({}, choice.get("finish_reason") or "stop", usage=body.get("usage"))
+    yield chunk({}, choice.get("finish_reason") or "stop")
+    if include_usage:
+        yield _sse(
+            {
+                "id": body.get("id", "chatcmpl-fake"),
+                "object": "chat.completion.chunk",
+                "created": body.get("created", 0),
+                "model": body.get("model", "fake"),
+                "choices": [],
+                "usage": body.get("usage"),
+            }
+        )
     yield _sse("[DONE]")
 
 

@@ -38,6 +38,10 @@ def streamed_completion(
 ) -> Any:
     """One completion asked with ``stream=True``, returned as a whole response; cut off
     at ``deadline`` (a ``clock`` reading) if it is still being written then."""
+    if _usage_asked(str(request.get("model", ""))):
+        # OpenAI-compatible servers report a streamed answer's tokens only when asked:
+        # without it every streamed step was recorded as 0 tokens, and cost $0.
+        request.setdefault("stream_options", {"include_usage": True})
     stream = completion(stream=True, timeout=idle_timeout, **request)
     chunks: list[Any] = []
     text: list[str] = []
@@ -62,6 +66,16 @@ def streamed_completion(
     if cut and response is not None and response.choices:
         response.choices[0].finish_reason = "length"
     return response
+
+
+def _usage_asked(model: str) -> bool:
+    """Whether the provider takes ``stream_options`` (OpenAI and compatible servers do;
+    Anthropic and Gemini stream their usage anyway, and litellm refuses the option)."""
+    try:
+        supported = litellm_module().get_supported_openai_params(model=model) or []
+    except Exception:  # a model litellm cannot place: ask nothing extra
+        return False
+    return "stream_options" in supported
 
 
 def _close(stream: Any) -> None:

@@ -14,10 +14,13 @@ from agents_app.runtime.llm import litellm_module
 from agents_app.runtime.streaming import streamed_completion
 from tests.fake_provider import (
     FakeProvider,
+    anthropic_reply,
     call,
     fake_provider,  # noqa: F401 - fixture
     openai_calls,
     openai_text,
+    text_block,
+    usage,
 )
 
 MODEL = "openai/qwen2.5-coder-1.5b"
@@ -103,3 +106,33 @@ def test_an_answer_still_being_written_at_the_deadline_is_cut_off_there(
     assert words.startswith(content)
     assert len(content) < len(words)
     assert response.choices[0].finish_reason == "length"  # the loop reads it as cut off
+
+
+def test_a_streamed_answer_reports_its_tokens(fake_provider: FakeProvider) -> None:  # noqa: F811
+    """OpenAI-compatible servers send the usage of a streamed answer only when asked
+    (stream_options.include_usage; the fake, like llama.cpp's server, sends none else):
+    unasked, every streamed step was recorded as 0 tokens and cost nothing."""
+    fake_provider.answer(
+        dataclasses.replace(
+            openai_text("hi"),
+            body={**openai_text("hi").body, "usage": usage(prompt=31, completion=8)},
+        )
+    )
+    response = ask(fake_provider, idle=5)
+    assert fake_provider.last["stream_options"] == {"include_usage": True}
+    assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (31, 8)
+
+
+def test_anthropic_streams_its_usage_without_being_asked(
+    fake_provider: FakeProvider,  # noqa: F811
+) -> None:
+    fake_provider.answer(anthropic_reply(text_block("hi")))
+    response = streamed_completion(
+        idle_timeout=5,
+        model="anthropic/claude-3-5-sonnet-20241022",
+        messages=ASK,
+        api_base=fake_provider.anthropic_base,
+        api_key="x",
+    )
+    assert "stream_options" not in fake_provider.last
+    assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (20, 5)
