@@ -2,8 +2,8 @@
 # Install everything (scripts/setup.sh), then run SF: the web app on 127.0.0.1:8000
 # (SF_HOST, SF_PORT; it stops at once if the port is taken) and one Celery worker on
 # this checkout's queue, until Ctrl-C. Once they answer it runs the offline demo: a
-# fresh copy of examples/sample-repo, planned by examples/plan.yaml and built by a
-# replayed trace (no model credentials needed), headless via the worker, watchable live
+# fresh copy of examples/sample-repo, planned and built by a replayed trace recorded
+# from a live local model (no model credentials needed), headless via the worker, watchable live
 # on the dashboard. SF_DEMO=0 skips it.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

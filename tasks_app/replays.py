@@ -54,3 +54,13 @@ def recorded_profile(path: str | Path) -> str:
     except TraceFileInvalid:
         return ""
     return profile if profile in PermissionProfile.values else ""
+
+
+def recorded_model(path: str | Path) -> str:
+    """The model a recorded trace came from ("" for a hand-written one, which names none)."""
+    if not path:
+        return ""
+    try:
+        return str(replay_load(path).header.get("model") or "")
+    except TraceFileInvalid:
+        return ""

@@ -20,10 +20,11 @@ from agents_app.models import AgentSession
 from agents_app.runtime.recording import trace_from_steps, trace_write
 from agents_app.services import project_create, session_create
 from sf_core.actors import Actor
-from tasks_app.engine.replaying import DEMO_TRACE, demo_repo_create
+from tasks_app.engine.replaying import demo_repo_create
 from tasks_app.models import Plan, Task, Unit
 from tasks_app.schemas import plan_spec_parse
 from tasks_app.services import plan_accept, plan_create
+from tests.fixtures import HANDWRITTEN_DEMO_TRACE
 from tests.processes import WorkerProcess, free_port, wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -107,11 +108,13 @@ def test_plan_to_merged_commit_on_a_worker(tmp_path: Path) -> None:
 
             from agents_app.runtime.replay import replay_load
 
-            header = replay_load(DEMO_TRACE).header
+            header = replay_load(HANDWRITTEN_DEMO_TRACE).header
             session = session_create(
                 project=project, axes={"work_mode": "plan", "model_mode": "deep"}
             )
-            AgentSession.objects.filter(pk=session.pk).update(replay_trace=str(DEMO_TRACE))
+            AgentSession.objects.filter(pk=session.pk).update(
+                replay_trace=str(HANDWRITTEN_DEMO_TRACE)
+            )
             plan = plan_create(
                 session=session,
                 spec=plan_spec_parse(yaml.safe_load(header["plan_yaml"])),

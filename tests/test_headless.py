@@ -18,8 +18,9 @@ import pytest
 import yaml
 
 from agents_app.models import AgentSession, Project, ReviewStatus, RiskDecision
-from tasks_app.engine.replaying import DEMO_TRACE, demo_repo_create
+from tasks_app.engine.replaying import demo_repo_create
 from tasks_app.models import Plan, Task, Unit
+from tests.fixtures import HANDWRITTEN_DEMO_TRACE
 from tests.headless_runs import (
     FINISH,
     WORK,
@@ -44,7 +45,7 @@ def repo(tmp_path: Path) -> Path:
 
 def test_the_demo_replays_to_a_merged_commit_with_a_stream_of_valid_events(repo: Path) -> None:
     run = headless(
-        *new_run(repo, DEMO_TRACE),
+        *new_run(repo, HANDWRITTEN_DEMO_TRACE),
         "--output-format",
         "stream-json",
     )
@@ -121,7 +122,7 @@ def test_next_runs_exactly_one_unit(repo: Path) -> None:
 
 
 def test_query_is_a_snapshot_without_a_model(repo: Path) -> None:
-    run = headless("--project", str(repo), "--replay", str(DEMO_TRACE), "--autonomous")
+    run = headless("--project", str(repo), "--replay", str(HANDWRITTEN_DEMO_TRACE), "--autonomous")
     assert run.code == 0, run.stderr
     session = AgentSession.objects.get()
     by_id = headless("query", "--session", str(session.pk))
@@ -180,11 +181,18 @@ def test_timeout_exits_1_and_the_session_resumes(repo: Path) -> None:
         (["--intent", "x", "--plan-file", "examples/plan.yaml"], "not both"),
         (["--plan-file", "examples/plan.yaml"], "--project PATH"),
         (["--project", "/nonexistent/repo", "--intent", "x"], "no such directory"),
-        (["--project", "{tmp}", "--replay", str(DEMO_TRACE)], "not a git repository"),
+        (["--project", "{tmp}", "--replay", str(HANDWRITTEN_DEMO_TRACE)], "not a git repository"),
         (["--project", "{repo}", "--replay", "{tmp}/missing.jsonl"], "cannot read"),
         (["--project", "{repo}", "--plan-file", "{tmp}/bad.yaml"], "bad.yaml"),
         (
-            ["--project", "{repo}", "--replay", str(DEMO_TRACE), "--answers", "{tmp}/bad.yaml"],
+            [
+                "--project",
+                "{repo}",
+                "--replay",
+                str(HANDWRITTEN_DEMO_TRACE),
+                "--answers",
+                "{tmp}/bad.yaml",
+            ],
             "--answers",
         ),
         (["--project", "{repo}", "--intent", "add a flag"], "no model configured"),

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from agents_app.models import AgentSession
-from tasks_app.engine.replaying import DEMO_TRACE, demo_repo_create
+from tasks_app.engine.replaying import demo_repo_create
 from tasks_app.models import Task, TaskRuntime, Unit
+from tests.fixtures import HANDWRITTEN_DEMO_TRACE
 from tests.headless_runs import (
     FINISH,
     WORK,
@@ -130,7 +131,7 @@ def test_via_workers_the_units_run_on_a_celery_worker(repo: Path) -> None:
     worker = WorkerProcess(extra_env={"SF_WORKER_HEARTBEAT": "1s"}).start()
     try:
         run = headless(
-            *new_run(repo, DEMO_TRACE),
+            *new_run(repo, HANDWRITTEN_DEMO_TRACE),
             "--via-workers",
             "--output-format",
             "stream-json",

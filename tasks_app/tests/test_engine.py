@@ -23,13 +23,14 @@ from conftest import grant
 from sf_core.actors import Actor
 from sf_core.errors import InvalidTransition
 from tasks_app.engine.dispatch import drain
-from tasks_app.engine.replaying import DEMO_TRACE, demo_repo_create, replay_start
+from tasks_app.engine.replaying import demo_repo_create, replay_start
 from tasks_app.engine.review import task_approve, task_request_changes
 from tasks_app.engine.sweep import engine_sweep
 from tasks_app.engine.unit import UnitOptions, unit_run
 from tasks_app.models import Plan, ScheduleStatus, TaskRuntime, TaskSchedule, Unit
 from tasks_app.schemas import plan_spec_parse
 from tasks_app.services import plan_accept, plan_create
+from tests.fixtures import HANDWRITTEN_DEMO_TRACE
 
 pytestmark = pytest.mark.django_db
 MODEL = "openai/gpt-4o"
@@ -96,10 +97,13 @@ def run_next(session: AgentSession, model: ScriptedModel, **options: Any) -> Any
 
 def test_the_demo_trace_replays_to_a_merged_commit(repo: Path) -> None:
     session, plan = replay_start(
-        replay_load(DEMO_TRACE), project=project_create(name="demo", repo_path=str(repo))
+        replay_load(HANDWRITTEN_DEMO_TRACE),
+        project=project_create(name="demo", repo_path=str(repo)),
     )
     ran = drain(
-        session_id=session.pk, worker="test", options=UnitOptions(replay=replay_load(DEMO_TRACE))
+        session_id=session.pk,
+        worker="test",
+        options=UnitOptions(replay=replay_load(HANDWRITTEN_DEMO_TRACE)),
     )
     task = plan.tasks.get()
     assert ran == 1

@@ -20,6 +20,7 @@ from tasks_app.models import Plan, PlanRequest, PlanStatus
 from tasks_app.replays import planning_replay, unit_replay
 from tasks_app.tests.conftest import make_plan, task_data
 from tasks_app.tests.intent_traces import INTENT, PLAN, UNIT_STEPS, intent_trace
+from tests.fixtures import HANDWRITTEN_DEMO_TRACE
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -167,7 +168,7 @@ def test_the_trace_stages_split_planning_from_the_units(tmp_path: Path) -> None:
     assert [json.loads(s["content"]) for s in planning.model_steps] == [PLAN]
     units = unit_replay(trace)
     assert [step["content"] for step in units.model_steps] == [c for c, _ in UNIT_STEPS]
-    demo = planning_replay(Path(__file__).parents[2] / "examples" / "demo-trace.jsonl")
+    demo = planning_replay(HANDWRITTEN_DEMO_TRACE)
     assert json.loads(demo.model_steps[0]["content"])["tasks"][0]["key"] == "shout-flag"
 
 
@@ -271,21 +272,21 @@ def test_replay_the_demo_makes_a_fresh_project_whose_session_plans_from_the_trac
     first = plan_request_run(request_id=requests[0].pk)
     assert first.status == "planned", first.status_reason
     assert first.plan is not None
-    assert first.plan.summary == "Add a --shout flag to the greeter"
-    assert [t.key for t in first.plan.tasks.all()] == ["shout-flag"]
+    assert first.plan.summary == "Say goodbye too"  # the recording's plan
+    assert [t.key for t in first.plan.tasks.all()] == ["farewell"]
     projects = Project.objects.order_by("pk")
     assert [p.name for p in projects] == ["demo greeter 1", "demo greeter 2"]
     assert len({p.repo_path for p in projects}) == 2
     for project in projects:
         assert Path(project.repo_path, "greet.py").is_file()
         assert Path(project.repo_path).is_relative_to(tmp_path / "data" / "demo")
-    assert "--shout" in requests[0].intent
+    assert "say goodbye" in requests[0].intent
 
 
 def test_a_replay_proposes_the_profile_it_was_recorded_under(
     logged_in_client: Client, agent_session: AgentSession, tmp_path: Path
 ) -> None:
-    demo = Path(__file__).resolve().parents[2] / "examples" / "demo-trace.jsonl"
+    demo = HANDWRITTEN_DEMO_TRACE
     plan = make_plan(agent_session, task_data("shout-flag"))
     page = logged_in_client.get(reverse("plan-detail", args=[plan.pk])).content.decode()
     assert "data-recorded-profile" not in page  # a live model: the session's own profile

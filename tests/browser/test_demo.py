@@ -60,21 +60,26 @@ def test_replay_the_demo_from_the_dashboard_to_the_merge(
     page.wait_for_url("**/sessions/*/")
     review = page.locator("#plans-list [data-review-plan]")
     expect(review).to_be_visible(timeout=SLOW)  # planned on the worker, from the trace
-    expect(page.locator("#plans-list")).to_contain_text("Add a --shout flag to the greeter")
+    expect(page.locator("#plans-list")).to_contain_text("Say goodbye too")
     page.screenshot(path="/tmp/demo-2-session.png", full_page=True)
     review.click()
     expect(page.locator("[data-replaying]")).to_contain_text("demo-trace.jsonl")
+    # The demo replays a recording of a real model, and says which.
+    expect(page.locator("#replay-model")).to_contain_text("qwen2.5-coder-1.5b")
     # Recorded under trusted: proposed, so that its test runs need no approval.
     expect(page.locator("[data-recorded-profile]")).to_have_text("trusted")
     expect(page.locator("select[name=permission_profile]")).to_have_value("trusted")
     page.click("#run-autonomously")
     page.wait_for_url("**/tasks/?session=*")
-    row = page.locator('tr[data-task="shout-flag"]')
+    row = page.locator('tr[data-task="farewell"]')
     # Trusted approves a review whose verification passed: the change is merged.
     expect(row).to_have_attribute("data-status", "done", timeout=SLOW)
     page.screenshot(path="/tmp/demo-3-board.png", full_page=True)
     repo = tmp_path / "data" / "demo" / "greeter-1"
-    shouted = subprocess.run(
-        ["python3", "greet.py", "--shout", "Ada"], cwd=repo, capture_output=True, text=True
+    said = subprocess.run(
+        ["python3", "-c", "from farewell import farewell; print(farewell('Ada'))"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
     )
-    assert shouted.stdout == "HELLO, ADA!\n", shouted.stderr  # merged into the copy's main
+    assert said.stdout == "Goodbye, Ada!\n", said.stderr  # merged into the copy's main
