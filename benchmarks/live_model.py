@@ -37,6 +37,14 @@ from tasks_app.engine.replaying import SAMPLE_REPO  # noqa: E402
 from tasks_app.models import TaskTransition, Unit  # noqa: E402
 
 BOUNDS = {"SF_UNIT_MAX_STEPS": "15", "SF_UNIT_HARD_TIMEOUT": "150s"}
+# Unattended, as the live tests run: ask_user decides alone, every approval is rejected.
+UNATTENDED = """\
+ask_user:
+  "*": "Nobody is here to answer: decide yourself and go on."
+approvals:
+  - tool: "*"
+    decision: reject
+"""
 
 
 @dataclass(frozen=True)
@@ -115,6 +123,8 @@ def run_once(case: Case, model: str, api_base: str, folder: Path) -> dict[str, o
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **BOUNDS}
     for mode in ("FAST", "SMART", "DEEP"):
         env |= {f"SF_MODEL_{mode}": f"openai/{model}", f"SF_MODEL_{mode}_API_BASE": api_base}
+    answers = folder.parent / f"{folder.name}-answers.yaml"
+    answers.write_text(UNATTENDED)
     started = time.monotonic()
     done = subprocess.run(
         [
@@ -129,6 +139,8 @@ def run_once(case: Case, model: str, api_base: str, folder: Path) -> dict[str, o
             "--autonomous",
             "--permission-profile",
             "trusted",
+            "--answers",
+            str(answers),
         ],
         cwd=ROOT,
         env=env,

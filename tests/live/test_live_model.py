@@ -5,9 +5,15 @@ mode, here the local model), units run in git worktrees through the gate, verify
 commands run, trusted review merges. A small model may fail a task: what must hold
 every time is that the run ends cleanly — exit 0 or 1, no traceback, every task in a
 final state (or blocked on a dependency that failed) with its reason, no worktree left
-behind, the session finished. The
-simplest task must also succeed: a model that cannot write one file through SF's tools
-would mean the tool-call path is broken, not that the model is small.
+behind, the session finished. The runs are unattended as a team's CI run would be: an
+answers file tells ask_user to decide alone and rejects every approval (without it a
+gate ask, say on `python3 -c`, ends the run waiting for a person: exit 10).
+
+The simplest task must also succeed: a model that cannot write one file through SF's
+tools would mean the tool-call path is broken, not that the model is small. The model's
+sampling is not deterministic even at temperature 0 (llama.cpp's server gave two
+different answers to one prompt here) and Qwen2.5-Coder-1.5B passes it about half the
+time (docs/performance.md), so it gets up to three runs, each of which must end cleanly.
 """
 
 from __future__ import annotations
@@ -75,7 +81,19 @@ def make_repo(case: Case, folder: Path) -> Path:
     return folder
 
 
+UNATTENDED = """\
+ask_user:
+  "*": "Nobody is here to answer: decide yourself and go on."
+approvals:
+  - tool: "*"
+    decision: reject
+"""
+HELLO_RUNS = 3
+
+
 def run_intent(case: Case, repo: Path, model: LocalModel) -> Run:
+    answers = repo.parent / f"{repo.name}-answers.yaml"
+    answers.write_text(UNATTENDED)
     return headless(
         "--project",
         str(repo),
@@ -86,6 +104,8 @@ def run_intent(case: Case, repo: Path, model: LocalModel) -> Run:
         "trusted",
         "--output-format",
         "json",
+        "--answers",
+        str(answers),
         timeout=TIMEOUT,
         **model.environment(),
         **BOUNDS,
@@ -123,10 +143,13 @@ def assert_ended_cleanly(run: Run, repo: Path) -> AgentSession:
 def test_the_simplest_intent_is_planned_built_verified_and_merged(
     local_model: LocalModel, tmp_path: Path
 ) -> None:
-    repo = make_repo(HELLO, tmp_path / HELLO.name)
-    run = run_intent(HELLO, repo, local_model)
-    assert_ended_cleanly(run, repo)
-    assert run.code == 0, run.stderr[-3000:]
+    for attempt in range(1, HELLO_RUNS + 1):
+        repo = make_repo(HELLO, tmp_path / f"{HELLO.name}-{attempt}")
+        run = run_intent(HELLO, repo, local_model)
+        assert_ended_cleanly(run, repo)
+        if run.code == 0:
+            break
+    assert run.code == 0, f"none of {HELLO_RUNS} runs merged; the last:\n{run.stderr[-3000:]}"
     assert (repo / "hello.txt").read_text().strip() == "hello"
     log = subprocess.run(
         ["git", "log", "--format=%s", "main"], cwd=repo, capture_output=True, text=True, check=True
