@@ -6,8 +6,10 @@ commands run, trusted review merges. A small model may fail a task: what must ho
 every time is that the run ends cleanly — exit 0 or 1, no traceback, every task in a
 final state (or blocked on a dependency that failed) with its reason, no worktree left
 behind, the session finished. The runs are unattended as a team's CI run would be: an
-answers file tells ask_user to decide alone and rejects every approval (without it a
-gate ask, say on `python3 -c`, ends the run waiting for a person: exit 10).
+answers file tells ask_user to decide alone and rejects every approval. A rejected ask
+(say the model's `python3 -c` under trusted) leaves its task blocked on the rejection
+for a person, the engine's rule for any rejection: such a run ends with exit 10 and the
+reason, which is clean too.
 
 The simplest task must also succeed: a model that cannot write one file through SF's
 tools would mean the tool-call path is broken, not that the model is small. The model's
@@ -113,18 +115,26 @@ def run_intent(case: Case, repo: Path, model: LocalModel) -> Run:
 
 
 def assert_ended_cleanly(run: Run, repo: Path) -> AgentSession:
-    assert run.code in (0, 1), f"exit {run.code}\n{run.stderr[-3000:]}"
+    """Exit 0 or 1 with the session finished; or exit 10, the run stopped for a person
+    (the answers file's rejection of a gate ask leaves the task blocked on it, with the
+    reason, as the engine does for any rejection). Never a traceback, a hang, or a task
+    left running or due without a reason."""
+    assert run.code in (0, 1, 10), f"exit {run.code}\n{run.stderr[-3000:]}"
     assert "Traceback" not in run.stderr, run.stderr[-3000:]
     result = run.result()  # stdout is one documented result event
     assert result.type == "result"
     session = AgentSession.objects.get(pk=result.session)
-    assert session.status in ("completed", "failed"), session.status
+    waiting = run.code == 10
+    if waiting:
+        assert result.waiting_for, result
+    else:
+        assert session.status in ("completed", "failed"), session.status
     tasks = list(Task.objects.filter(plan__session=session))
     for task in tasks:
         # Final, or waiting on a dependency that ended the wrong way (a person may retry
-        # or skip that one): nothing is left running or due.
+        # or skip that one), or (exit 10) on a person: nothing is left running or due.
         settled = task.status in FINAL or (
-            task.status == "blocked" and task.hold_reason == HoldReason.DEPENDENCY
+            task.status == "blocked" and (waiting or task.hold_reason == HoldReason.DEPENDENCY)
         )
         assert settled, f"{task.key} is {task.status} ({task.hold_reason})"
         if task.status in ("failed", "blocked"):
@@ -132,9 +142,13 @@ def assert_ended_cleanly(run: Run, repo: Path) -> AgentSession:
     trees = subprocess.run(
         ["git", "worktree", "list"], cwd=repo, capture_output=True, text=True, check=True
     )
-    # Only a failed task keeps its worktree, for a person to look at (a retry starts a
-    # fresh one); a done, skipped or cancelled task leaves none behind.
-    kept = [f"[sf/p{task.plan_id}/{task.key}/" for task in tasks if task.status == "failed"]
+    # Only a failed task (or one waiting on a person) keeps its worktree, for a person to
+    # look at (a retry starts a fresh one); a done, skipped or cancelled task leaves none.
+    kept = [
+        f"[sf/p{task.plan_id}/{task.key}/"
+        for task in tasks
+        if task.status == "failed" or (waiting and task.status == "blocked")
+    ]
     for line in trees.stdout.splitlines()[1:]:
         assert any(branch in line for branch in kept), line
     return session
@@ -169,5 +183,5 @@ def test_harder_intents_end_cleanly_whatever_the_model_does(
             ["python3", "-m", "unittest", "-q"], cwd=repo, capture_output=True, text=True
         )
         assert tests.returncode == 0, tests.stderr
-    else:
+    elif run.code == 1:
         assert session.status == "failed"
