@@ -133,8 +133,11 @@ def assert_ended_cleanly(run: Run, repo: Path) -> AgentSession:
     for task in tasks:
         # Final, or waiting on a dependency that ended the wrong way (a person may retry
         # or skip that one), or (exit 10) on a person: nothing is left running or due.
-        settled = task.status in FINAL or (
-            task.status == "blocked" and (waiting or task.hold_reason == HoldReason.DEPENDENCY)
+        settled = (
+            task.status in FINAL
+            or (task.status == "blocked" and (waiting or task.hold_reason == HoldReason.DEPENDENCY))
+            # Stopped for a person: a task behind the one waiting on them has not started.
+            or (waiting and task.status == "todo")
         )
         assert settled, f"{task.key} is {task.status} ({task.hold_reason})"
         if task.status in ("failed", "blocked"):
