@@ -33,18 +33,8 @@ from _common import ROOT, django_team_mode, report
 django_team_mode()
 
 from agents_app.models import AgentSession, TraceEvent  # noqa: E402
-from tasks_app.engine.replaying import SAMPLE_REPO  # noqa: E402
 from tasks_app.models import TaskTransition, Unit  # noqa: E402
-
-BOUNDS = {"SF_UNIT_MAX_STEPS": "15", "SF_UNIT_HARD_TIMEOUT": "150s"}
-# Unattended, as the live tests run: ask_user decides alone, every approval is rejected.
-UNATTENDED = """\
-ask_user:
-  "*": "Nobody is here to answer: decide yourself and go on."
-approvals:
-  - tool: "*"
-    decision: reject
-"""
+from tests.live.unattended import BOUNDS, answers_write, repo_make  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -89,19 +79,6 @@ CASES = [
 ]
 
 
-def make_repo(case: Case, folder: Path) -> Path:
-    if case.files:
-        folder.mkdir(parents=True)
-        for name, text in case.files.items():
-            (folder / name).write_text(text)
-    else:
-        subprocess.run(["cp", "-r", str(SAMPLE_REPO), str(folder)], check=True)
-    git = ["git", "-c", "user.name=b", "-c", "user.email=b@x"]
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "start"]):
-        subprocess.run([*git, *args], cwd=folder, check=True)
-    return folder
-
-
 def serve(model: str, threads: str) -> tuple[subprocess.Popen[str], str]:
     script = [sys.executable, str(ROOT / "scripts" / "local_model.py"), "serve"]
     server = subprocess.Popen(
@@ -118,13 +95,12 @@ def serve(model: str, threads: str) -> tuple[subprocess.Popen[str], str]:
 
 
 def run_once(case: Case, model: str, api_base: str, folder: Path) -> dict[str, object]:
-    repo = make_repo(case, folder)
+    repo = repo_make(case.files, folder)
     # The live tests' bounds: 15 model steps and 150 s a unit, 4 attempts a task at most.
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **BOUNDS}
     for mode in ("FAST", "SMART", "DEEP"):
         env |= {f"SF_MODEL_{mode}": f"openai/{model}", f"SF_MODEL_{mode}_API_BASE": api_base}
-    answers = folder.parent / f"{folder.name}-answers.yaml"
-    answers.write_text(UNATTENDED)
+    answers = answers_write(repo)
     started = time.monotonic()
     done = subprocess.run(
         [

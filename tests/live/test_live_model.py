@@ -20,7 +20,6 @@ time (docs/performance.md), so it gets up to three runs, each of which must end 
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,17 +27,14 @@ from pathlib import Path
 import pytest
 
 from agents_app.models import AgentSession
-from tasks_app.engine.replaying import SAMPLE_REPO
 from tasks_app.models import HoldReason, Task
 from tests.headless_runs import Run, headless
 from tests.live.conftest import LocalModel
+from tests.live.unattended import BOUNDS, answers_write, repo_make
 
 pytestmark = [pytest.mark.live_model, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 FINAL = {"done", "failed", "cancelled", "skipped"}
 TIMEOUT = 900  # s: planning and a few units on two busy cores
-# A small model that loses its way would otherwise go on for an hour a unit: these keep
-# a run (up to 4 attempts of each task) inside the test's time, as a team would set them.
-BOUNDS = {"SF_UNIT_MAX_STEPS": "15", "SF_UNIT_HARD_TIMEOUT": "150s"}
 
 
 @dataclass(frozen=True)
@@ -66,36 +62,11 @@ CALC = Case(
 GREETER = Case("greeter", {}, "Add a --shout flag to greet.py that prints the greeting in capitals")
 
 
-def make_repo(case: Case, folder: Path) -> Path:
-    if case.files:
-        folder.mkdir(parents=True)
-        for name, text in case.files.items():
-            (folder / name).write_text(text)
-    else:
-        shutil.copytree(SAMPLE_REPO, folder)
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"]):
-        subprocess.run(["git", *args], cwd=folder, check=True)
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qm", "start"],
-        cwd=folder,
-        check=True,
-    )
-    return folder
-
-
-UNATTENDED = """\
-ask_user:
-  "*": "Nobody is here to answer: decide yourself and go on."
-approvals:
-  - tool: "*"
-    decision: reject
-"""
 HELLO_RUNS = 3
 
 
 def run_intent(case: Case, repo: Path, model: LocalModel) -> Run:
-    answers = repo.parent / f"{repo.name}-answers.yaml"
-    answers.write_text(UNATTENDED)
+    answers = answers_write(repo)
     return headless(
         "--project",
         str(repo),
@@ -161,7 +132,7 @@ def test_the_simplest_intent_is_planned_built_verified_and_merged(
     local_model: LocalModel, tmp_path: Path
 ) -> None:
     for attempt in range(1, HELLO_RUNS + 1):
-        repo = make_repo(HELLO, tmp_path / f"{HELLO.name}-{attempt}")
+        repo = repo_make(HELLO.files, tmp_path / f"{HELLO.name}-{attempt}")
         run = run_intent(HELLO, repo, local_model)
         assert_ended_cleanly(run, repo)
         if run.code == 0:
@@ -178,7 +149,7 @@ def test_the_simplest_intent_is_planned_built_verified_and_merged(
 def test_harder_intents_end_cleanly_whatever_the_model_does(
     case: Case, local_model: LocalModel, tmp_path: Path
 ) -> None:
-    repo = make_repo(case, tmp_path / case.name)
+    repo = repo_make(case.files, tmp_path / case.name)
     run = run_intent(case, repo, local_model)
     session = assert_ended_cleanly(run, repo)
     if run.code == 0:  # merged: the change is on main and the repository's tests pass
