@@ -154,3 +154,10 @@ def agent_session(project: Any, user: User) -> Any:
         title="try it",
         axes={"work_mode": "chat", "model_mode": "smart"},
     )
+
+
+@pytest.fixture
+def reviewer(staff_user: User, agent_session: Any) -> User:
+    """An approver of ``agent_session``'s project: who may review its risk decisions."""
+    grant(staff_user, agent_session.project, "approver")
+    return staff_user

@@ -16,15 +16,7 @@ from agents_app.gate.schemas import Rule
 from agents_app.gate.session import SessionGate, input_hash
 from agents_app.models import AgentSession, ApprovalRule, RiskDecision
 from agents_app.tests.gate_helpers import context, gate_worktree, shell
-from conftest import grant
 from sf_core.errors import SfError
-
-
-@pytest.fixture
-def reviewer(staff_user: User, agent_session: AgentSession) -> User:
-    """An approver of the session's project (who may review its risk decisions)."""
-    grant(staff_user, agent_session.project, "approver")
-    return staff_user
 
 
 @pytest.fixture

@@ -20,13 +20,6 @@ PUSH = {"command": "git push origin main", "cwd": None, "timeout_s": 120}
 
 
 @pytest.fixture
-def reviewer(staff_user: User, agent_session: AgentSession) -> User:
-    """An approver of the session's project (no Django permission needed)."""
-    grant(staff_user, agent_session.project, "approver")
-    return staff_user
-
-
-@pytest.fixture
 def gate(agent_session: AgentSession, git_repo: Path) -> SessionGate:
     AgentSession.objects.filter(pk=agent_session.pk).update(
         run_control="autonomous", work_mode="build"
