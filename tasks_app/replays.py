@@ -44,23 +44,23 @@ def unit_replay(path: str | Path) -> Replay:
     return replace(replay, model_steps=steps)
 
 
-def recorded_profile(path: str | Path) -> str:
-    """The permission profile the trace at ``path`` was recorded under ("" if it names
-    none): what the plan page proposes, since its tool calls were judged under it."""
+def recorded_header(path: str | Path) -> dict[str, object]:
+    """The header of the trace at ``path`` ({} without a trace, or an unreadable one)."""
     if not path:
-        return ""
+        return {}
     try:
-        profile = replay_load(path).header.get("permission_profile")
+        return dict(replay_load(path).header)
     except TraceFileInvalid:
-        return ""
-    return profile if profile in PermissionProfile.values else ""
+        return {}
 
 
-def recorded_model(path: str | Path) -> str:
+def recorded_profile(header: dict[str, object]) -> str:
+    """The permission profile a trace was recorded under ("" if it names none): what
+    the plan page proposes, since its tool calls were judged under it."""
+    profile = header.get("permission_profile")
+    return profile if isinstance(profile, str) and profile in PermissionProfile.values else ""
+
+
+def recorded_model(header: dict[str, object]) -> str:
     """The model a recorded trace came from ("" for a hand-written one, which names none)."""
-    if not path:
-        return ""
-    try:
-        return str(replay_load(path).header.get("model") or "")
-    except TraceFileInvalid:
-        return ""
+    return str(header.get("model") or "")

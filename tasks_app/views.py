@@ -22,7 +22,7 @@ from tasks_app.engine.recovery import RECOVERY
 from tasks_app.intake import plan_start, units_problem
 from tasks_app.intake_views import session_plans_context
 from tasks_app.models import Plan, Task, TaskStatus
-from tasks_app.replays import recorded_model, recorded_profile
+from tasks_app.replays import recorded_header, recorded_model, recorded_profile
 from tasks_app.selectors import plan_waves, task_board
 
 
@@ -140,6 +140,7 @@ def board_context(
 
 
 def _plan_context(plan: Plan) -> dict[str, object]:
+    recorded = recorded_header(plan.session.replay_trace)  # read once for both
     return {
         "plan": plan,
         "session": plan.session,
@@ -148,8 +149,8 @@ def _plan_context(plan: Plan) -> dict[str, object]:
         "waves": plan_waves(plan),
         "profiles": PermissionProfile.values,
         # A replay's tool calls were judged under the profile it was recorded with.
-        "recorded_profile": recorded_profile(plan.session.replay_trace),
-        "recorded_model": recorded_model(plan.session.replay_trace),
+        "recorded_profile": recorded_profile(recorded),
+        "recorded_model": recorded_model(recorded),
         # Before the click: would Run autonomously's units have a model to ask?
         "run_preflight": preflight_of(units_problem(plan.session, autonomous=True)),
     }
