@@ -165,7 +165,9 @@ def command_action(session: AgentSession, command: cmd.Command) -> Action:
     leaves the session running (or ready to run) at some profile — the one it asks
     for, or the session's own — and steering a session at that profile needs the role
     that raising it there would: an operator cannot drive a trusted session."""
-    if isinstance(command, cmd.Query):
+    if isinstance(command, cmd.Query) or (
+        isinstance(command, cmd.SkillCommand) and not command.name
+    ):
         return Action.VIEW
     if isinstance(command, cmd.Pause | cmd.Stop):
         return Action.STEER

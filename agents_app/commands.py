@@ -87,7 +87,16 @@ class Query:
     name: str
 
 
-Command = SetAxes | Steer | Pause | Stop | Next | Query
+@dataclass(frozen=True)
+class SkillCommand:
+    """/skills lists the skills of the session's project with their status; /skill NAME
+    [args] invokes one for the session's next unit (if it is user-invocable)."""
+
+    name: str = ""  # "" lists
+    args: str = ""
+
+
+Command = SetAxes | Steer | Pause | Stop | Next | Query | SkillCommand
 Handler = Callable[[str, list[str]], Command]
 
 
@@ -189,6 +198,16 @@ def _steer(name: str, args: list[str]) -> Command:
     return Steer(changes=changes, scope=str(scope), confirmed=CONFIRM in options)
 
 
+def _skill(name: str, args: list[str]) -> Command:
+    if name == "skills":
+        if args:
+            raise CommandRejected(f"/skills takes no arguments; got {_quote(' '.join(args))}")
+        return SkillCommand()
+    if not args:
+        raise CommandRejected("usage: /skill NAME [arguments]; /skills lists the skills")
+    return SkillCommand(name=args[0], args=shlex.join(args[1:]) if args[1:] else "")
+
+
 def _options(
     name: str, args: list[str], *, valued: tuple[str, ...]
 ) -> tuple[list[str], dict[str, str]]:
@@ -266,5 +285,7 @@ _HANDLERS: dict[str, Handler] = {
     "model-mode": _single_axis("model_mode"),
     "steer": _steer,
     "repair": _repair,
+    "skills": _skill,
+    "skill": _skill,
     **{query: _fixed(Query(name=query)) for query in QUERIES},
 }

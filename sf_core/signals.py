@@ -31,6 +31,11 @@ decision_reviewed = Signal()
 # returns a dict of extra fields to merge into it. Arguments: session (AgentSession).
 session_report_requested = Signal()
 
+# A person typed /skills or /skill NAME [args]; the skills app answers. Arguments:
+# session (AgentSession), name (str: "" lists), args (str), actor (Actor). A receiver
+# returns {"message": str, "data": dict} or raises CommandRejected.
+skill_command_requested = Signal()
+
 
 def send_on_commit(signal: Signal, *, sender: object, **arguments: Any) -> None:
     """Send ``signal`` once the current transaction commits (at once outside one).

@@ -17,6 +17,7 @@ SUBCOMMAND_MODULES = (
     "dashboard_app.cli",
     "agents_app.cli",
     "agents_app.gate.cli",
+    "skills_app.cli",
     "tasks_app.cli",
     "tasks_app.headless.cli",
 )

@@ -1,109 +1,237 @@
-"""Loading skills from ``.agents/skills/<name>/SKILL.md`` (project) and a user directory.
+"""What a unit sees of skills: the list in its prompt and the ``load_skill`` tool.
 
-Only names and descriptions enter the model's context; a body is read when the
-model loads the skill. Skills with ``side-effects: production-mutation`` are never
-model-invoked, and a skill's ``permission-profile`` is a minimum.
+Only names and descriptions enter the prompt, and only of skills the model may invoke
+(valid, ``model-invocable``, not ``production-mutation``): at most ``LIST_SHARE`` of the
+model's context window, the ones closest to the task first; the rest are found by
+words (``load_skill`` with ``search``). A body, or one named supporting file, is read
+from the unit's worktree when the model loads it, and every load is a ``SkillUse``.
+Whether a skill above the session's permission profile may load is the gate's
+decision (it asks), made before the tool runs.
 """
 
 from __future__ import annotations
 
-import os
+import logging
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-from pydantic import ValidationError
+from django.db.models import Q
 
-from agents_app.axes import profile_rank
+from agents_app.models import Project
 from sf_core.errors import SfError
-from skills_app.schemas import SkillFrontmatter
+from skills_app.models import SideEffects, Skill, SkillScope, SkillUse, SkillUseKind
+from skills_app.parsing import MCP_FILE, SkillInvalid, skill_body
 
-PROJECT_SKILLS = Path(".agents") / "skills"
-
-
-class SkillInvalid(SfError):
-    """A SKILL.md whose frontmatter does not match the schema."""
+logger = logging.getLogger("sf.skills")
+LIST_SHARE = 0.02  # of the context window, for the skills list
+CHARS_PER_TOKEN = 4  # what the list budget assumes; the benchmark counts real tokens
+DESCRIPTION_SHOWN = 160  # characters of a description in the list
+SEARCH_SHOWN = 10
+MCP_NOT_YET = (
+    "This skill declares MCP servers (mcp.json); SF does not connect skill MCP servers yet, "
+    "so their tools are not available in this unit."
+)
 
 
 class SkillUnavailable(SfError):
-    """A skill that does not exist or may not be used here."""
+    """A skill that does not exist, is invalid, or may not be used here."""
 
 
-@dataclass(frozen=True)
-class Skill:
-    meta: SkillFrontmatter
-    path: Path  # the SKILL.md file
-
-    @property
-    def name(self) -> str:
-        return self.meta.name
-
-    def body(self) -> str:
-        return _split(self.path.read_text(encoding="utf-8"), self.path)[1]
-
-    def model_may_invoke(self, profile: str) -> bool:
-        meta = self.meta
-        return (
-            meta.model_invocable
-            and meta.side_effects != "production-mutation"
-            and profile_rank(profile) >= profile_rank(meta.permission_profile)
-        )
-
-
-def user_skill_dir() -> Path:
-    return Path(os.environ.get("SF_USER_SKILLS", Path.home() / ".sf" / "skills"))
-
-
-def skills_discover(repo: Path, *, user_dir: Path | None = None) -> list[Skill]:
-    """Project skills first; a user skill of the same name is shadowed by the project's."""
+def skills_available(project: Project) -> list[Skill]:
+    """The project's present skills and the user skills it does not shadow, valid or not."""
+    rows = Skill.objects.filter(removed_at__isnull=True).filter(
+        Q(scope=SkillScope.PROJECT, project=project) | Q(scope=SkillScope.USER)
+    )
     found: dict[str, Skill] = {}
-    for root in (repo / PROJECT_SKILLS, user_dir or user_skill_dir()):
-        if not root.is_dir():
-            continue
-        for skill_file in sorted(root.glob("*/SKILL.md")):
-            skill = skill_read(skill_file)
-            found.setdefault(skill.name, skill)
-    return sorted(found.values(), key=lambda skill: skill.name)
+    for row in sorted(rows, key=lambda s: (s.scope != SkillScope.PROJECT, s.name)):
+        found.setdefault(row.name, row)
+    return sorted(found.values(), key=lambda s: s.name)
 
 
-def skill_read(path: Path) -> Skill:
-    frontmatter, _ = _split(path.read_text(encoding="utf-8"), path)
-    try:
-        meta = SkillFrontmatter.model_validate(frontmatter)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise SkillInvalid(f"{path}: {problems}") from None
-    if meta.name != path.parent.name:
-        raise SkillInvalid(f"{path}: name {meta.name!r} must match its folder {path.parent.name!r}")
-    return Skill(meta=meta, path=path)
+def model_may_see(skill: Skill) -> bool:
+    """Offered to the model at all: never an invalid, a not model-invocable or a
+    production-mutation skill."""
+    return (
+        skill.valid
+        and skill.model_invocable
+        and skill.side_effects != SideEffects.PRODUCTION_MUTATION
+    )
 
 
-def skill_body_for_model(skills: list[Skill], name: str, profile: str) -> str:
-    """The body the model asked for, if it may load it under ``profile``."""
-    skill = next((s for s in skills if s.name == name), None)
-    if skill is None:
-        known = ", ".join(s.name for s in skills) or "none"
-        raise SkillUnavailable(f"no skill named {name!r}; available: {known}")
-    if not skill.model_may_invoke(profile):
-        raise SkillUnavailable(
-            f"skill {name!r} cannot be loaded by the model here "
-            f"(needs {skill.meta.permission_profile}, side effects {skill.meta.side_effects})"
+def skills_listing(skills: list[Skill], task_text: str, window_tokens: int) -> str:
+    """The prompt's skills section: the closest to ``task_text`` first, within budget."""
+    offered = [skill for skill in skills if model_may_see(skill)]
+    if not offered:
+        return ""
+    budget = int(window_tokens * LIST_SHARE * CHARS_PER_TOKEN)
+    words = _words(task_text)
+    ranked = sorted(offered, key=lambda s: (-len(words & _words(_about(s))), s.name))
+    lines: list[str] = []
+    used = 0
+    for skill in ranked:
+        line = f"- {skill.name}: {_short(skill.description)}"
+        if used + len(line) > budget and lines:
+            break
+        lines.append(line)
+        used += len(line) + 1
+    heading = "## Skills (load one with load_skill when it is relevant)"
+    rest = len(offered) - len(lines)
+    if rest:
+        lines.append(f'({rest} more; find them with load_skill search="some words")')
+    return heading + "\n" + "\n".join(lines)
+
+
+@dataclass
+class SkillLoader:
+    """``load_skill`` for one unit: reads from its worktree, records every use."""
+
+    skills: list[Skill]
+    worktree: Path
+    repo: Path  # the project's repository: a skill not yet in the worktree is read there
+    session_id: int
+    unit_id: int | None
+
+    def offered(self) -> list[Skill]:
+        return [skill for skill in self.skills if model_may_see(skill)]
+
+    def profiles(self) -> dict[str, str]:
+        """Each offered skill's minimum profile, for the gate."""
+        return {skill.name: skill.permission_profile for skill in self.offered()}
+
+    def search(self, text: str) -> str:
+        words = _words(text)
+        hits = [s for s in self.offered() if words & _words(_about(s))]
+        hits.sort(key=lambda s: (-len(words & _words(_about(s))), s.name))
+        if not hits:
+            return f"no skill matches {text!r}; {len(self.offered())} skills are offered"
+        return "\n".join(f"- {s.name}: {_short(s.description)}" for s in hits[:SEARCH_SHOWN])
+
+    def load(self, name: str, file: str = "") -> str:
+        skill = next((s for s in self.skills if s.name == name), None)
+        try:
+            text = self.read(skill, name, file)
+        except SfError as exc:
+            if skill is not None:
+                self._use(skill, file, allowed=False, outcome=str(exc))
+            raise
+        assert skill is not None
+        self._use(skill, file, allowed=True, outcome="")
+        return text
+
+    def read(self, skill: Skill | None, name: str, file: str) -> str:
+        if skill is None or not model_may_see(skill):
+            if skill is not None and not skill.valid:
+                raise SkillUnavailable(f"skill {name!r} is invalid: {skill.problem}")
+            if skill is not None:
+                raise SkillUnavailable(
+                    f"skill {name!r} cannot be loaded by the model "
+                    f"(model-invocable: {str(skill.model_invocable).lower()}, "
+                    f"side-effects: {skill.side_effects})"
+                )
+            known = ", ".join(s.name for s in self.offered()) or "none"
+            raise SkillUnavailable(f"no skill named {name!r}; available: {known}")
+        return self.text(skill, file)
+
+    def text(self, skill: Skill, file: str = "") -> str:
+        """The body (with its supporting files named), or one supporting file."""
+        name = skill.name
+        folder = self._folder(skill)
+        if file:
+            return _supporting_file(skill, folder, file)
+        try:
+            body = skill_body(folder / "SKILL.md")
+        except (OSError, SkillInvalid) as exc:
+            raise SkillUnavailable(f"skill {name!r} cannot be read: {exc}") from None
+        listed = [path for path, _ in skill.files]
+        if listed:
+            body += "\n\nSupporting files (load_skill with file=…): " + ", ".join(listed)
+        if any(path == MCP_FILE for path in listed):
+            body += "\n\n" + MCP_NOT_YET
+        return body
+
+    def _folder(self, skill: Skill) -> Path:
+        if skill.scope == SkillScope.USER:
+            return Path(skill.folder)
+        for root in (self.worktree, self.repo):
+            if (root / skill.source_path).is_file():
+                return (root / skill.source_path).parent
+        raise SkillUnavailable(f"skill {skill.name!r}: {skill.source_path} is not in the worktree")
+
+    def _use(self, skill: Skill, file: str, *, allowed: bool, outcome: str) -> None:
+        SkillUse.objects.create(
+            skill=skill,
+            session_id=self.session_id,
+            unit_id=self.unit_id,
+            kind=SkillUseKind.FILE if file else SkillUseKind.LOAD,
+            by_model=True,
+            detail=file[:500],
+            allowed=allowed,
+            outcome=outcome[:500],
         )
-    return skill.body()
 
 
-def _split(text: str, path: Path) -> tuple[dict[str, object], str]:
-    lines = text.splitlines()
-    if not lines or lines[0].strip() != "---":
-        raise SkillInvalid(f"{path}: SKILL.md starts with a --- frontmatter block")
+def _supporting_file(skill: Skill, folder: Path, file: str) -> str:
+    listed = {path for path, _ in skill.files}
+    if file not in listed:
+        shown = ", ".join(sorted(listed)) or "none"
+        raise SkillUnavailable(
+            f"skill {skill.name!r} has no supporting file {file!r}; its files: {shown}"
+        )
     try:
-        end = next(i for i, line in enumerate(lines[1:], 1) if line.strip() == "---")
-    except StopIteration:
-        raise SkillInvalid(f"{path}: the frontmatter block is not closed with ---") from None
-    try:
-        data = yaml.safe_load("\n".join(lines[1:end])) or {}
-    except yaml.YAMLError as exc:
-        raise SkillInvalid(f"{path}: invalid YAML frontmatter: {exc}") from None
-    if not isinstance(data, dict):
-        raise SkillInvalid(f"{path}: the frontmatter must be a mapping")
-    return data, "\n".join(lines[end + 1 :]).strip()
+        return (folder / file).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise SkillUnavailable(f"skill {skill.name!r}: cannot read {file}: {exc}") from None
+
+
+def _about(skill: Skill) -> str:
+    return f"{skill.name.replace('-', ' ')} {skill.description}"
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]{3,}", text.lower())}
+
+
+def _short(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= DESCRIPTION_SHOWN else flat[: DESCRIPTION_SHOWN - 1] + "…"
+
+
+def unit_skills(project: Project) -> list[Skill]:
+    """Sync the project's and the user's skill folders, then what this unit may use. A
+    folder that cannot be read leaves the last synced rows: never fatal to a unit."""
+    from skills_app.sync import project_skills_sync, user_skills_sync
+
+    for sync in (lambda: project_skills_sync(project), user_skills_sync):
+        try:
+            sync()
+        except OSError as exc:
+            logger.warning("skills of %s not synced: %s", project.name, exc)
+    return skills_available(project)
+
+
+def invocations_claim(loader: SkillLoader) -> str:
+    """The skills people invoked with /skill since the last unit, for this unit's brief
+    (each use now names this unit)."""
+    pending = list(
+        SkillUse.objects.select_related("skill")
+        .filter(
+            session_id=loader.session_id,
+            kind=SkillUseKind.INVOKE,
+            unit__isnull=True,
+            allowed=True,
+        )
+        .order_by("created_at", "pk")
+    )
+    if not pending:
+        return ""
+    SkillUse.objects.filter(pk__in=[use.pk for use in pending]).update(unit_id=loader.unit_id)
+    parts = ["## Skills a person asked you to use"]
+    for use in pending:
+        try:
+            body = loader.text(use.skill)
+        except SfError as exc:
+            body = f"(cannot be read now: {exc})"
+        args = f" with: {use.detail}" if use.detail else ""
+        parts.append(f"### {use.skill.name}{args}\n{body}")
+    return "\n\n".join(parts)

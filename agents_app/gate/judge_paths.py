@@ -126,6 +126,9 @@ class PathJudge:
         deletes: bool = False,
     ) -> list[Verdict]:
         """The verdicts on one resolved path (None: known only at run time)."""
+        if resolved is not None and eval_hidden(resolved.path):
+            reason = f"`{short(subject)}` reaches a skill eval case's hidden answers"
+            return [Verdict("deny", "builtin.eval-hidden", "eval-hidden", reason)]
         if not write:
             return [self.read(resolved, subject)]
         if resolved is not None and _harmless(resolved.raw):
@@ -159,6 +162,15 @@ class PathJudge:
             return self.profile.floor(R, "planning-artifact", "write-worktree", what, subject)
         what = f"Writing {relative} in the worktree"
         return self.profile.floor(N, "write-worktree", "write-worktree", what, subject)
+
+
+# A skill eval case's reference answers (``<skills>/<name>/evals/<case>/hidden``): the
+# agent never sees them, through any tool, under any profile.
+_EVAL_HIDDEN = re.compile(r"(^|/)skills/[^/]+/evals/[^/]+/hidden(/|$)")
+
+
+def eval_hidden(path: str) -> bool:
+    return _EVAL_HIDDEN.search(path) is not None
 
 
 def _harmless(raw: str) -> bool:

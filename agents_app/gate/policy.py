@@ -47,6 +47,8 @@ def decide(call: ToolCall, ctx: GateContext) -> Decision:
     subjects: list[str] = []  # what the deny rules are matched against
     try:
         verdicts = _judge(call, spec.side_effect, paths, subjects)
+        if call.tool == "load_skill":
+            verdicts = _skill_profile(call, ctx, profile) or verdicts
     except (ValueError, TypeError) as error:
         return _refusal("input.invalid", f"The {call.tool} input cannot be checked: {error}.")
     denied = deny_rule(ctx.rules.deny, call.tool, subjects)
@@ -72,6 +74,19 @@ def _judge(
     if call.tool == "run_command":
         return ShellJudge(paths, subjects).command(call.input)
     return _file_tool(call, paths, subjects, write=side_effect == "write")
+
+
+def _skill_profile(call: ToolCall, ctx: GateContext, profile: str) -> list[Verdict]:
+    """A skill whose ``permission-profile`` is above the session's asks before it loads
+    (under every profile: a person may approve it once, or raise the profile)."""
+    name = call.input.get("name")
+    if not isinstance(name, str):
+        return []
+    needed = ctx.skill_profiles.get(name)
+    if needed is None or profile_rank(needed) <= profile_rank(profile):
+        return []
+    reason = f"Skill {name!r} needs the {needed} profile; this session is {profile}."
+    return [Verdict("ask", "skill.profile-above", "skill", reason, lift="approved", subject=name)]
 
 
 def _file_tool(

@@ -44,6 +44,9 @@ class GateContext(BaseModel):
     worktree: Path
     rules: PolicyRules = Field(default_factory=PolicyRules)
     approved_rules: list[Rule] = Field(default_factory=list)
+    # The minimum profile of each skill the unit may load (name → profile): loading one
+    # above the session's profile asks.
+    skill_profiles: dict[str, PermissionProfile] = Field(default_factory=dict)
 
 
 class Decision(BaseModel):

@@ -9,7 +9,7 @@ approval; an approval with scope *once* lets exactly that call through, once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +49,9 @@ def gate_rules(project: Project) -> PolicyRules:
     )
 
 
-def gate_context(session: AgentSession, worktree: Path) -> GateContext:
+def gate_context(
+    session: AgentSession, worktree: Path, skill_profiles: dict[str, str] | None = None
+) -> GateContext:
     granted = ApprovalRule.objects.filter(project_id=session.project_id).filter(
         Q(scope=ReviewScope.PROJECT) | Q(session=session)
     )
@@ -68,6 +70,9 @@ def gate_context(session: AgentSession, worktree: Path) -> GateContext:
             )
             for r in granted
         ],
+        skill_profiles={
+            name: PermissionProfile(profile) for name, profile in (skill_profiles or {}).items()
+        },
     )
 
 
@@ -78,6 +83,7 @@ class SessionGate:
     session_id: int
     worktree: Path
     unit_id: int | None = None
+    skill_profiles: dict[str, str] = field(default_factory=dict)  # name → minimum profile
 
     def session(self) -> AgentSession:
         return AgentSession.objects.select_related("project").get(pk=self.session_id)
@@ -98,7 +104,10 @@ class SessionGate:
             return GateVerdict(
                 "allow", f"approved.once:{once}", "approved", "a reviewer approved this call"
             )
-        verdict = decide(ToolCall(tool=tool, input=arguments), gate_context(session, self.worktree))
+        verdict = decide(
+            ToolCall(tool=tool, input=arguments),
+            gate_context(session, self.worktree, self.skill_profiles),
+        )
         record = RiskDecision.objects.create(
             session=session,
             unit_id=self.unit_id,

@@ -12,13 +12,15 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import sf_native
+from agents_app.gate.judge_paths import eval_hidden
 from agents_app.runtime.sandbox import SandboxPolicy, SandboxRefused, sandboxed_run
 from agents_app.runtime.unredact import MarkerUnresolved, restore_markers
+from sf_core.errors import SfError
 
 MAX_READ_BYTES = 256 * 1024
 MAX_OUTPUT_CHARS = 30_000
@@ -110,9 +112,24 @@ class RunCommandInput(_Input):
 
 
 class LoadSkillInput(_Input):
-    """Load the full instructions of a skill listed in your context."""
+    """Load the full instructions of a skill listed in your context (or one of its
+    supporting files), or find skills by words with ``search``."""
 
-    name: str = Field(min_length=1, max_length=100)
+    name: str = Field(default="", max_length=100, description="the skill's name")
+    file: str = Field(
+        default="", max_length=300, description="a supporting file the skill lists, optional"
+    )
+    search: str = Field(
+        default="", max_length=200, description="words to find a skill not listed, optional"
+    )
+
+
+class SkillSource(Protocol):
+    """The skills of a unit (``skills_app.loader.SkillLoader``)."""
+
+    def load(self, name: str, file: str = "") -> str: ...
+
+    def search(self, text: str) -> str: ...
 
 
 class AskUserInput(_Input):
@@ -131,7 +148,7 @@ class FinishInput(_Input):
 @dataclass
 class ToolContext:
     worktree: Path
-    skills: Callable[[str], str] | None = None  # name → skill body
+    skills: SkillSource | None = None
     answers: dict[str, str] = field(default_factory=dict)  # pre-supplied ask_user answers
     # The sandbox policy of the next command, read when it runs (the profile may have
     # changed since the unit started); no network unless it says so.
@@ -177,6 +194,8 @@ def inside(ctx: ToolContext, relative: str) -> Path:
     target = (root / relative).resolve()
     if target != root and root not in target.parents:
         raise ToolError(f"{relative} is outside the worktree")
+    if eval_hidden(str(target)):
+        raise ToolError(f"{relative} holds a skill eval case's hidden answers; no tool reads them")
     return target
 
 
@@ -249,6 +268,8 @@ def grep(ctx: ToolContext, args: GrepInput) -> str:
     )
     lines = []
     for m in matches:
+        if eval_hidden(str(root / m.path)):
+            continue  # a skill eval case's hidden answers are never shown
         first = m.line_number - len(m.before)
         lines += [f"{m.path}-{first + i}- {text}" for i, text in enumerate(m.before)]
         lines.append(f"{m.path}:{m.line_number}:{m.column}: {m.text}")
@@ -257,7 +278,8 @@ def grep(ctx: ToolContext, args: GrepInput) -> str:
 
 
 def glob(ctx: ToolContext, args: GlobInput) -> str:
-    paths = sf_native.glob(inside(ctx, args.path), args.pattern)
+    root = inside(ctx, args.path)
+    paths = [p for p in sf_native.glob(root, args.pattern) if not eval_hidden(str(root / p))]
     return cap("\n".join(paths) or "no files match")
 
 
@@ -294,7 +316,14 @@ def run_command(ctx: ToolContext, args: RunCommandInput) -> str:
 def load_skill(ctx: ToolContext, args: LoadSkillInput) -> str:
     if ctx.skills is None:
         raise ToolError("no skills are available in this session")
-    return ctx.skills(args.name)
+    try:
+        if args.search and not args.name:
+            return ctx.skills.search(args.search)
+        if not args.name:
+            raise ToolError("name the skill to load (or give search words)")
+        return ctx.skills.load(args.name, args.file)
+    except SfError as exc:  # an unknown, invalid or forbidden skill is the model's mistake
+        raise ToolError(str(exc)) from None
 
 
 def ask_user(ctx: ToolContext, args: AskUserInput) -> str:

@@ -31,7 +31,8 @@ from agents_app.services.sessions import (
     session_set_paused,
     session_stop,
 )
-from sf_core.signals import send_on_commit, session_runnable
+from sf_core.errors import CommandRejected
+from sf_core.signals import collect, send_on_commit, session_runnable, skill_command_requested
 
 UNRESTRICTED = PermissionProfile.UNRESTRICTED.value
 
@@ -64,6 +65,8 @@ def command_apply(
     require_command(actor, session, command)
     if isinstance(command, cmd.Query):
         return _query(session, command.name)
+    if isinstance(command, cmd.SkillCommand):
+        return _skill(session, command, actor)
     _check_confirmed(session, command, text)
     reason = f"{text.strip() or type(command).__name__} by {actor.label or actor.kind}"
     with transaction.atomic():
@@ -156,6 +159,23 @@ def _describe(
 def _superseded_note(superseded: list[ModeTransition]) -> str:
     return "".join(
         f"; superseded pending steer #{t.pk} ({t.summary}, {t.scope})" for t in superseded
+    )
+
+
+def _skill(session: AgentSession, command: cmd.SkillCommand, actor: Actor) -> CommandOutcome:
+    """Answered by the skills app (above this one), through a signal."""
+    answer = collect(
+        skill_command_requested,
+        sender=AgentSession,
+        session=session,
+        name=command.name,
+        args=command.args,
+        actor=actor,
+    )
+    if not answer:
+        raise CommandRejected("skills are not available here (the skills app is not installed)")
+    return CommandOutcome(
+        session=session, message=str(answer["message"]), data=dict(answer.get("data", {}))
     )
 
 

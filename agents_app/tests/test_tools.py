@@ -20,6 +20,14 @@ from agents_app.runtime.tools import (
 )
 
 
+class _Skills:
+    def load(self, name: str, file: str = "") -> str:
+        return f"{file or 'body'} of {name}"
+
+    def search(self, text: str) -> str:
+        return f"skills about {text}"
+
+
 @pytest.fixture
 def ctx(tmp_path: Path) -> ToolContext:
     (tmp_path / "src").mkdir()
@@ -27,7 +35,7 @@ def ctx(tmp_path: Path) -> ToolContext:
     (tmp_path / "README.md").write_text("# demo\n")
     return ToolContext(
         worktree=tmp_path,
-        skills=lambda name: f"body of {name}",
+        skills=_Skills(),
         answers={"Which DB?": "PostgreSQL"},
     )
 
@@ -124,6 +132,12 @@ def test_long_output_keeps_head_and_tail(ctx: ToolContext) -> None:
 
 def test_skills_questions_and_finish(ctx: ToolContext) -> None:
     assert run(ctx, "load_skill", name="deploy") == "body of deploy"
+    assert run(ctx, "load_skill", name="deploy", file="checklists/a.md") == (
+        "checklists/a.md of deploy"
+    )
+    assert run(ctx, "load_skill", search="release notes") == "skills about release notes"
+    with pytest.raises(ToolError, match="name the skill"):
+        run(ctx, "load_skill")
     assert run(ctx, "ask_user", question="Which DB?") == "PostgreSQL"
     with pytest.raises(NeedsPerson, match="Which port"):
         run(ctx, "ask_user", question="Which port?")

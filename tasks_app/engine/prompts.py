@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from agents_app.models import TraceEvent, TraceKind
-from skills_app.loader import Skill
 from tasks_app.models import Task, TaskStatus, TaskTransition, Unit, UnitStatus
 
 SYSTEM = """You are a coding agent working for SF in a git worktree of the project.
@@ -20,17 +19,17 @@ MAX_PREVIOUS_OUTPUT = 6000
 MAX_BRIEFING_EVENTS = 40
 
 
-def unit_messages(
-    *, task: Task, skills: list[Skill], profile: str, previous: Unit | None
-) -> list[dict[str, Any]]:
+def unit_messages(*, task: Task, skills: str, previous: Unit | None) -> list[dict[str, Any]]:
     """A fresh conversation for a new unit of ``task``."""
     return [
         {"role": "system", "content": SYSTEM},
-        {"role": "user", "content": task_brief(task, skills, profile, previous)},
+        {"role": "user", "content": task_brief(task, skills, previous)},
     ]
 
 
-def task_brief(task: Task, skills: list[Skill], profile: str, previous: Unit | None) -> str:
+def task_brief(task: Task, skills: str, previous: Unit | None) -> str:
+    """The task, its criteria and verify commands, the ``skills`` section (the list and
+    what people invoked, ``skills_app.loader``) and what the last attempt left."""
     parts = [f"# Task {task.key}: {task.title}"]
     if task.description:
         parts.append(task.description)
@@ -44,10 +43,8 @@ def task_brief(task: Task, skills: list[Skill], profile: str, previous: Unit | N
         parts.append(
             "## Files you intend to touch\n" + "\n".join(f"- {path}" for path in task.intent_claim)
         )
-    usable = [skill for skill in skills if skill.model_may_invoke(profile)]
-    if usable:
-        listing = "\n".join(f"- {skill.name}: {skill.meta.description}" for skill in usable)
-        parts.append("## Skills (load one with load_skill when it is relevant)\n" + listing)
+    if skills:
+        parts.append(skills)
     if previous is not None:
         parts.append(_previous_attempt(previous))
     return "\n\n".join(parts)

@@ -14,6 +14,7 @@ import logging
 import os
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -25,18 +26,19 @@ from agents_app.budget import budget_pause, budget_remaining
 from agents_app.gate.redaction import redact_text
 from agents_app.gate.session import SessionGate
 from agents_app.models import Activity, AgentSession, PauseCause, SessionDriver, SessionStatus
+from agents_app.runtime.context import context_window
 from agents_app.runtime.llm import ModelRouter, complete, model_settings_for
 from agents_app.runtime.loop import AgentLoop, LoopResult
 from agents_app.runtime.replay import replay_activate, replay_deactivate
 from agents_app.runtime.sandbox import SandboxPolicy, policy_for
 from agents_app.runtime.streaming import streamed_completion
-from agents_app.runtime.tools import TOOLS, Tool, ToolContext, ToolError
+from agents_app.runtime.tools import TOOLS, Tool, ToolContext
 from agents_app.runtime.trace import TraceRecorder
 from agents_app.services import DispatchPoint, session_apply_due, session_set_paused
 from sf_core.actors import Actor
 from sf_core.errors import SfError
 from sf_core.live import Groups, broadcast
-from skills_app.loader import Skill, skill_body_for_model, skills_discover
+from skills_app.loader import SkillLoader, invocations_claim, skills_listing, unit_skills
 from tasks_app.engine.hooks import EngineHooks, Heartbeat
 from tasks_app.engine.outcome import unit_complete, unit_fail
 from tasks_app.engine.prompts import unit_messages
@@ -176,25 +178,38 @@ def _agent(
     session = AgentSession.objects.select_related("project").get(pk=task.plan.session_id)
     if options.replay is None and session.replay_trace:
         options = replace(options, replay=unit_replay(session.replay_trace))
-    skills = skills_discover(ws.path)
-    previous = Unit.objects.filter(task=task, attempt__lt=unit.attempt).order_by("-attempt").first()
-    messages = unit_messages(
-        task=task, skills=skills, profile=session.permission_profile, previous=previous
+    skills = SkillLoader(
+        skills=unit_skills(session.project),
+        worktree=ws.path,
+        repo=Path(session.project.repo_path),
+        session_id=session.pk,
+        unit_id=unit.pk,
     )
+    previous = Unit.objects.filter(task=task, attempt__lt=unit.attempt).order_by("-attempt").first()
     router = _router(session, options, unit.pk, hooks.started)
     model = router.model
     Unit.objects.filter(pk=unit.pk).update(model=model)
     TaskRuntime.objects.filter(task=task).update(current_model=model)
+    messages = unit_messages(
+        task=task,
+        skills=_skills_section(skills, task, session, model),
+        previous=previous,
+    )
     loop = AgentLoop(
         router=router,
-        tools=_tools(skills, session.permission_profile),
+        tools=_tools(skills),
         context=ToolContext(
             worktree=ws.path,
-            skills=_skill_loader(skills, session.pk),
+            skills=skills,
             answers=options.answers,
             sandbox=_sandbox_policy(session.pk),
         ),
-        gate=SessionGate(session_id=session.pk, worktree=ws.path, unit_id=unit.pk),
+        gate=SessionGate(
+            session_id=session.pk,
+            worktree=ws.path,
+            unit_id=unit.pk,
+            skill_profiles=skills.profiles(),
+        ),
         recorder=TraceRecorder(session=session, unit_id=unit.pk),
         hooks=hooks,
         max_steps=settings.SF_UNIT_MAX_STEPS,
@@ -252,23 +267,24 @@ def _with_idle_timeout(**kwargs: Any) -> Any:
     return complete(timeout=settings.SF_UNIT_IDLE_TIMEOUT.total_seconds(), max_retries=0, **kwargs)
 
 
-def _tools(skills: list[Skill], profile: str) -> dict[str, Tool]:
+def _tools(skills: SkillLoader) -> dict[str, Tool]:
     """No skill to load, no load_skill: a small model offered it calls it with names it
     makes up (seen with Qwen2.5-Coder-1.5B: load_skill("add_shout_flag"))."""
-    if any(skill.model_may_invoke(profile) for skill in skills):
+    if skills.offered():
         return TOOLS
     return {name: tool for name, tool in TOOLS.items() if name != "load_skill"}
 
 
-def _skill_loader(skills: list[Skill], session_id: int) -> Callable[[str], str]:
-    def load(name: str) -> str:
-        profile = AgentSession.objects.get(pk=session_id).permission_profile
-        try:
-            return skill_body_for_model(skills, name, profile)
-        except SfError as exc:  # an unknown or forbidden skill is the model's mistake
-            raise ToolError(str(exc)) from None
-
-    return load
+def _skills_section(skills: SkillLoader, task: Task, session: AgentSession, model: str) -> str:
+    """The skills list (a share of the model's window), then what people invoked."""
+    try:
+        project_models = session.project.parsed_policy.models
+        configured = model_settings_for(session.model_mode, None, project_models).context_window
+    except SfError:  # a replay: no model is configured, the recorded one is named
+        configured = 0
+    task_text = f"{task.title}\n{task.description}\n{' '.join(t for _, t in task.criteria)}"
+    listing = skills_listing(skills.skills, task_text, context_window(model, configured))
+    return "\n\n".join(part for part in (listing, invocations_claim(skills)) if part)
 
 
 def _sandbox_policy(session_id: int) -> Callable[[], SandboxPolicy]:

@@ -41,7 +41,7 @@ def test_a_failed_attempt_is_still_briefed_with_its_output(repo: Path) -> None:
     session, plan = start(repo, task_spec(), profile="normal")
     run_next(session, ScriptedModel(*writes("nope")))  # verify greps for hello: fails
     first = Unit.objects.get(task__plan=plan, attempt=1)
-    brief = task_brief(plan.tasks.get(), [], "normal", first)
+    brief = task_brief(plan.tasks.get(), "", first)
     assert f"## Attempt 1 did not pass ({first.status})" in brief
     assert "reviewer" not in brief
 
@@ -54,6 +54,6 @@ def test_changes_requested_before_an_attempt_do_not_brief_the_one_after(repo: Pa
     task_request_changes(task=task, actor=Actor.system("ada"), reason="louder")
     run_next(session, ScriptedModel(*writes("nope")))  # attempt 2 fails verification
     second = Unit.objects.get(task__plan=plan, attempt=2)
-    brief = task_brief(plan.tasks.get(), [], "normal", second)
+    brief = task_brief(plan.tasks.get(), "", second)
     assert "## Attempt 2 did not pass" in brief
     assert "louder" not in brief
