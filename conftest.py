@@ -23,6 +23,15 @@ PASSWORD = "correct horse 42"
 
 
 @pytest.fixture(autouse=True)
+def _no_user_skills(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The user-level skill folder of whoever runs the tests is not the tests' business:
+    each test starts with an empty one (a test that wants user skills writes its own)."""
+    monkeypatch.setenv("SF_USER_SKILLS", str(tmp_path_factory.mktemp("user-skills")))
+
+
+@pytest.fixture(autouse=True)
 def _close_the_event_loop_litellm_leaves() -> Iterator[None]:
     """litellm's service logger asks a blocking caller for ``asyncio.get_event_loop()``,
     which makes the main thread an event loop and keeps it open. pytest-asyncio later

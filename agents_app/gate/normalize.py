@@ -29,7 +29,8 @@ def normalize_input(call: ToolCall, worktree: Path | str | None = None) -> dict[
 
 def approval_subject(tool: str, normalized: dict[str, Any]) -> str:
     """What an exact approval of a call matches: the normalized command (with the
-    directory it runs in, when given) or the normalized path; "" when neither."""
+    directory it runs in, when given), the skill loaded, or the normalized path; ""
+    when none."""
     if tool == "run_command":
         command = normalized.get("command")
         if not isinstance(command, str):
@@ -38,6 +39,9 @@ def approval_subject(tool: str, normalized: dict[str, Any]) -> str:
         return (
             f"{command}  (in {cwd})" if isinstance(cwd, str) and cwd not in ("", ".") else command
         )
+    if tool == "load_skill":  # approved for the session: that skill, not every skill
+        name = normalized.get("name")
+        return f"skill {name}" if isinstance(name, str) and name else ""
     path = normalized.get("path")
     return path if isinstance(path, str) else ""
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents_app.commands import Next, Pause, Query, SetAxes, Steer, Stop, parse
+from agents_app.commands import Next, Pause, Query, SetAxes, SkillCommand, Steer, Stop, parse
 from sf_core.errors import CommandRejected
 
 
@@ -87,6 +87,12 @@ from sf_core.errors import CommandRejected
         ("/cost", Query("cost")),
         ("/session-report", Query("session-report")),
         ("   /status   ", Query("status")),
+        ("/skills", SkillCommand()),
+        ("/skill release-notes", SkillCommand(name="release-notes")),
+        (
+            "/skill release-notes --since 'last tag' v2",
+            SkillCommand(name="release-notes", args="--since 'last tag' v2"),
+        ),
     ],
 )
 def test_it_parses_every_command(text: str, expected: object) -> None:
@@ -153,6 +159,8 @@ def test_it_parses_every_command(text: str, expected: object) -> None:
         ),
         ("/trust unrestricted --confirm=yes", "option --confirm takes no value"),
         ("/" + "x" * 3000, "command too long (3001 characters, at most 2000)"),
+        ("/skill", "usage: /skill NAME [arguments]; /skills lists the skills"),
+        ("/skills all", "/skills takes no arguments; got 'all'"),
     ],
 )
 def test_bad_input_gets_one_line_naming_what_was_wrong(text: str, message: str) -> None:
