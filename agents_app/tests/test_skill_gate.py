@@ -110,3 +110,17 @@ def test_the_tools_themselves_never_show_hidden_answers(worktree: Path) -> None:
         run(ctx, "read_file", path=f"{HIDDEN}/answer.txt")
     with pytest.raises(ToolError, match="hidden answers"):
         run(ctx, "list_dir", path=HIDDEN)
+
+
+@pytest.mark.parametrize(
+    ("profile", "decision"), [("restricted", "deny"), ("normal", "ask"), ("trusted", "allow")]
+)
+def test_a_skills_script_runs_only_as_the_gate_decides(
+    worktree: Path, profile: str, decision: str
+) -> None:
+    """A skill's scripts/ are commands like any other: nothing runs them but run_command,
+    which the gate decides and the sandbox confines."""
+    script = ".agents/skills/notes/scripts/check.sh"
+    (worktree / script).parent.mkdir(parents=True)
+    (worktree / script).write_text("#!/bin/sh\necho ok\n")
+    assert decide(shell(f"sh {script}"), context(worktree, profile)).decision == decision
