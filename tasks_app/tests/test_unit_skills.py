@@ -21,9 +21,11 @@ from sf_core.actors import Actor
 from sf_core.errors import CommandRejected
 from skills_app.models import Skill, SkillUse
 from tasks_app.tests.test_engine import repo, run_next, start, task_spec, writes
+from tasks_app.tests.test_provider_outage import provider, run_unit
+from tests.fake_provider import FakeProvider, call, fake_provider, openai_calls
 
 pytestmark = pytest.mark.django_db
-__all__ = ["repo"]  # the fixture, shared with test_engine
+__all__ = ["fake_provider", "provider", "repo"]  # fixtures shared with other test modules
 
 BODY = "Always end a greeting with a full stop. UNIQUE-BODY-MARKER"
 
@@ -185,3 +187,28 @@ def test_a_person_invokes_a_skill_for_the_next_unit(repo: Path, staff_user: User
     start_again, _ = start(repo, task_spec(key="again"))
     run_next(start_again, second)
     assert "asked you to use" not in brief(second)  # claimed once
+
+
+def test_a_skill_loads_through_a_real_provider(
+    repo: Path,
+    provider: FakeProvider,
+) -> None:
+    """Over HTTP, in OpenAI's wire format: the tool's schema as the provider receives it
+    (name, file and search, none required), the call, and the body in the next request."""
+    add_skill(repo, "greeting-style", description="How greetings are worded")
+    commit(repo)
+    session, _ = start(repo, task_spec())
+    provider.answer(
+        openai_calls(call("load_skill", {"name": "greeting-style"})),
+        openai_calls(call("write_file", {"path": "hello.txt", "content": "hello"})),
+        openai_calls(call("finish", {"summary": "wrote hello.txt"})),
+    )
+    run_unit(session)
+    tools = {t["function"]["name"]: t["function"] for t in provider.requests[0].body["tools"]}
+    schema = tools["load_skill"]["parameters"]
+    assert set(schema["properties"]) == {"name", "file", "search"}
+    assert not schema.get("required")
+    second = provider.requests[1].body["messages"]
+    assert "UNIQUE-BODY-MARKER" in second[-1]["content"]
+    assert second[-1]["role"] == "tool"
+    assert SkillUse.objects.get().kind == "load"
