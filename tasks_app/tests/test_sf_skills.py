@@ -47,6 +47,7 @@ def test_sfs_own_skills_pass_their_evals_on_replay(tmp_path: Path) -> None:
     failed = [
         (r["skill"], r["case"], r["grades"], r["error"]) for r in result["runs"] if not r["passed"]
     ]
-    assert code == 0 and not failed, failed
+    assert not failed, failed
+    assert code == 0
     skills = {r["skill"] for r in result["runs"]}
     assert skills >= {"gate-rules", "engine-dispatch-points", "headless-contract"}
