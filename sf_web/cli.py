@@ -20,6 +20,7 @@ SUBCOMMAND_MODULES = (
     "skills_app.cli",
     "tasks_app.cli",
     "tasks_app.headless.cli",
+    "tasks_app.skill_eval_cli",
 )
 
 
