@@ -128,8 +128,7 @@ class PathJudge:
         """The verdicts on one resolved path (None: known only at run time)."""
         if resolved is not None and eval_hidden(resolved.path):
             reason = f"`{short(subject)}` reaches a skill eval case's hidden answers"
-            # A risk class of RISK_ORDER ("eval-hidden" is none: ranking it raised KeyError).
-            return [Verdict("deny", "builtin.eval-hidden", "read-outside", reason)]
+            return [Verdict("deny", "builtin.eval-hidden", "eval-hidden", reason)]
         if not write:
             return [self.read(resolved, subject)]
         if resolved is not None and _harmless(resolved.raw):
