@@ -48,6 +48,17 @@ def session_json(session: AgentSession) -> dict[str, Any]:
     }
 
 
+def find_project(ref: str) -> Project:
+    """A project by name or id, or an error naming the known ones."""
+    project = Project.objects.filter(name=ref).first()
+    if project is None and ref.isdigit():
+        project = Project.objects.filter(pk=int(ref)).first()
+    if project is None:
+        known = ", ".join(Project.objects.values_list("name", flat=True)[:20]) or "none"
+        raise SfError(f"no project {ref!r}; projects: {known}")
+    return project
+
+
 def find_session(session_id: int, actor: Actor | None = None) -> AgentSession:
     """The session; with a person acting, only if they may view it."""
     try:

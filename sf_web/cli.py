@@ -17,10 +17,9 @@ SUBCOMMAND_MODULES = (
     "dashboard_app.cli",
     "agents_app.cli",
     "agents_app.gate.cli",
-    "skills_app.cli",
     "tasks_app.cli",
     "tasks_app.headless.cli",
-    "tasks_app.skill_eval_cli",
+    "tasks_app.skills_cli",
 )
 
 

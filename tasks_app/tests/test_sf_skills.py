@@ -1,6 +1,6 @@
 """SF's own skills (.agents/skills/) pass their eval cases on the replayed traces shipped
 with them (hand-written: tests/fixtures/build_sf_skill_traces.py). This is the CI run
-of ``sf skill-eval --replay``."""
+of ``sf skills eval --replay``."""
 
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ def test_sfs_own_skills_pass_their_evals_on_replay(tmp_path: Path) -> None:
     try:
         call_command(
             "sf",
-            "skill-eval",
+            "skills",
+            "eval",
             "--project",
             "sf itself",
             "--replay",

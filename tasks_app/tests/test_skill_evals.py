@@ -167,7 +167,8 @@ def test_the_command_prints_json_and_fails_when_a_case_fails(repo: Path) -> None
     with pytest.raises(SystemExit) as exit_:
         call_command(
             "sf",
-            "skill-eval",
+            "skills",
+            "eval",
             "facts",
             "--project",
             "facts cli",
@@ -189,6 +190,8 @@ def test_an_unknown_skill_is_a_usage_error(repo: Path) -> None:
     project_create(name="facts usage", repo_path=str(repo))
     err = StringIO()
     with pytest.raises(SystemExit) as exit_:
-        call_command("sf", "skill-eval", "nope", "--project", "facts usage", "--replay", stderr=err)
+        call_command(
+            "sf", "skills", "eval", "nope", "--project", "facts usage", "--replay", stderr=err
+        )
     assert exit_.value.code == 2
     assert "no skill 'nope'" in err.getvalue()
