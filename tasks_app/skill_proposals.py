@@ -156,6 +156,7 @@ def _propose(session: AgentSession, evidence: Evidence, seen: list[Unit]) -> Ski
         logger.info("skill %s proposed for %s", draft.name, project.name)
         if policy_writes(session):
             _accepted(proposal, POLICY_ACTOR)
+            proposal.refresh_from_db()
     return proposal
 
 

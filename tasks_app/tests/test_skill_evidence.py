@@ -9,7 +9,6 @@ from tasks_app.skill_drafts import Occurrence, draft_validate, skill_draft
 from tasks_app.skill_evidence import (
     EvidenceKind,
     command_sequence,
-    normalise,
     same_fix,
     unit_evidence,
     verify_failure,
@@ -31,7 +30,8 @@ PATCH = (
 def test_the_same_failure_with_other_numbers_paths_and_hex_is_one_fingerprint() -> None:
     first = verify_failure(REPORT.format(s="1.5", n=12))
     second = verify_failure(REPORT.format(s="9.0", n=99))
-    assert first is not None and second is not None
+    assert first is not None
+    assert second is not None
     assert first.fingerprint == second.fingerprint
     assert first.command == "pytest -q tests/test_a.py"
     assert first.error == "E AssertionError: <n> != <n> in <path>:<n> at <hex>"
@@ -40,7 +40,9 @@ def test_the_same_failure_with_other_numbers_paths_and_hex_is_one_fingerprint() 
 def test_another_command_or_error_is_another_fingerprint() -> None:
     base = verify_failure(REPORT.format(s="1", n=1))
     other_error = verify_failure(REPORT.format(s="1", n=1).replace("AssertionError", "KeyError"))
-    assert base and other_error and base.fingerprint != other_error.fingerprint
+    assert base
+    assert other_error
+    assert base.fingerprint != other_error.fingerprint
 
 
 def test_a_passing_or_refused_verification_is_no_failure_evidence() -> None:
@@ -50,7 +52,9 @@ def test_a_passing_or_refused_verification_is_no_failure_evidence() -> None:
 
 def test_a_fix_ignores_hunk_line_numbers_and_whitespace() -> None:
     first, second = same_fix(PATCH.format(n=10)), same_fix(PATCH.format(n=80))
-    assert first and second and first.fingerprint == second.fingerprint
+    assert first
+    assert second
+    assert first.fingerprint == second.fingerprint
     assert first.files == ("src/app.py",)
     assert first.changes == ("-return x", "+return x or 0")
 
@@ -59,7 +63,9 @@ def test_a_command_sequence_needs_two_commands_and_strips_numbers() -> None:
     assert command_sequence(["make test"]) is None
     one = command_sequence(["make   db", "make db", "pytest -x -n 4"])
     two = command_sequence(["make db", "pytest -x -n 2"])
-    assert one and two and one.fingerprint == two.fingerprint
+    assert one
+    assert two
+    assert one.fingerprint == two.fingerprint
     assert one.commands == ("make db", "pytest -x -n <n>")
 
 
