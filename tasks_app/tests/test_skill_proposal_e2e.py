@@ -49,31 +49,30 @@ def writes(files: dict[str, str]) -> list[Any]:
     return [("writing", calls), ("done", [("finish", {"summary": "wrote it"})])]
 
 
-def test_three_failures_a_proposal_accepted_and_merged_with_skill_md_and_an_eval_case(
-    tmp_path: Path, user: User
-) -> None:
-    repo = demo_repo_create(tmp_path / "greet")
+def failing_task(repo: Path, user: User) -> Task:
+    """A task whose verify command fails the same way whatever the agent writes."""
     project = project_create(name="greet", repo_path=str(repo))
     grant(user, project, "approver")
     session = session_create(project=project, axes={"work_mode": "plan"})
     AgentSession.objects.filter(pk=session.pk).update(driver="inline")
-    spec = plan_spec_parse(
-        {
-            "summary": "s",
-            "tasks": [
-                {
-                    "key": "hello",
-                    "title": "Write hello.txt",
-                    "acceptance_criteria": ["hello.txt says hello"],
-                    "verify": ["grep -q hello hello.txt"],
-                    "risk_level": "low",
-                }
-            ],
-        }
-    )
+    task = {
+        "key": "hello",
+        "title": "Write hello.txt",
+        "acceptance_criteria": ["hello.txt says hello"],
+        "verify": ["grep -q hello hello.txt"],
+        "risk_level": "low",
+    }
+    spec = plan_spec_parse({"summary": "s", "tasks": [task]})
     plan = plan_create(session=session, spec=spec, source="api")
     plan_accept(plan=plan, actor=Actor.of(user), autonomous=True, start=False)
-    failing = plan.tasks.get()
+    return plan.tasks.get()
+
+
+def test_three_failures_a_proposal_accepted_and_merged_with_skill_md_and_an_eval_case(
+    tmp_path: Path, user: User
+) -> None:
+    repo = demo_repo_create(tmp_path / "greet")
+    failing = failing_task(repo, user)
 
     # Given: the same verification failure in three units.
     for attempt in (1, 2, 3):
