@@ -12,11 +12,13 @@ from django.contrib.auth.models import User
 
 from agents_app.access import AccessDenied
 from agents_app.models import AgentSession, TraceEvent, TraceKind
+from agents_app.schemas import policy_parse
 from agents_app.services import project_create, session_create
 from conftest import grant
 from sf_core.actors import Actor
-from sf_core.errors import InvalidTransition
+from sf_core.errors import InvalidTransition, PolicyInvalid
 from skills_app.models import ProposalStatus, SkillProposal
+from tasks_app.engine import outcome
 from tasks_app.models import Plan, PlanStatus, Task, Unit
 from tasks_app.schemas import plan_spec_parse
 from tasks_app.services import plan_accept, plan_create
@@ -195,3 +197,21 @@ def test_rejecting_needs_an_approver(task: Task, user: User) -> None:
     rejected = proposal_reject(proposal=proposal, actor=Actor.of(user))
     assert rejected.status == ProposalStatus.REJECTED
     assert rejected.task is None
+
+
+def test_the_policy_field_is_checked() -> None:
+    assert policy_parse({}).skills.auto_create == "propose"
+    assert policy_parse({"skills": {"auto_create": "write"}}).skills.auto_create == "write"
+    with pytest.raises(PolicyInvalid, match=r"skills\.auto_create"):
+        policy_parse({"skills": {"auto_create": "always"}})
+
+
+def test_a_check_that_breaks_never_changes_how_the_unit_ended(
+    task: Task, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(**_: Any) -> None:
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(outcome, "skill_evidence_check", broken)
+    outcome._skill_evidence(failed_unit(task, 1))  # no exception
+    assert "skill evidence of unit" in caplog.text
