@@ -7,7 +7,8 @@ Three kinds, as DESIGN §7 names them:
 - **same-fix**: a verified unit's patch as the set of files it touched and its changed
   lines (hunk headers and their line numbers dropped);
 - **command-sequence**: the ``run_command`` commands of a unit in order (two at least),
-  each with whitespace collapsed and numbers and hex stripped.
+  each with whitespace collapsed and numbers and hex stripped; looking around (``ls``,
+  ``cat``, ``git status`` …) is what every unit does, so it is left out.
 
 Two units with the same fingerprint showed the same evidence; ``skill_proposals``
 counts them.
@@ -42,8 +43,14 @@ class Evidence:
         return hashlib.sha256(f"{self.kind}\0{self.key}".encode()).hexdigest()
 
 
-MIN_COMMANDS = 2  # one repeated command (an `ls`) is not a procedure worth a skill
+MIN_COMMANDS = 2  # one repeated command is not a procedure worth a skill
 MAX_COMMANDS = 20
+# Commands that only look around: in every unit of every repository, so no evidence.
+LOOKING_AROUND = frozenset(
+    {"ls", "cat", "head", "tail", "pwd", "echo", "find", "grep", "rg", "wc", "tree"}
+    | {"less", "file", "stat", "which", "true"}
+)
+LOOKING_AROUND_GIT = frozenset(["status", "diff", "log", "show", "branch"])
 MAX_CHANGES = 200  # changed lines kept of a same-fix patch
 # "$ grep -q x f  [exit 1, 0.0 s]" — the header of each block of a verification report.
 _HEADER = re.compile(r"^\$ (?P<command>.+?)  \[(?P<status>[^\]]*), [0-9.]+ s\]$")
@@ -117,12 +124,21 @@ def command_sequence(commands: list[str]) -> Evidence | None:
     normalised: list[str] = []
     for command in commands:
         text = normalise(command, paths=False)
-        if text and (not normalised or normalised[-1] != text):
+        if text and not looks_around(text) and (not normalised or normalised[-1] != text):
             normalised.append(text)
     if len(normalised) < MIN_COMMANDS:
         return None
     kept = tuple(normalised[:MAX_COMMANDS])
     return Evidence(EvidenceKind.COMMAND_SEQUENCE, "\n".join(kept), commands=kept)
+
+
+def looks_around(command: str) -> bool:
+    words = command.split()
+    if not words:
+        return True
+    if words[0] == "git":
+        return len(words) > 1 and words[1] in LOOKING_AROUND_GIT
+    return words[0] in LOOKING_AROUND
 
 
 def unit_evidence(

@@ -62,7 +62,7 @@ def skill_evidence_check(*, unit_id: int) -> SkillProposal | None:
     for evidence in found:
         if SkillProposal.objects.filter(project=project, fingerprint=evidence.fingerprint).exists():
             continue
-        seen = _occurrences(project, evidence, anchor=commands[0] if commands else "")
+        seen = _occurrences(project, evidence)
         if len(seen) >= MIN_OCCURRENCES:
             return _propose(session, evidence, seen)
     return None
@@ -74,23 +74,24 @@ def _cooling_down(project: Project) -> bool:
 
 
 def _commands_of(unit_ids: list[int]) -> dict[int, list[str]]:
-    """The ``run_command`` commands of each unit, in the order they ran."""
+    """The ``run_command`` commands of each unit, in the order they ran (only the
+    command is read from the payload, never the output stored beside it)."""
     commands: dict[int, list[str]] = {}
     events = TraceEvent.objects.filter(
         unit_id__in=unit_ids, kind=TraceKind.TOOL_CALL, name="run_command"
     ).order_by("unit_id", "seq")
-    for unit_id, payload in events.values_list("unit_id", "payload"):
-        command = (payload.get("arguments") or {}).get("command")
+    for unit_id, command in events.values_list("unit_id", "payload__arguments__command"):
         if isinstance(command, str) and unit_id is not None:
             commands.setdefault(unit_id, []).append(command)
     return commands
 
 
-def _occurrences(project: Project, evidence: Evidence, *, anchor: str) -> list[Unit]:
+def _occurrences(project: Project, evidence: Evidence) -> list[Unit]:
     """The project's recent units (newest first) that showed ``evidence``.
 
     A cheap database filter finds candidates (the failing command in the report, the
-    first file in the patch, the first command in the trace); the fingerprint decides."""
+    first file in the patch, the first word of the first command in the trace); the
+    fingerprint decides."""
     window = settings.SF_SKILL_EVIDENCE_WINDOW
     units = Unit.objects.filter(task__plan__session__project=project).select_related("task")
     if evidence.kind == EvidenceKind.COMMAND_SEQUENCE:
@@ -99,7 +100,7 @@ def _occurrences(project: Project, evidence: Evidence, *, anchor: str) -> list[U
                 session__project=project,
                 kind=TraceKind.TOOL_CALL,
                 name="run_command",
-                payload__arguments__command=anchor,
+                payload__arguments__command__startswith=evidence.commands[0].split()[0],
             )
             .order_by("-unit_id")
             .values_list("unit_id", flat=True)
@@ -113,10 +114,8 @@ def _occurrences(project: Project, evidence: Evidence, *, anchor: str) -> list[U
             verification_passed=False, verification_output__contains=f"$ {evidence.command}  ["
         )
     else:
-        units = units.filter(
-            verification_passed=True,
-            checkpoint_patch__contains=f"diff --git a/{evidence.files[0]} ",
-        )
+        first_file = f"diff --git a/{evidence.files[0]} "
+        units = units.filter(verification_passed=True, checkpoint_patch__contains=first_file)
     return [u for u in units.order_by("-pk")[:window] if _shows(u, evidence, [])]
 
 

@@ -61,6 +61,7 @@ def test_a_fix_ignores_hunk_line_numbers_and_whitespace() -> None:
 
 def test_a_command_sequence_needs_two_commands_and_strips_numbers() -> None:
     assert command_sequence(["make test"]) is None
+    assert command_sequence(["ls -la", "cat a", "git status", "git diff"]) is None
     one = command_sequence(["make   db", "make db", "pytest -x -n 4"])
     two = command_sequence(["make db", "pytest -x -n 2"])
     assert one
@@ -74,7 +75,7 @@ def test_a_unit_shows_its_failure_or_its_fix_and_its_commands() -> None:
         verification_passed=False,
         verification_output=REPORT.format(s="1", n=1),
         patch=PATCH.format(n=1),
-        commands=["ls", "cat a"],
+        commands=["make db", "make test"],
     )
     assert [e.kind for e in failed] == [
         EvidenceKind.VERIFY_FAILURE,

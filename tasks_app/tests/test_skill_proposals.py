@@ -108,10 +108,11 @@ def test_three_identical_fixes_make_a_proposal(task: Task) -> None:
 
 
 def test_three_identical_command_sequences_make_a_proposal(task: Task) -> None:
-    sequence = ["make db-reset", "pytest -q -n 4"]
+    sequence = ["ls", "make db-reset", "cat Makefile", "pytest -q -n 4"]
+    other = ["make db-reset", "pytest -q -n 8"]  # the same, numbers and looking around aside
     assert skill_evidence_check(unit_id=commands_unit(task, 1, sequence).pk) is None
     assert skill_evidence_check(unit_id=commands_unit(task, 2, ["make db-reset", "ls"]).pk) is None
-    assert skill_evidence_check(unit_id=commands_unit(task, 3, sequence).pk) is None
+    assert skill_evidence_check(unit_id=commands_unit(task, 3, other).pk) is None
     proposal = skill_evidence_check(unit_id=commands_unit(task, 4, sequence).pk)
     assert proposal is not None
     assert proposal.kind == "command-sequence"
