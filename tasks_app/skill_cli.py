@@ -43,6 +43,7 @@ class SkillsWithProposalsCommand(SkillsCommand):
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         super().add_arguments(parser)
+        # The parent's subparsers, to add one more action beside sync and list.
         actions = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         proposals = actions.add_parser(
             "proposals", help="the skills SF proposed from repeated evidence"

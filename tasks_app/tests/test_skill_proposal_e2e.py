@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from agents_app.models import AgentSession
+from agents_app.models import AgentSession, RiskDecision
 from agents_app.services import project_create, session_create
 from agents_app.tests.runtime_helpers import ScriptedModel
 from conftest import grant
@@ -96,6 +96,8 @@ def test_three_failures_a_proposal_accepted_and_merged_with_skill_md_and_an_eval
     }
     report = run(written, *writes(files))
     assert (report.outcome, report.task_status) == ("verified", "review")  # normal: a person
+    verdicts = RiskDecision.objects.filter(unit__task=written, reason__startswith="verify")
+    assert set(verdicts.values_list("decision", flat=True)) == {"allow"}, "no person needed"
     task_approve(task=written, actor=Actor.of(user))
 
     # Then: the base branch has a commit with SKILL.md and the eval case; it is merged.
