@@ -93,6 +93,20 @@ class ModelModeName(StrEnum):
     FALLBACK = "fallback"
 
 
+class SkillAutoCreate(StrEnum):
+    """What SF does with a skill it proposes from repeated evidence."""
+
+    PROPOSE = "propose"  # store the proposal; a person accepts or rejects it
+    WRITE = "write"  # also write it at once, as a task (gate, verify, review, merge)
+
+
+class SkillsPolicy(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    # Manual or restricted sessions only ever propose, whatever this says.
+    auto_create: SkillAutoCreate = SkillAutoCreate.PROPOSE
+
+
 class ProjectPolicy(BaseModel):
     """The policy JSON stored on a project."""
 
@@ -107,6 +121,7 @@ class ProjectPolicy(BaseModel):
     # Hosts agent and verify commands may reach. The OS sandbox (bubblewrap) can only
     # switch the network on or off: any entry switches it on for every host.
     egress: list[str] = Field(default_factory=list)
+    skills: SkillsPolicy = Field(default_factory=SkillsPolicy)
 
     @field_validator("default_verify")
     @classmethod

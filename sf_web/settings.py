@@ -272,6 +272,11 @@ SF_UNIT_MAX_STEPS = env.integer("SF_UNIT_MAX_STEPS", 60, minimum=1, maximum=1000
 SF_VERIFY_TIMEOUT = env.duration(
     "SF_VERIFY_TIMEOUT", timedelta(minutes=10), minimum=timedelta(seconds=1)
 )
+# Skill proposals from repeated evidence (tasks_app/skill_proposals.py): after one, the
+# project gets no other for this long (a storm of failures makes one proposal), and only
+# this many of the project's latest units are read for matching evidence.
+SF_SKILL_PROPOSAL_COOLDOWN = env.duration("SF_SKILL_PROPOSAL_COOLDOWN", timedelta(hours=1))
+SF_SKILL_EVIDENCE_WINDOW = env.integer("SF_SKILL_EVIDENCE_WINDOW", 200, minimum=3, maximum=10_000)
 # Agent and verify commands run in a bubblewrap sandbox (agents_app/runtime/sandbox.py);
 # "off" is the operator's explicit opt-out (warned at start-up and in the log).
 SF_SANDBOX = env.choice("SF_SANDBOX", "bwrap", ("bwrap", "off"))

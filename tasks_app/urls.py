@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from tasks_app import intake_views, unit_views, views
+from tasks_app import intake_views, skill_views, unit_views, views
 
 urlpatterns = [
     path("plans/<int:plan_id>/", views.plan_detail, name="plan-detail"),
@@ -28,4 +28,15 @@ urlpatterns = [
         name="task-recover",
     ),
     path("units/<int:unit_id>/", unit_views.unit_detail, name="unit-detail"),
+    # The skills pages post here (stable names: skill-proposal-accept / -reject).
+    path(
+        "skills/proposals/<int:proposal_id>/accept",
+        skill_views.proposal_accept_view,
+        name="skill-proposal-accept",
+    ),
+    path(
+        "skills/proposals/<int:proposal_id>/reject",
+        skill_views.proposal_reject_view,
+        name="skill-proposal-reject",
+    ),
 ]

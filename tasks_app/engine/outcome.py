@@ -11,6 +11,7 @@ left becomes completed or failed.
 from __future__ import annotations
 
 import hashlib
+import logging
 from decimal import Decimal
 
 from django.db import transaction
@@ -52,7 +53,9 @@ from tasks_app.models import (
     Unit,
     UnitStatus,
 )
+from tasks_app.skill_proposals import skill_evidence_check
 
+logger = logging.getLogger("sf.engine")
 APPROVAL_NEEDED = "approval needed"  # the words a task blocked on a risk decision shows
 # A unit the hooks stopped: how the task is held, and how the unit is recorded.
 HELD_BY_CAUSE: dict[StopCause, tuple[TaskStatus, HoldReason, UnitStatus]] = {
@@ -90,7 +93,20 @@ def unit_complete(
     else:  # step limit, no progress
         _end_unit(unit, UnitStatus.FAILED, summary=f"{result.outcome}: {result.detail}")
         _retry_or_fail(task, unit, f"{result.outcome}: {result.detail}")
-    return _next(task, unit, outcome, detail)
+    report = _next(task, unit, outcome, detail)
+    _skill_evidence(unit)
+    return report
+
+
+def _skill_evidence(unit: Unit) -> None:
+    """Propose a skill when this unit's evidence repeats (``skill_proposals``). A
+    proposal is a by-product of the unit: whatever goes wrong here is logged and rolled
+    back to its savepoint, never a change to how the unit ended."""
+    try:
+        with transaction.atomic():
+            skill_evidence_check(unit_id=unit.pk)
+    except Exception:
+        logger.exception("skill evidence of unit %s not checked", unit.pk)
 
 
 def _out_of_budget(task: Task, unit: Unit, detail: str) -> None:

@@ -18,6 +18,7 @@ from tasks_app.engine.worktrees import merge_into_base, workspace_of, worktree_r
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import HoldReason, RiskLevel, ScheduleStatus, Task, TaskSchedule, TaskStatus
 from tasks_app.services import schedule_ready
+from tasks_app.skill_proposals import skill_proposal_merged
 
 logger = logging.getLogger("sf.engine")
 AUTO_APPROVE_PROFILES = frozenset({PermissionProfile.TRUSTED, PermissionProfile.UNRESTRICTED})
@@ -65,6 +66,7 @@ def task_approve(*, task: Task, actor: Actor) -> Task:
             task=task, to=TaskStatus.DONE, reason=f"approved by {actor}; {verb}", actor=actor
         )
         TaskSchedule.objects.filter(task=task).update(status=ScheduleStatus.CONSUMED)
+        skill_proposal_merged(task=task)  # a skill SF proposed is in the base branch now
     try:
         worktree_remove(ws)
     except GitError as exc:  # merged and done: a leftover tree must not undo that
