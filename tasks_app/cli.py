@@ -28,7 +28,6 @@ from tasks_app.plan_files import plan_file_read
 from tasks_app.recording import unit_record
 from tasks_app.selectors import plan_waves, task_board
 from tasks_app.services import plan_accept, plan_create, plan_reject
-from tasks_app.skill_cli import SkillsWithProposalsCommand
 
 RECOVERABLE_PLANS = (PlanStatus.ACCEPTED, *FINISHED_PLAN_STATUSES)
 
@@ -302,5 +301,4 @@ SUBCOMMANDS: list[type[Subcommand]] = [
     TasksCommand,
     ReplayCommand,
     RecordCommand,
-    SkillsWithProposalsCommand,  # replaces skills_app's `skills`, adding its proposals
 ]

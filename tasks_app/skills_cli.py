@@ -14,11 +14,12 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from agents_app.access import Action, require_actor
+from agents_app.access import Action, projects_visible, require_actor
 from agents_app.axes import ModelMode
 from agents_app.cli import find_project
 from agents_app.models import Project
 from agents_app.runtime.llm import model_for
+from sf_core.actors import Actor
 from sf_core.cli import (
     EXIT_ERROR,
     EXIT_OK,
@@ -30,9 +31,10 @@ from sf_core.cli import (
 )
 from sf_core.errors import SfError
 from skills_app.loader import model_may_see, skills_available
-from skills_app.models import SkillEvalRun
+from skills_app.models import SkillEvalRun, SkillProposal
 from skills_app.sync import project_skills_sync, user_skills_sync
 from tasks_app.skill_evals import EvalOptions, EvalUsage, eval_cases, eval_run
+from tasks_app.skill_proposals import proposal_accept, proposal_reject, skill_proposals
 
 ACTION_NEEDS = {"sync": Action.VIEW, "list": Action.VIEW, "eval": Action.CREATE_SESSION}
 
@@ -54,9 +56,28 @@ def run_as_dict(run: SkillEvalRun) -> dict[str, Any]:
     }
 
 
+def proposal_json(proposal: SkillProposal) -> dict[str, Any]:
+    return {
+        "id": proposal.pk,
+        "project": proposal.project.name,
+        "name": proposal.name,
+        "kind": proposal.kind,
+        "status": proposal.status,
+        "description": proposal.description,
+        "evidence": proposal.evidence,
+        "eval_case": proposal.eval_case.get("case", ""),
+        "task": proposal.task.key if proposal.task else None,
+        "session": proposal.task.plan.session_id if proposal.task else None,
+        "created_at": proposal.created_at.isoformat(),
+    }
+
+
 class SkillsCommand(Subcommand):
     name = "skills"
-    help = "Sync, list and evaluate skills (.agents/skills in a project, the user folder)."
+    help = (
+        "Sync, list and evaluate skills (.agents/skills in a project, the user folder); "
+        "list, accept or reject the skills SF proposes."
+    )
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         actions = parser.add_subparsers(dest="action", required=True)
@@ -70,8 +91,11 @@ class SkillsCommand(Subcommand):
             action.add_argument("--project", required=True, help="project name or id")
             add_output_format(action)
             add_acting_user(action)
+        _proposal_arguments(actions)
 
     def run(self, options: dict[str, Any]) -> int:
+        if options["action"] == "proposals":
+            return self._proposals(options)
         try:
             project = find_project(options["project"])
             require_actor(acting_actor(options), project, ACTION_NEEDS[options["action"]])
@@ -154,6 +178,60 @@ class SkillsCommand(Subcommand):
         passed = all(row["passed"] for row in rows)
         self.out_json({"passed": passed, "runs": rows})
         return EXIT_OK if passed else EXIT_ERROR
+
+    def _proposals(self, options: dict[str, Any]) -> int:
+        """``proposals [--project P]``, ``proposals accept|reject ID``."""
+        try:
+            actor = acting_actor(options)
+            if options.get("decision"):
+                rows = [self._decide(options["decision"], options["proposal_id"], actor)]
+            else:
+                rows = self._proposal_rows(options.get("project"), actor)
+        except SfError as exc:
+            self.err(f"error: {exc}")
+            return EXIT_USAGE
+        if options["output_format"] == "json":
+            self.out_json([proposal_json(p) for p in rows])
+            return EXIT_OK
+        for p in rows:
+            task = f" task {p.task.key} (session {p.task.plan.session_id})" if p.task else ""
+            self.out(f"#{p.pk:<5} {p.status:<9} {p.project.name}: {p.name} [{p.kind}]{task}")
+            self.out(f"       {p.description}")
+        return EXIT_OK
+
+    def _proposal_rows(self, ref: str | None, actor: Actor) -> list[SkillProposal]:
+        if ref:
+            project = find_project(ref)
+            require_actor(actor, project, Action.VIEW)
+            return skill_proposals(project=project)
+        rows = skill_proposals()
+        if actor.user is None:  # SF's operator at the shell sees every project
+            return rows
+        visible = set(projects_visible(actor.user).values_list("pk", flat=True))
+        return [p for p in rows if p.project_id in visible]
+
+    def _decide(self, decision: str, proposal_id: int, actor: Actor) -> SkillProposal:
+        proposal = SkillProposal.objects.select_related("project").filter(pk=proposal_id).first()
+        if proposal is None:
+            raise SfError(f"no skill proposal {proposal_id}")
+        require_actor(actor, proposal.project, Action.VIEW)  # unknown rather than refused
+        service = proposal_accept if decision == "accept" else proposal_reject
+        return service(proposal=proposal, actor=actor)
+
+
+def _proposal_arguments(actions: Any) -> None:
+    proposals = actions.add_parser(
+        "proposals", help="the skills SF proposed from repeated evidence"
+    )
+    proposals.add_argument("--project", help="project name or id (default: every one)")
+    decide = proposals.add_subparsers(dest="decision")
+    for verb in ("accept", "reject"):
+        child = decide.add_parser(verb, help=f"{verb} a proposed skill")
+        child.add_argument("proposal_id", type=int)
+        add_output_format(child)
+        add_acting_user(child)
+    add_output_format(proposals)
+    add_acting_user(proposals)
 
 
 def _eval_arguments(parser: argparse.ArgumentParser) -> None:
