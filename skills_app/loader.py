@@ -107,6 +107,19 @@ class SkillLoader:
             return f"no skill matches {text!r}; {len(self.offered())} skills are offered"
         return "\n".join(f"- {s.name}: {_short(s.description)}" for s in hits[:SEARCH_SHOWN])
 
+    def command_ran(self, command: str, exit_code: int | None) -> None:
+        """A command that ran one of a skill's ``scripts/`` is a use of that skill."""
+        for skill in self.skills:
+            if skill.valid and f"{skill.folder}/scripts/" in command:
+                SkillUse.objects.create(
+                    skill=skill,
+                    session_id=self.session_id,
+                    unit_id=self.unit_id,
+                    kind=SkillUseKind.SCRIPT,
+                    detail=command[:500],
+                    outcome="timed out" if exit_code is None else f"exit code {exit_code}",
+                )
+
     def load(self, name: str, file: str = "") -> str:
         skill = next((s for s in self.skills if s.name == name), None)
         try:

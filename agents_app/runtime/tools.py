@@ -131,6 +131,9 @@ class SkillSource(Protocol):
 
     def search(self, text: str) -> str: ...
 
+    def command_ran(self, command: str, exit_code: int | None) -> None:
+        """``command`` ran (through the gate, in the sandbox): a skill's script?"""
+
 
 class AskUserInput(_Input):
     """Ask the person for a decision the task leaves open. Never ask for permission to
@@ -308,6 +311,8 @@ def run_command(ctx: ToolContext, args: RunCommandInput) -> str:
         )
     except SandboxRefused as exc:
         raise ToolError(str(exc)) from None
+    if ctx.skills is not None:
+        ctx.skills.command_ran(args.command, done.exit_code)
     if done.exit_code is None:
         return cap(f"timed out after {args.timeout_s} s (its processes were killed)\n{done.output}")
     return cap(f"exit code {done.exit_code}\n{done.output}")

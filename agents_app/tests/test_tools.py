@@ -27,6 +27,9 @@ class _Skills:
     def search(self, text: str) -> str:
         return f"skills about {text}"
 
+    def command_ran(self, command: str, exit_code: int | None) -> None:
+        self.ran = (command, exit_code)
+
 
 @pytest.fixture
 def ctx(tmp_path: Path) -> ToolContext:

@@ -212,3 +212,19 @@ def test_a_skill_loads_through_a_real_provider(
     assert "UNIQUE-BODY-MARKER" in second[-1]["content"]
     assert second[-1]["role"] == "tool"
     assert SkillUse.objects.get().kind == "load"
+
+
+def test_running_a_skills_script_is_a_use_of_it(repo: Path) -> None:
+    folder = add_skill(repo, "checks")
+    (folder / "scripts").mkdir()
+    (folder / "scripts" / "check.sh").write_text("echo checked\n")
+    commit(repo)
+    session, _ = start(repo, task_spec())
+    script = (
+        "check",
+        [("run_command", {"command": "sh ./.agents/skills/checks/scripts/check.sh"})],
+    )
+    report = run_next(session, ScriptedModel(script, *writes("hello")))
+    assert report.outcome == "verified", report.detail
+    use = SkillUse.objects.get(kind="script")
+    assert (use.skill.name, use.outcome, use.unit_id) == ("checks", "exit code 0", report.unit_id)
