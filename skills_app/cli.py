@@ -50,6 +50,8 @@ class SkillsCommand(Subcommand):
             actor = acting_actor(options)
             project = find_project(options["project"])
             require_actor(actor, project, Action.VIEW)
+            if options["action"] == "sync":  # it writes rows, as the web's Sync now does
+                require_actor(actor, project, Action.SYNC_SKILLS)
         except SfError as exc:
             self.err(f"error: {exc}")
             return EXIT_USAGE
