@@ -32,7 +32,10 @@ def project_skills(project: Project) -> list[Skill]:
         | Q(scope=SkillScope.USER, removed_at__isnull=True)
     ).annotate(use_count=Count("uses"))
     found: dict[str, Skill] = {}
+    repo = f"{Path(project.repo_path)}/"
     for row in sorted(rows, key=lambda s: (s.scope != SkillScope.PROJECT, s.name)):
+        # The problem names the file; on the page, relative to the repository.
+        row.problem_shown = row.problem.replace(repo, "")  # type: ignore[attr-defined]
         found.setdefault(row.name, row)
     return sorted(found.values(), key=lambda s: (s.removed_at is not None, s.name))
 

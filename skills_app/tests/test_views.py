@@ -50,7 +50,9 @@ def test_the_list_shows_each_skill_with_its_validity_and_problem(
     problem = Skill.objects.get(name="broken").problem
     assert "colour" in problem
     assert "SKILL.md" in problem
-    assert problem.replace("'", "&#x27;") in html
+    shown = problem.replace(f"{skills.repo_path}/", "")
+    assert shown.startswith(".agents/skills/broken/SKILL.md: ")
+    assert shown.replace("'", "&#x27;") in html
     assert "data-invalid-notice" in html
     assert "restricted" in html
     assert "person · model" in html
