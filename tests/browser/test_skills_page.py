@@ -51,3 +51,8 @@ def test_an_invalid_skill_is_fixed_and_synced_from_the_page(
     expect(page.locator("[data-sync-report]").last).to_contain_text("user-skills: 0 added")
     assert page.evaluate("window.__notReloaded") is True
     page.screenshot(path=str(SHOTS / "skills-2-valid.png"), full_page=True)
+
+    row.locator("a").first.click()  # the skill's own page: its body rendered
+    expect(page.locator("#skill-body h3")).to_have_text("Steps")
+    expect(page.locator("#skill-body code").first).to_have_text("CHANGES.md")
+    page.screenshot(path=str(SHOTS / "skills-3-detail.png"), full_page=True)
