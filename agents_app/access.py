@@ -6,9 +6,10 @@ Every surface asks here — web views, websocket consumers, the CLI with an acti
 ``ACTION_ROLES`` is the whole rule book: the least role each action needs.
 
 - viewers read (board, session, unit, plans, approvals);
-- operators create sessions, state intents, upload plans, retry or cancel tasks and
-  steer — commands and axis changes — as long as the session stays at ``normal`` or
-  below (lowering the profile, /pause and /stop are always steering);
+- operators create sessions, state intents, upload plans, retry or cancel tasks, sync
+  the project's skills from its repository and steer — commands and axis changes — as
+  long as the session stays at ``normal`` or below (lowering the profile, /pause and
+  /stop are always steering);
 - approvers accept plans, approve risk decisions and task reviews, request changes,
   skip tasks and raise a session to ``trusted``;
 - admins raise to ``unrestricted``, manage members and register repositories.
@@ -51,6 +52,7 @@ class Action(StrEnum):
     STATE_INTENT = "state an intent"
     STEER = "steer the session"
     RECOVER_TASK = "retry or cancel a task"
+    SYNC_SKILLS = "sync the project's skills"
     RAISE_TRUSTED = "raise the permission profile to trusted"
     ACCEPT_PLAN = "accept or reject a plan"
     APPROVE_DECISION = "approve or reject a risk decision"
@@ -67,6 +69,7 @@ ACTION_ROLES: dict[Action, Role] = {
     Action.STATE_INTENT: Role.OPERATOR,
     Action.STEER: Role.OPERATOR,
     Action.RECOVER_TASK: Role.OPERATOR,
+    Action.SYNC_SKILLS: Role.OPERATOR,
     Action.RAISE_TRUSTED: Role.APPROVER,
     Action.ACCEPT_PLAN: Role.APPROVER,
     Action.APPROVE_DECISION: Role.APPROVER,

@@ -18,5 +18,6 @@ urlpatterns = [
         name="favicon",
     ),
     path("", include("agents_app.urls")),
+    path("", include("skills_app.urls")),
     path("", include("tasks_app.urls")),
 ]

@@ -36,7 +36,7 @@ from skills_app.sync import project_skills_sync, user_skills_sync
 from tasks_app.skill_evals import EvalOptions, EvalUsage, eval_cases, eval_run
 from tasks_app.skill_proposals import proposal_accept, proposal_reject, skill_proposals
 
-ACTION_NEEDS = {"sync": Action.VIEW, "list": Action.VIEW, "eval": Action.CREATE_SESSION}
+ACTION_NEEDS = {"sync": Action.SYNC_SKILLS, "list": Action.VIEW, "eval": Action.CREATE_SESSION}
 
 
 def run_as_dict(run: SkillEvalRun) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from agents_app.preflight import preflight_of
 from sf_core.actors import Actor
 from sf_core.errors import SfError
 from sf_core.http import AuthedRequest
+from skills_app.selectors import invalid_skills
 from tasks_app.engine.recovery import RECOVERY
 from tasks_app.intake import plan_start, units_problem
 from tasks_app.intake_views import session_plans_context
@@ -69,7 +70,8 @@ def session_plans_view(request: AuthedRequest, session_id: int) -> HttpResponse:
     """The plans of a session, for the slot on its page (``agents_app`` leaves it to us)."""
     session = get_object_or_404(AgentSession.objects.select_related("project"), pk=session_id)
     require(request.user, session.project, Action.VIEW)
-    return render(request, "tasks_app/_session_plans.html", session_plans_context(session))
+    context = session_plans_context(session, invalid_skills=invalid_skills(session.project))
+    return render(request, "tasks_app/_session_plans.html", context)
 
 
 @require_GET
@@ -80,6 +82,9 @@ def task_board_view(request: AuthedRequest) -> HttpResponse:
     context = board_context(session, statuses, projects_visible(request.user))
     if request.htmx:
         return render(request, "tasks_app/board.html#board", context)
+    # The notice is the page's, outside the live partial: the consumer's re-render
+    # every SF_STATUS_REFRESH does not query skills.
+    context["invalid_skills"] = invalid_skills(session.project) if session else []
     return render(request, "tasks_app/board.html", context)
 
 
