@@ -12,6 +12,7 @@ decision (it asks), made before the tool runs.
 from __future__ import annotations
 
 import logging
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,8 @@ from skills_app.parsing import MCP_FILE, SkillInvalid, skill_body
 logger = logging.getLogger("sf.skills")
 LIST_SHARE = 0.02  # of the context window, for the skills list
 CHARS_PER_TOKEN = 4  # what the list budget assumes; the benchmark counts real tokens
+LIST_ALL = 8  # this many skills on offer or fewer: all listed, whatever the task
+LIST_MAX = 8  # more on offer: at most this many, the ones the task's words point at
 DESCRIPTION_SHOWN = 160  # characters of a description in the list
 SEARCH_SHOWN = 10
 MCP_NOT_YET = (
@@ -60,20 +63,26 @@ def model_may_see(skill: Skill) -> bool:
 
 
 def skills_listing(skills: list[Skill], task_text: str, window_tokens: int) -> str:
-    """The prompt's skills section: the closest to ``task_text`` first, within budget."""
+    """The prompt's skills section. Up to ``LIST_ALL`` skills on offer are all listed;
+    beyond that only those that share a telling word with the task (weighted by how
+    rare the word is among the skills), at most ``LIST_MAX``, best first. Either way
+    within ``LIST_SHARE`` of the window; the rest are found with ``search``."""
     offered = [skill for skill in skills if model_may_see(skill)]
     if not offered:
         return ""
     heading = "## Skills (load one with load_skill when it is relevant)"
-    # The heading and the "N more" line count too (the benchmark found the list 2.04 %
+    more = f'({len(offered)} more skills: load_skill search="words" finds them)'
+    # The heading and the "more" line count too (the benchmark found the list 2.04 %
     # of an 8k window without them).
-    more = f'({len(offered)} more; find them with load_skill search="some words")'
     budget = int(window_tokens * LIST_SHARE * CHARS_PER_TOKEN) - len(heading) - len(more) - 2
-    words = _words(task_text)
-    ranked = sorted(offered, key=lambda s: (-len(words & _words(_about(s))), s.name))
+    chosen = (
+        offered
+        if len(offered) <= LIST_ALL
+        else _relevant(offered, task_text, telling=True)[:LIST_MAX]
+    )
     lines: list[str] = []
     used = 0
-    for skill in ranked:
+    for skill in chosen:
         line = f"- {skill.name}: {_short(skill.description)}"
         if used + len(line) > budget and lines:
             break
@@ -81,8 +90,27 @@ def skills_listing(skills: list[Skill], task_text: str, window_tokens: int) -> s
         used += len(line) + 1
     rest = len(offered) - len(lines)
     if rest:
-        lines.append(f'({rest} more; find them with load_skill search="some words")')
+        lines.append(more.replace(str(len(offered)), str(rest), 1))
     return heading + "\n" + "\n".join(lines)
+
+
+def _relevant(skills: list[Skill], text: str, *, telling: bool = False) -> list[Skill]:
+    """The skills sharing a word with ``text``, by the summed rarity (log (N+1)/df) of
+    the shared words. ``telling``: only skills sharing a word at most half the skills
+    use (a word every skill uses says nothing about which one the task needs)."""
+    words = _words(text)
+    about = {skill.pk: _words(_about(skill)) & words for skill in skills}
+    frequency: dict[str, int] = {}
+    for shared in about.values():
+        for word in shared:
+            frequency[word] = frequency.get(word, 0) + 1
+    total = len(skills)
+    scored = [
+        (sum(math.log((total + 1) / frequency[w]) for w in about[s.pk]), s)
+        for s in skills
+        if about[s.pk] and (not telling or any(frequency[w] * 2 <= total for w in about[s.pk]))
+    ]
+    return [s for _, s in sorted(scored, key=lambda pair: (-pair[0], pair[1].name))]
 
 
 @dataclass
@@ -103,9 +131,7 @@ class SkillLoader:
         return {skill.name: skill.permission_profile for skill in self.offered()}
 
     def search(self, text: str) -> str:
-        words = _words(text)
-        hits = [s for s in self.offered() if words & _words(_about(s))]
-        hits.sort(key=lambda s: (-len(words & _words(_about(s))), s.name))
+        hits = _relevant(self.offered(), text)
         if not hits:
             return f"no skill matches {text!r}; {len(self.offered())} skills are offered"
         return "\n".join(f"- {s.name}: {_short(s.description)}" for s in hits[:SEARCH_SHOWN])

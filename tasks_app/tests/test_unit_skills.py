@@ -150,8 +150,9 @@ def test_many_skills_are_listed_within_budget_and_found_by_search(
     )
     assert run_next(session, model).outcome == "verified"
     listing = brief(model).split("## Skills", 1)[1]
-    assert listing.index("greeting-words") < listing.index("topic-")  # closest first
-    assert "more; find them with load_skill search=" in listing
+    assert "- greeting-words:" in listing  # the task is about greetings
+    assert "- topic-" not in listing  # none of those is
+    assert '(120 more skills: load_skill search="words" finds them)' in listing
     assert len(listing) < 8192 * 4 * 0.02 + 200
     assert "topic-077" in tool_answers(model, 1)[-1]
 
