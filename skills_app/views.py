@@ -110,4 +110,6 @@ def _list_context(request: AuthedRequest, project: Project) -> dict[str, object]
         "modes": sorted({mode for row in rows for mode in row.last_eval}),
         "invalid": [row.skill for row in rows if not row.skill.valid and not row.skill.removed_at],
         "may_sync": may(request.user, project, Action.SYNC_SKILLS),
+        "proposals": project_proposals(project),
+        "may_decide": may(request.user, project, Action.ACCEPT_PLAN),
     }

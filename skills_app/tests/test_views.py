@@ -190,3 +190,31 @@ def test_the_project_and_session_pages_link_the_skills_page(
 
 def test_pages_require_login(client: Client, skills: Project) -> None:
     assert client.get(reverse("project-skills", args=[skills.pk])).status_code == 302
+
+
+def test_the_list_offers_accept_and_reject_of_a_proposal_to_an_approver(
+    client: Client, user: User, skills: Project, django_user_model: type[User]
+) -> None:
+    proposal = SkillProposal.objects.create(
+        project=skills, name="run-migrations", description="Run them", kind="verify-failure",
+        fingerprint="f" * 64, skill_md="---\nname: run-migrations\n---\n",
+        evidence=[{"unit": None, "task": "t1", "detail": "x"}],
+    )  # fmt: skip
+    url = reverse("project-skills", args=[skills.pk])
+    accept = reverse("skill-proposal-accept", args=[proposal.pk])
+    client.force_login(user)  # the project's admin
+    html = client.get(url).content.decode()
+    assert f'data-proposal="{proposal.pk}" data-status="proposed"' in html
+    assert f'hx-post="{accept}"' in html
+    viewer = django_user_model.objects.create_user("vera", password="x")
+    grant(viewer, skills, "viewer")
+    client.force_login(viewer)
+    html = client.get(url).content.decode()
+    assert "run-migrations" in html
+    assert accept not in html
+    reject = reverse("skill-proposal-reject", args=[proposal.pk])
+    refused = client.post(reject, **HTMX)
+    assert refused.status_code == 200  # htmx swaps the refusal in beside the buttons
+    assert 'class="error"' in refused.content.decode()
+    proposal.refresh_from_db()
+    assert proposal.status == ProposalStatus.PROPOSED  # a viewer decides nothing
