@@ -84,13 +84,13 @@ def ask_for_a_render(unit_id: int) -> None:
 def rerendered(page: Page, unit_id: int, times: int) -> None:
     """Wait until the websocket has swapped #unit-state in ``times`` times, asking the
     consumer for one more render (a broadcast to the unit's group) after the first."""
-    page.wait_for_function("window.__wsMessages >= 1", timeout=10_000)
+    page.wait_for_function("window.__wsMessages >= 1", timeout=30_000)
     for _ in range(times - 1):
         ask_for_a_render(unit_id)
     page.wait_for_function(
         f"window.__wsMessages >= {times}"
         " && document.getElementById('unit-state') !== window.__servedState",
-        timeout=10_000,
+        timeout=30_000,
     )
 
 
@@ -122,7 +122,7 @@ def test_approve_and_merge_works_after_the_state_was_rerendered(
 
     page.click("#approve-merge")
 
-    expect(page.locator("#unit-state [data-task-status]")).to_have_text("done", timeout=15_000)
+    expect(page.locator("#unit-state [data-task-status]")).to_have_text("done", timeout=30_000)
     assert page.url == f"{web.url}/units/{unit_id}/"
     assert git_subjects(repo)[0] == "sf: merge hello: Write hello.txt"
     assert (repo / "greet.py").read_text() == PYTHON
@@ -137,12 +137,12 @@ def test_request_changes_with_a_comment_after_a_rerender(
 
     page.fill("#review-reason", "greet should say hi, not hello")
     ask_for_a_render(unit_id)  # a live update while the reviewer is typing
-    page.wait_for_function("window.__wsMessages >= 3", timeout=10_000)
+    page.wait_for_function("window.__wsMessages >= 3", timeout=30_000)
     expect(page.locator("#review-reason")).to_have_value("greet should say hi, not hello")
     page.click("#request-changes")
 
     state = page.locator("#unit-state")
-    expect(state.locator("[data-task-status]")).to_have_text("todo", timeout=15_000)
+    expect(state.locator("[data-task-status]")).to_have_text("todo", timeout=30_000)
     expect(state).to_contain_text("changes requested by ada: greet should say hi, not hello")
     assert git_subjects(repo)[0] != "sf: merge hello: Write hello.txt"
 
