@@ -35,6 +35,7 @@ def repo_make(files: dict[str, str], folder: Path) -> Path:
     if files:
         folder.mkdir(parents=True)
         for name, text in files.items():
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
             (folder / name).write_text(text)
     else:
         shutil.copytree(SAMPLE_REPO, folder)
