@@ -107,6 +107,32 @@ class SkillsPolicy(BaseModel):
     auto_create: SkillAutoCreate = SkillAutoCreate.PROPOSE
 
 
+class ForgeKind(StrEnum):
+    GITHUB = "github"
+    GITLAB = "gitlab"
+
+
+class ForgePolicy(BaseModel):
+    """Optional: a task waiting for a person's review is pushed to ``remote`` and opened
+    as a pull request on the forge; a review there comes back to SF (tasks_app/forge.py).
+    The token is named by the variable that holds it, never stored in the policy."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: ForgeKind
+    api_url: str = Field(min_length=1, max_length=500)  # https://api.github.com, …/api/v4
+    repository: str = Field(min_length=1, max_length=300)  # owner/name, or GitLab's path
+    remote: str = Field(default="origin", min_length=1, max_length=200)
+    token_env: str = Field(default="SF_FORGE_TOKEN", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+    @field_validator("api_url")
+    @classmethod
+    def _http(cls, url: str) -> str:
+        if not url.startswith(("https://", "http://")):
+            raise ValueError("api_url must be an http(s) URL")
+        return url.rstrip("/")
+
+
 class ProjectPolicy(BaseModel):
     """The policy JSON stored on a project."""
 
@@ -122,6 +148,7 @@ class ProjectPolicy(BaseModel):
     # switch the network on or off: any entry switches it on for every host.
     egress: list[str] = Field(default_factory=list)
     skills: SkillsPolicy = Field(default_factory=SkillsPolicy)
+    forge: ForgePolicy | None = None
 
     @field_validator("default_verify")
     @classmethod

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from decimal import Decimal
+from functools import partial
 
 from django.db import transaction
 from django.db.models import F, Sum
@@ -43,6 +44,7 @@ from tasks_app.engine.stuck import detect
 from tasks_app.engine.values import UnitReport
 from tasks_app.engine.verification import verify
 from tasks_app.engine.worktrees import Workspace, checkpoint_commit, checkpoint_patch
+from tasks_app.forge import pull_request_offer
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import (
     HoldReason,
@@ -242,6 +244,9 @@ def _verify_and_review(
     _end_unit(unit, UnitStatus.SUCCEEDED, summary=result.summary)
     task_transition(task=task, to=TaskStatus.REVIEW, reason="verification passed")
     review_start(task=task)
+    # Still waiting for a person: a pull request on the project's forge, if it has one
+    # (after the commit: the forge is a network call).
+    transaction.on_commit(partial(pull_request_offer, task.pk))
     return "verified", result.summary
 
 

@@ -1,6 +1,7 @@
 """Models of the tasks app: plans and tasks, their scheduler and runtime state, units,
 and the worker registry."""
 
+from tasks_app.models.forge import ForgePullRequest, PullRequestState
 from tasks_app.models.plan import (
     ENGINE_HOLDS,
     FINISHED_PLAN_STATUSES,
@@ -27,6 +28,7 @@ __all__ = [
     "FINISHED_PLAN_STATUSES",
     "HELD_STATUSES",
     "DependencyCondition",
+    "ForgePullRequest",
     "HoldReason",
     "MutationScope",
     "Plan",
@@ -34,6 +36,7 @@ __all__ = [
     "PlanRequestStatus",
     "PlanSource",
     "PlanStatus",
+    "PullRequestState",
     "RiskLevel",
     "ScheduleStatus",
     "Task",
