@@ -15,6 +15,12 @@ KINDS = [(kind.value, LABELS[kind]) for kind in NoticeKind if kind != NoticeKind
 class PreferenceForm(forms.ModelForm):
     """Which channels, which events, which projects: nothing ticked means all of them."""
 
+    webhook_url = forms.URLField(
+        required=False,
+        assume_scheme="https",
+        label="Webhook URL",
+        help_text="Slack-compatible incoming webhook; each request is signed (see below)",
+    )
     kinds = forms.MultipleChoiceField(
         choices=KINDS, required=False, widget=forms.CheckboxSelectMultiple
     )
@@ -29,4 +35,3 @@ class PreferenceForm(forms.ModelForm):
         projects = self.fields["projects"]
         assert isinstance(projects, forms.ModelMultipleChoiceField)
         projects.queryset = projects_visible(user)
-        self.fields["webhook_url"].assume_scheme = "https"  # type: ignore[attr-defined]
