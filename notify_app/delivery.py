@@ -59,7 +59,9 @@ def deliveries_claim(*, worker: str, limit: int = BATCH) -> list[Claim]:
             status=DeliveryStatus.PENDING, next_attempt_at__lte=now
         )
         ids = list(due.order_by("next_attempt_at", "pk").values_list("pk", flat=True)[:limit])
-        Delivery.objects.filter(pk__in=ids).update(
+        # Conditional as well: SQLite (embedded) has no row locks, two claims may read
+        # the same rows; the later token wins and the earlier run finds its claim lost.
+        Delivery.objects.filter(pk__in=ids, status=DeliveryStatus.PENDING).update(
             attempts=F("attempts") + 1, next_attempt_at=until, claimed_by=token
         )
     return [Claim(delivery_id=pk, token=token, until=until) for pk in ids]

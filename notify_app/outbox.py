@@ -4,16 +4,15 @@ in the transaction of the state change it reports; delivery starts after the com
 from __future__ import annotations
 
 import logging
-import threading
 import uuid
 from typing import Any
 
 from celery import current_app
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import connection, transaction
+from django.db import transaction
 
-from notify_app.delivery import deliveries_run
+from notify_app.inline import inline_kick
 from notify_app.models import Delivery, Notification
 from notify_app.recipients import channels_of, preference_of, recipients
 from sf_core.notices import Notice, NoticeKind
@@ -80,24 +79,18 @@ def on_notice_raised(sender: object, *, notice: Notice, **_: Any) -> None:
 
 
 def deliveries_kick() -> None:
-    """After the commit, have a worker deliver what is due (in a thread when embedded,
-    with no broker). A lost message costs nothing: the sweep delivers it later."""
+    """After the commit, have a worker deliver what is due (a thread of this process
+    when embedded, ``notify_app.inline``). A lost message costs nothing: the sweep
+    delivers it later."""
     transaction.on_commit(_hand_over)
 
 
 def _hand_over() -> None:
     if settings.CELERY_TASK_ALWAYS_EAGER:
-        threading.Thread(target=_deliver_inline, name="sf-notify", daemon=True).start()
+        inline_kick()
         return
     queue = settings.CELERY_TASK_DEFAULT_QUEUE  # read now: tests point it at their worker
     try:
         current_app.send_task(DELIVER_TASK, queue=queue)
     except Exception:  # the broker may be down; the outbox still has every row
         logger.warning("could not send %s; the sweep will deliver", DELIVER_TASK, exc_info=True)
-
-
-def _deliver_inline() -> None:
-    try:
-        deliveries_run(worker="inline")
-    finally:
-        connection.close()
