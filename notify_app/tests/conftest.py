@@ -44,6 +44,10 @@ class WebhookServer:
     secret: str = SECRET
     answer: int = 200
     received: list[Received] = field(default_factory=list)
+    # The first ``hold`` requests are recorded, then left unanswered until ``release``
+    # is set (a worker killed while it waits for the answer).
+    hold: int = 0
+    release: threading.Event = field(default_factory=threading.Event)
 
 
 @pytest.fixture
@@ -61,6 +65,8 @@ def webhook() -> Iterator[WebhookServer]:
             )
             headers = {name.lower(): value for name, value in self.headers.items()}
             state.received.append(Received(body, headers, verified))
+            if len(state.received) <= state.hold:
+                state.release.wait(timeout=30)
             self.send_response(state.answer if verified else 401)
             self.end_headers()
 
@@ -74,5 +80,6 @@ def webhook() -> Iterator[WebhookServer]:
     try:
         yield state
     finally:
+        state.release.set()
         server.shutdown()
         server.server_close()
