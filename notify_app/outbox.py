@@ -11,6 +11,7 @@ from celery import current_app
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.urls import reverse
 
 from notify_app.inline import inline_kick
 from notify_app.models import Delivery, Notification
@@ -63,7 +64,7 @@ def notification_test(*, user: User) -> Notification:
             dedupe_key=f"test:{user.pk}:{uuid.uuid4().hex}",
             project=None,
             text=f"Test notification for {user.get_username()}: your channels work.",
-            url="/notifications/",
+            url=reverse("notify-preferences"),
         )
         channels = channels_of(user, preference_of(user))
         Delivery.objects.bulk_create(
