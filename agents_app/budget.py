@@ -6,11 +6,13 @@ from decimal import Decimal
 
 from django.db import transaction
 from django.db.models import F
+from django.urls import reverse
 
 from agents_app.models import AgentSession, PauseCause, TraceKind
 from agents_app.services import session_set_paused
 from sf_core.actors import Actor
 from sf_core.live import Groups, broadcast
+from sf_core.notices import Notice, NoticeKind, notice_raise
 
 THRESHOLDS = (75, 80, 90, 100)
 
@@ -51,10 +53,36 @@ def session_charge(*, session: AgentSession, cost: Decimal) -> list[int]:
                     },
                 )
             broadcast(Groups.session(locked.pk), "session.changed")
+            _notices(locked, crossed)
         if 100 in crossed:
             budget_pause(locked)
     session.refresh_from_db()
     return crossed
+
+
+BUDGET_NOTICES = {80: NoticeKind.BUDGET_80, 100: NoticeKind.BUDGET_100}
+
+
+def _notices(session: AgentSession, crossed: list[int]) -> None:
+    """80 % and 100 % are worth a notification; each fires once per session."""
+    for threshold in crossed:
+        kind = BUDGET_NOTICES.get(threshold)
+        if kind is None:
+            continue
+        notice_raise(
+            Notice(
+                kind=kind,
+                dedupe_key=f"budget:{session.pk}:{threshold}",
+                project_id=session.project_id,
+                session_id=session.pk,
+                text=(
+                    f"session {session.pk} {session.title!r} spent ${session.cost_spent} "
+                    f"of ${session.cost_budget} ({threshold} %)"
+                ),
+                url=reverse("session-detail", args=[session.pk]),
+                payload={"threshold": threshold, "spent": str(session.cost_spent)},
+            )
+        )
 
 
 def budget_remaining(session: AgentSession) -> Decimal | None:

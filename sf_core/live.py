@@ -51,6 +51,11 @@ class Groups:
         """One unit's live trace."""
         return f"unit.{unit_id}"
 
+    @staticmethod
+    def user(user_id: int) -> str:
+        """One person's browser notifications, on every page they have open."""
+        return f"user.{user_id}"
+
 
 def broadcast(group: str, event_type: str, **payload: Any) -> None:
     """Send ``event_type`` to ``group`` once the current transaction commits.

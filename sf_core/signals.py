@@ -36,6 +36,11 @@ session_report_requested = Signal()
 # returns {"message": str, "data": dict} or raises CommandRejected.
 skill_command_requested = Signal()
 
+# A worker's heartbeat thread swept the engine (every ``SF_SWEEP_INTERVAL``); other
+# apps recover what they own the same way (the notification outbox). No arguments.
+# Sent outside any transaction; receivers are called with ``send_robust``.
+sweep_due = Signal()
+
 
 def send_on_commit(signal: Signal, *, sender: object, **arguments: Any) -> None:
     """Send ``signal`` once the current transaction commits (at once outside one).

@@ -10,6 +10,7 @@
 | sf.W002 | production profile without Redis: units run in the web process |
 | sf.W003 | PostgreSQL configured but no Redis: no workers, no live updates across processes |
 | sf.W004 | production profile with ``SF_ALLOWED_HOSTS=*``: any Host header is accepted |
+| sf.E020 | the notification lease is not longer than the webhook timeout |
 """
 
 from __future__ import annotations
@@ -122,5 +123,20 @@ def check_allowed_hosts(app_configs: Sequence[AppConfig] | None, **_: Any) -> li
             "SF_ALLOWED_HOSTS is * in the production profile: any Host header is accepted.",
             hint="Set SF_ALLOWED_HOSTS to the site's host names, e.g. sf.example.com.",
             id="sf.W004",
+        )
+    ]
+
+
+@register(Tags.compatibility)
+def check_notify_lease(app_configs: Sequence[AppConfig] | None, **_: Any) -> list[CheckMessage]:
+    """A lease shorter than a webhook's timeout lets the sweep claim a delivery that is
+    still being sent, and send it twice (notify_app/delivery.py)."""
+    if settings.SF_NOTIFY_LEASE > settings.SF_NOTIFY_WEBHOOK_TIMEOUT:
+        return []
+    return [
+        Error(
+            "SF_NOTIFY_LEASE is not longer than SF_NOTIFY_WEBHOOK_TIMEOUT.",
+            hint="Raise SF_NOTIFY_LEASE (default 2m) above the webhook timeout (default 10s).",
+            id="sf.E020",
         )
     ]

@@ -6,6 +6,7 @@ from django.urls import URLPattern, path
 
 from agents_app.consumers import ApprovalsConsumer, SessionConsumer
 from dashboard_app.consumers import SessionTableConsumer, SystemStatusConsumer
+from notify_app.consumers import NotificationConsumer
 from tasks_app.consumers import SessionPlansConsumer, TaskBoardConsumer, UnitConsumer
 
 websocket_urlpatterns: list[URLPattern] = [
@@ -20,4 +21,5 @@ websocket_urlpatterns: list[URLPattern] = [
     path("ws/tasks/", TaskBoardConsumer.as_asgi(), name="ws-tasks"),
     path("ws/approvals/", ApprovalsConsumer.as_asgi(), name="ws-approvals"),
     path("ws/units/<int:unit_id>/", UnitConsumer.as_asgi(), name="ws-unit"),
+    path("ws/notifications/", NotificationConsumer.as_asgi(), name="ws-notifications"),
 ]

@@ -69,6 +69,7 @@ INSTALLED_APPS = [
     "agents_app",
     "tasks_app",
     "skills_app",
+    "notify_app",
     "dashboard_app",
 ]
 
@@ -289,6 +290,38 @@ SF_REDISPATCH_AFTER = env.duration(
 SF_SWEEP_INTERVAL = env.duration(
     "SF_SWEEP_INTERVAL", timedelta(seconds=15), minimum=timedelta(seconds=1)
 )
+
+# Notifications (notify_app, docs/notifications.md). A claimed delivery is retried by
+# the sweep once its lease is over (a worker died); the lease must outlast the webhook
+# timeout (check sf.E020). Failures back off exponentially up to the maximum, and give
+# up after the attempts. SF_PUBLIC_URL makes links in emails and webhooks absolute.
+SF_NOTIFY_LEASE = env.duration(
+    "SF_NOTIFY_LEASE", timedelta(minutes=2), minimum=timedelta(seconds=1)
+)
+SF_NOTIFY_WEBHOOK_TIMEOUT = env.duration(
+    "SF_NOTIFY_WEBHOOK_TIMEOUT", timedelta(seconds=10), minimum=timedelta(milliseconds=100)
+)
+SF_NOTIFY_BACKOFF = env.duration(
+    "SF_NOTIFY_BACKOFF", timedelta(seconds=30), minimum=timedelta(seconds=0)
+)
+SF_NOTIFY_BACKOFF_MAX = env.duration(
+    "SF_NOTIFY_BACKOFF_MAX", timedelta(hours=1), minimum=timedelta(seconds=0)
+)
+SF_NOTIFY_MAX_ATTEMPTS = env.integer("SF_NOTIFY_MAX_ATTEMPTS", 8, minimum=1)
+SF_PUBLIC_URL = env.http_url("SF_PUBLIC_URL") or ""
+# Webhooks to loopback/private addresses: refused in production (a person could make
+# the server post into its own network), allowed otherwise (a local receiver).
+SF_NOTIFY_WEBHOOK_PRIVATE = env.flag("SF_NOTIFY_WEBHOOK_PRIVATE", not PRODUCTION)
+# Email goes through Django's backend: SMTP by default (EMAIL_HOST, EMAIL_PORT, …),
+# the console backend for a trial; tests use locmem.
+EMAIL_BACKEND = env.string("SF_EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend")
+EMAIL_HOST = env.string("EMAIL_HOST", "localhost")
+EMAIL_PORT = env.integer("EMAIL_PORT", 25, minimum=1, maximum=65535)
+EMAIL_HOST_USER = env.string("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = env.string("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env.flag("EMAIL_USE_TLS", False)
+EMAIL_TIMEOUT = 10
+DEFAULT_FROM_EMAIL = env.string("DEFAULT_FROM_EMAIL", "sf@localhost")
 
 # Headless (``manage.py sf headless``): how often it emits a heartbeat event, how long
 # it waits for a running unit to stop after SIGINT/SIGTERM, and after how many units

@@ -20,4 +20,5 @@ urlpatterns = [
     path("", include("agents_app.urls")),
     path("", include("skills_app.urls")),
     path("", include("tasks_app.urls")),
+    path("", include("notify_app.urls")),
 ]

@@ -23,11 +23,13 @@ task (retry, cancel, skip) is ``tasks_app.engine.recovery``.
 from __future__ import annotations
 
 from django.db import transaction
+from django.urls import reverse
 from django.utils import timezone
 
 from sf_core.actors import SF, Actor
 from sf_core.errors import InvalidTransition
 from sf_core.live import Groups, broadcast
+from sf_core.notices import Notice, NoticeKind, notice_raise
 from tasks_app.models import HELD_STATUSES, HoldReason, Task, TaskStatus, TaskTransition
 
 S = TaskStatus
@@ -103,7 +105,7 @@ def task_transition(
             raise InvalidTransition(
                 f"task {task.key}: status changed concurrently (expected {current})"
             )
-        TaskTransition.objects.create(
+        transition = TaskTransition.objects.create(
             task=task,
             from_status=current,
             to_status=to,
@@ -115,6 +117,7 @@ def task_transition(
         )
         for group in task_groups(task):
             broadcast(group, "tasks.changed", task_id=task.pk)
+        _notice(task, transition, hold=fields["hold_reason"])
     for name, value in fields.items():
         setattr(task, name, value)
     return task
@@ -126,3 +129,47 @@ def _hold_reason(to: str, hold: HoldReason | None) -> HoldReason:
             raise ValueError(f"a hold reason ({hold}) is only for paused or blocked, not {to}")
         return HoldReason.NONE
     return hold or HoldReason.PERSON
+
+
+# Blocked for these is not news worth a notification: a decision's own notice covers
+# approval_needed; the others follow the session (paused, stopped, ended) or a person.
+QUIET_HOLDS = frozenset(
+    {
+        HoldReason.APPROVAL_NEEDED,
+        HoldReason.SESSION_PAUSED,
+        HoldReason.STOPPED,
+        HoldReason.SESSION_ENDED,
+        HoldReason.PERSON,
+    }
+)
+
+
+def notice_kind(to: str, hold: str) -> NoticeKind | None:
+    """What a move to ``to`` (held for ``hold``) is worth telling people, if anything."""
+    if to == S.FAILED:
+        return NoticeKind.TASK_FAILED
+    if to == S.BLOCKED and hold == HoldReason.STUCK:
+        return NoticeKind.STUCK_LOOP
+    if to == S.BLOCKED and hold not in QUIET_HOLDS:
+        return NoticeKind.TASK_BLOCKED
+    return None
+
+
+def _notice(task: Task, transition: TaskTransition, *, hold: object) -> None:
+    """Raise the transition's notice in its own transaction (one per transition row)."""
+    kind = notice_kind(transition.to_status, str(hold))
+    if kind is None:
+        return
+    session = task.plan.session
+    notice_raise(
+        Notice(
+            kind=kind,
+            dedupe_key=f"transition:{transition.pk}",
+            project_id=session.project_id,
+            session_id=session.pk,
+            task_id=task.pk,
+            text=f"{task.key} {task.title}: {transition.reason}",
+            url=reverse("session-detail", args=[session.pk]),
+            payload={"task": task.key, "status": transition.to_status, "hold": str(hold)},
+        )
+    )

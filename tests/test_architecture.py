@@ -27,6 +27,7 @@ LAYERS: tuple[str, ...] = (
     "agents_app",
     "skills_app",
     "tasks_app",
+    "notify_app",
     "dashboard_app",
     "sf_web",
 )

@@ -15,13 +15,14 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import Q
+from django.urls import reverse
 from django.utils import timezone
 
 import sf_native
 from agents_app.axes import PermissionProfile, RunControl, WorkMode
 from agents_app.gate.catalog.tools import tools_for_profile
 from agents_app.gate.normalize import normalize_input
-from agents_app.gate.policy import decide
+from agents_app.gate.policy import Decision, decide
 from agents_app.gate.redaction import redact_payload
 from agents_app.gate.schemas import GateContext, PolicyRules, Rule, ToolCall
 from agents_app.models import (
@@ -34,6 +35,7 @@ from agents_app.models import (
 )
 from agents_app.runtime.loop import GateVerdict
 from sf_core.live import Groups, broadcast
+from sf_core.notices import Notice, NoticeKind, notice_raise
 
 
 def input_hash(tool: str, normalized: dict[str, Any]) -> str:
@@ -108,6 +110,20 @@ class SessionGate:
             ToolCall(tool=tool, input=arguments),
             gate_context(session, self.worktree, self.skill_profiles),
         )
+        with transaction.atomic():  # the decision and its notice commit together
+            record = self._record(session, tool, normalized, hashed, verdict)
+        return GateVerdict(
+            verdict.decision, verdict.rule, verdict.risk_class, verdict.reason, record.pk
+        )
+
+    def _record(
+        self,
+        session: AgentSession,
+        tool: str,
+        normalized: dict[str, Any],
+        hashed: str,
+        verdict: Decision,
+    ) -> RiskDecision:
         record = RiskDecision.objects.create(
             session=session,
             unit_id=self.unit_id,
@@ -125,9 +141,19 @@ class SessionGate:
         )
         if verdict.decision == "ask":
             broadcast(Groups.APPROVALS, "approvals.changed", decision_id=record.pk)
-        return GateVerdict(
-            verdict.decision, verdict.rule, verdict.risk_class, verdict.reason, record.pk
-        )
+            notice_raise(
+                Notice(
+                    kind=NoticeKind.APPROVAL_NEEDED,
+                    dedupe_key=f"decision:{record.pk}",
+                    project_id=session.project_id,
+                    session_id=session.pk,
+                    unit_id=self.unit_id,
+                    text=f"{tool} needs approval ({verdict.risk_class}): {verdict.reason}",
+                    url=reverse("approvals"),
+                    payload={"decision_id": record.pk, "tool": tool, "rule": verdict.rule},
+                )
+            )
+        return record
 
     def _approved_once(self, session: AgentSession, tool: str, hashed: str) -> int | None:
         """Consume an unused *once* approval of exactly this call, if there is one."""

@@ -16,6 +16,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.urls import reverse
 from django.utils import timezone
 
 from agents_app.access import Action, profile_action, require_actor
@@ -43,6 +44,7 @@ from agents_app.schemas import RepairPolicy
 from sf_core.actors import Actor
 from sf_core.errors import CommandRejected, InvalidTransition
 from sf_core.live import Groups, broadcast
+from sf_core.notices import Notice, NoticeKind, notice_raise
 
 
 class DispatchPoint(StrEnum):
@@ -179,7 +181,29 @@ def session_finish(*, session: AgentSession, status: str, reason: str, actor: Ac
     a transition that changes no axis; True if this call finished the session."""
     if status not in FINISHED_SESSION_STATUSES:
         raise InvalidTransition(f"a session finishes as completed or failed, not {status}")
-    return _set_status(session, SessionStatus.ACTIVE, status, f"session {status}: {reason}", actor)
+    with transaction.atomic():  # the status and its notice commit together
+        finished = _set_status(
+            session, SessionStatus.ACTIVE, status, f"session {status}: {reason}", actor
+        )
+        if finished:
+            _finished_notice(session, status, reason)
+    return finished
+
+
+def _finished_notice(session: AgentSession, status: str, reason: str) -> None:
+    """One notice per finish: a re-opened session that finishes again is news again."""
+    logged = ModeTransition.objects.filter(session=session).order_by("-pk").first()
+    notice_raise(
+        Notice(
+            kind=NoticeKind.SESSION_FINISHED,
+            dedupe_key=f"session:{session.pk}:{status}:{logged.pk if logged else 0}",
+            project_id=session.project_id,
+            session_id=session.pk,
+            text=f"session {session.pk} {session.title!r} {status}: {reason}",
+            url=reverse("session-detail", args=[session.pk]),
+            payload={"status": status},
+        )
+    )
 
 
 def session_reopen(*, session: AgentSession, reason: str, actor: Actor) -> bool:

@@ -6,17 +6,27 @@ from __future__ import annotations
 import logging
 
 from django.db import transaction
+from django.urls import reverse
 
 from agents_app.axes import PermissionProfile
 from agents_app.models import AgentSession, Project
 from sf_core.actors import Actor
 from sf_core.errors import InvalidTransition, NotAllowed
 from sf_core.git import GitError
+from sf_core.notices import Notice, NoticeKind, notice_raise
 from sf_core.signals import send_on_commit, session_runnable
 from tasks_app.completion import plan_settle
 from tasks_app.engine.worktrees import merge_into_base, workspace_of, worktree_remove
 from tasks_app.lifecycle import task_transition
-from tasks_app.models import HoldReason, RiskLevel, ScheduleStatus, Task, TaskSchedule, TaskStatus
+from tasks_app.models import (
+    HoldReason,
+    RiskLevel,
+    ScheduleStatus,
+    Task,
+    TaskSchedule,
+    TaskStatus,
+    TaskTransition,
+)
 from tasks_app.services import schedule_ready
 from tasks_app.skill_proposals import skill_proposal_merged
 
@@ -36,6 +46,30 @@ def review_start(*, task: Task) -> None:
     session = AgentSession.objects.get(pk=task.plan.session_id)
     if auto_approves(profile=session.permission_profile, risk_level=task.risk_level):
         task_approve(task=task, actor=Actor.system(f"auto ({session.permission_profile} profile)"))
+        return
+    _review_waiting(task, session)
+
+
+def _review_waiting(task: Task, session: AgentSession) -> None:
+    """A person must review: one notice per entry into review (its transition row)."""
+    entered = (
+        TaskTransition.objects.filter(task=task, to_status=TaskStatus.REVIEW)
+        .order_by("-pk")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    notice_raise(
+        Notice(
+            kind=NoticeKind.REVIEW_WAITING,
+            dedupe_key=f"review:{entered}",
+            project_id=session.project_id,
+            session_id=session.pk,
+            task_id=task.pk,
+            text=f"{task.key} {task.title} waits for review ({task.risk_level} risk)",
+            url=reverse("session-detail", args=[session.pk]),
+            payload={"task": task.key, "risk": task.risk_level},
+        )
+    )
 
 
 def task_approve(*, task: Task, actor: Actor) -> Task:

@@ -18,6 +18,7 @@ from django.db import close_old_connections, transaction
 from django.utils import timezone
 
 from sf_core.live import Groups, broadcast
+from sf_core.signals import sweep_due
 from tasks_app.engine.sweep import engine_sweep
 from tasks_app.models import Worker, WorkerProbe
 
@@ -87,10 +88,19 @@ class _Heartbeat:
                 if time.monotonic() - last_sweep >= sweep_every:
                     last_sweep = time.monotonic()
                     engine_sweep()
+                    _sweep_others()
             except Exception:  # keep beating: the database may be back next time
                 logger.warning("heartbeat of %s failed", self.hostname, exc_info=True)
             finally:
                 close_old_connections()
+
+
+def _sweep_others() -> None:
+    """Apps above the engine sweep what they own (``sweep_due``); one failing receiver
+    does not keep the others from theirs."""
+    for receiver, result in sweep_due.send_robust(sender=_Heartbeat):
+        if isinstance(result, Exception):
+            logger.warning("sweep receiver %r failed", receiver, exc_info=result)
 
 
 _heartbeat: _Heartbeat | None = None
