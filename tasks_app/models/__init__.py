@@ -19,6 +19,7 @@ from tasks_app.models.plan import (
     TaskTransition,
 )
 from tasks_app.models.request import PlanRequest, PlanRequestStatus
+from tasks_app.models.review import DiffComment, DiffSide, SetupStatus, WorktreeSetup
 from tasks_app.models.runtime import ScheduleStatus, TaskRuntime, TaskSchedule, Unit, UnitStatus
 from tasks_app.models.worker import Worker, WorkerProbe
 
@@ -27,6 +28,8 @@ __all__ = [
     "FINISHED_PLAN_STATUSES",
     "HELD_STATUSES",
     "DependencyCondition",
+    "DiffComment",
+    "DiffSide",
     "HoldReason",
     "MutationScope",
     "Plan",
@@ -36,6 +39,7 @@ __all__ = [
     "PlanStatus",
     "RiskLevel",
     "ScheduleStatus",
+    "SetupStatus",
     "Task",
     "TaskDependency",
     "TaskKind",
@@ -47,4 +51,5 @@ __all__ = [
     "UnitStatus",
     "Worker",
     "WorkerProbe",
+    "WorktreeSetup",
 ]
