@@ -58,8 +58,11 @@ def test_verify_fails_without_the_setup(repo: Path) -> None:
     assert "ModuleNotFoundError" in unit.verification_output
 
 
-def test_a_setup_script_that_installs_a_dependency_before_verify(repo: Path) -> None:
-    session, plan = start(repo, high_risk_task(), policy=policy(setup=INSTALL))
+def test_a_setup_script_that_installs_a_dependency_before_verify(
+    repo: Path, user: User, logged_in_client: Client
+) -> None:
+    session, plan = start(repo, high_risk_task(), policy=policy(setup=INSTALL, resources=["port"]))
+    grant(user, session.project, "viewer")
     first = run_next(session, ScriptedModel(*writes("hello\n")))
     assert first.task_status == "review"
     unit = Unit.objects.get(pk=first.unit_id)
@@ -75,6 +78,11 @@ def test_a_setup_script_that_installs_a_dependency_before_verify(repo: Path) -> 
     assert "installed greetlib" in setup.output
     # The setup's products are the project's to ignore; they are not in the diff.
     assert "vendor/" not in Unit.objects.get(pk=second.unit_id).checkpoint_patch
+    page = logged_in_client.get(reverse("unit-detail", args=[second.unit_id])).content.decode()
+    assert 'data-setup-status="passed"' in page
+    assert "exit 0" in page
+    assert "installed greetlib" in page
+    assert 'data-resource="SF_PORT"' in page
 
 
 def test_the_gate_decides_the_setup_and_an_ask_blocks_the_task(
