@@ -133,6 +133,46 @@ class ForgePolicy(BaseModel):
         return url.rstrip("/")
 
 
+SECRET_NAME = r"^[A-Z][A-Z0-9_]{0,63}$"
+
+
+class WorktreeFile(BaseModel):
+    """A file written into every worktree from a secret (never committed, never shown)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str = Field(min_length=1, max_length=300)
+    secret: str = Field(pattern=SECRET_NAME)
+
+    @field_validator("path")
+    @classmethod
+    def _inside(cls, path: str) -> str:
+        parts = path.split("/")
+        if path.startswith("/") or ".." in parts or ".git" in parts or "\x00" in path:
+            raise ValueError("a relative path inside the worktree (no .., no .git)")
+        return path
+
+
+class WorktreeResource(StrEnum):
+    """A per-unit resource passed to commands as an environment variable."""
+
+    PORT = "port"  # SF_PORT: a TCP port that was free when the unit started
+    DATABASE = "database"  # SF_DATABASE_NAME: a scratch database name (not created)
+
+
+class WorktreeEnv(BaseModel):
+    """How a worktree is made ready: files from secrets, a setup command run once per
+    worktree (through the gate and the sandbox), per-unit resources
+    (docs/worktree-environment.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    setup: str | None = Field(default=None, min_length=1, max_length=4000)
+    files: list[WorktreeFile] = Field(default_factory=list)
+    resources: list[WorktreeResource] = Field(default_factory=list)
+    setup_timeout_s: int = Field(default=900, ge=1, le=3600)
+
+
 class ProjectPolicy(BaseModel):
     """The policy JSON stored on a project."""
 
@@ -149,6 +189,8 @@ class ProjectPolicy(BaseModel):
     egress: list[str] = Field(default_factory=list)
     skills: SkillsPolicy = Field(default_factory=SkillsPolicy)
     forge: ForgePolicy | None = None
+
+    worktree: WorktreeEnv = Field(default_factory=WorktreeEnv)
 
     @field_validator("default_verify")
     @classmethod

@@ -10,13 +10,15 @@ from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from agents_app.access import Action, require
+from agents_app.access import Action, may, require
 from agents_app.models import TraceEvent
 from sf_core.actors import Actor
 from sf_core.errors import SfError
 from sf_core.http import AuthedRequest
 from tasks_app.diffs import diff_files, diff_totals
+from tasks_app.engine.environment import setup_rows_of
 from tasks_app.engine.review import task_approve, task_request_changes
+from tasks_app.line_comments import carried_comments
 from tasks_app.models import Task, Unit
 from tasks_app.trace_display import trace_entries
 
@@ -41,6 +43,12 @@ def unit_detail(request: AuthedRequest, unit_id: int) -> HttpResponse:
     files = diff_files(unit.checkpoint_patch)
     added, removed = diff_totals(files)
     context = unit_context(unit) | {"files": files, "added": added, "removed": removed}
+    context |= {
+        "setups": setup_rows_of(unit),
+        "comments": unit.diff_comments.all(),
+        "carried": carried_comments(unit),
+        "can_review": may(request.user, unit.task.plan.session.project, Action.REVIEW_TASK),
+    }
     return render(request, "tasks_app/unit_detail.html", context)
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from tasks_app import intake_views, skill_views, unit_views, views
+from tasks_app import comment_views, intake_views, skill_views, unit_views, views
 
 urlpatterns = [
     path("plans/<int:plan_id>/", views.plan_detail, name="plan-detail"),
@@ -28,6 +28,17 @@ urlpatterns = [
         name="task-recover",
     ),
     path("units/<int:unit_id>/", unit_views.unit_detail, name="unit-detail"),
+    path(
+        "units/<int:unit_id>/comments/new",
+        comment_views.diff_comment_form,
+        name="diff-comment-form",
+    ),
+    path("units/<int:unit_id>/comments", comment_views.diff_comment_add, name="diff-comment-add"),
+    path(
+        "comments/<int:comment_id>/addressed",
+        comment_views.diff_comment_addressed,
+        name="diff-comment-addressed",
+    ),
     # The skills pages post here (stable names: skill-proposal-accept / -reject).
     path(
         "skills/proposals/<int:proposal_id>/accept",

@@ -156,6 +156,8 @@ class ToolContext:
     # The sandbox policy of the next command, read when it runs (the profile may have
     # changed since the unit started); no network unless it says so.
     sandbox: Callable[[], SandboxPolicy] = SandboxPolicy
+    # The unit's resources (SF_PORT, SF_DATABASE_NAME, …) for its commands.
+    env: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -299,7 +301,7 @@ def list_dir(ctx: ToolContext, args: ListDirInput) -> str:
 def run_command(ctx: ToolContext, args: RunCommandInput) -> str:
     cwd = inside(ctx, args.cwd or ".")
     env = {k: os.environ[k] for k in COMMAND_ENV_KEEP if k in os.environ}
-    env |= {"TERM": "dumb", "GIT_TERMINAL_PROMPT": "0"}
+    env |= {"TERM": "dumb", "GIT_TERMINAL_PROMPT": "0"} | ctx.env
     try:
         done = sandboxed_run(
             args.command,

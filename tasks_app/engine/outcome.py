@@ -46,6 +46,7 @@ from tasks_app.engine.verification import verify
 from tasks_app.engine.worktrees import Workspace, checkpoint_commit, checkpoint_patch
 from tasks_app.forge import pull_request_offer
 from tasks_app.lifecycle import task_transition
+from tasks_app.line_comments import diff_comments_check
 from tasks_app.models import (
     HoldReason,
     ScheduleStatus,
@@ -186,7 +187,10 @@ def _checkpoint(task: Task, unit: Unit, ws: Workspace) -> str | None:
     except GitError as exc:
         Unit.objects.filter(pk=unit.pk).update(summary=f"checkpoint failed: {exc}")
         return None
-    Unit.objects.filter(pk=unit.pk).update(checkpoint_patch=redact_text(patch))
+    Unit.objects.filter(pk=unit.pk).update(
+        checkpoint_patch=redact_text(patch), checkpoint_commit=commit or ""
+    )
+    diff_comments_check(unit=unit, ws=ws)
     if commit:
         Task.objects.filter(pk=task.pk).update(checkpoint_ref=commit)
     return commit or (task.checkpoint_ref or None)
@@ -232,6 +236,7 @@ def _verify_and_review(
         session_id=task.plan.session_id,
         unit_id=unit.pk,
         accepted_by=task.plan.accepted_by,
+        env=Unit.objects.values_list("resources", flat=True).get(pk=unit.pk),
     )
     report = verification.report()
     Unit.objects.filter(pk=unit.pk).update(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agents_app.models import TraceEvent, TraceKind
+from tasks_app.line_comments import open_comments
 from tasks_app.models import Task, TaskStatus, TaskTransition, Unit, UnitStatus
 
 SYSTEM = """You are a coding agent working for SF in a git worktree of the project.
@@ -89,10 +90,23 @@ def review_briefing(unit: Unit, review: TaskTransition) -> str:
         f"A person{f' ({reviewer})' if reviewer else ''} reviewed attempt {unit.attempt}'s "
         "changes and sent them back:\n\n"
         f"{comment}\n\n"
+        f"{_line_comments(unit)}"
         f"The worktree still holds attempt {unit.attempt}'s changes. Change them as the "
         "reviewer asks, keep every acceptance criterion met, and run the verify commands "
         "again before you finish."
     )
+
+
+def _line_comments(unit: Unit) -> str:
+    """The reviewer's open comments on lines of ``unit``'s diff, each with its line."""
+    comments = open_comments(unit)
+    if not comments:
+        return ""
+    lines = ["Comments on lines of those changes (address each one):"]
+    for c in comments:
+        where = f"{c.path}:{c.line}" + (" (a removed line)" if c.side == "old" else "")
+        lines.append(f"- {where}: `{c.line_text.strip()}`\n  {c.text}")
+    return "\n".join(lines) + "\n\n"
 
 
 def recovery_briefing(unit: Unit) -> str:

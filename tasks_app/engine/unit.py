@@ -39,6 +39,7 @@ from sf_core.actors import Actor
 from sf_core.errors import SfError
 from sf_core.live import Groups, broadcast
 from skills_app.loader import SkillLoader, invocations_claim, skills_listing, unit_skills
+from tasks_app.engine.environment import worktree_prepare
 from tasks_app.engine.hooks import EngineHooks, Heartbeat
 from tasks_app.engine.outcome import unit_complete, unit_fail
 from tasks_app.engine.prompts import unit_messages
@@ -74,7 +75,8 @@ def unit_run(*, task_id: int, worker: str, options: UnitOptions | None = None) -
         worktree_ensure(ws)
         with Heartbeat(task.pk):
             hooks = EngineHooks(session_id=task.plan.session_id, task=task)
-            result = _agent(task, unit, ws, options, hooks)
+            blocked, resources = worktree_prepare(task=task, unit=unit, ws=ws)
+            result = blocked or _agent(task, unit, ws, options, hooks, resources)
         return unit_complete(task=task, unit=unit, ws=ws, result=result, cause=hooks.cause)
     except SfError as exc:
         logger.warning("unit %s of %s failed: %s", unit.attempt, task.key, exc)
@@ -173,7 +175,12 @@ def _stopped(session: AgentSession) -> bool:
 
 
 def _agent(
-    task: Task, unit: Unit, ws: Workspace, options: UnitOptions, hooks: EngineHooks
+    task: Task,
+    unit: Unit,
+    ws: Workspace,
+    options: UnitOptions,
+    hooks: EngineHooks,
+    resources: dict[str, str],
 ) -> LoopResult:
     session = AgentSession.objects.select_related("project").get(pk=task.plan.session_id)
     if options.replay is None and session.replay_trace:
@@ -203,6 +210,7 @@ def _agent(
             skills=skills,
             answers=options.answers,
             sandbox=_sandbox_policy(session.pk),
+            env=resources,
         ),
         gate=SessionGate(
             session_id=session.pk,

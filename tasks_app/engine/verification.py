@@ -82,9 +82,11 @@ def verify(
     session_id: int,
     unit_id: int | None = None,
     accepted_by: User | None = None,
+    env: dict[str, str] | None = None,
 ) -> Verification:
     """Judge and run every command (all of them, so the report is complete).
-    ``accepted_by``: the person who accepted the plan these commands are part of."""
+    ``accepted_by``: the person who accepted the plan these commands are part of;
+    ``env``: the unit's resources (docs/worktree-environment.md)."""
     results = []
     for command in commands:
         session = AgentSession.objects.select_related("project").get(pk=session_id)
@@ -96,7 +98,7 @@ def verify(
             )
             continue
         policy = policy_for(session.permission_profile, session.project.parsed_policy.egress)
-        results.append(_run(worktree, command, policy))
+        results.append(_run(worktree, command, policy, env or {}))
     return Verification(results)
 
 
@@ -139,9 +141,11 @@ def _judged(
     return verdict
 
 
-def _run(worktree: Path, command: str, policy: SandboxPolicy) -> CommandResult:
+def _run(
+    worktree: Path, command: str, policy: SandboxPolicy, extra: dict[str, str]
+) -> CommandResult:
     env = {k: os.environ[k] for k in COMMAND_ENV_KEEP if k in os.environ}
-    env |= {"TERM": "dumb", "GIT_TERMINAL_PROMPT": "0", "CI": "1"}
+    env |= {"TERM": "dumb", "GIT_TERMINAL_PROMPT": "0", "CI": "1"} | extra
     timeout = settings.SF_VERIFY_TIMEOUT.total_seconds()
     started = time.monotonic()
     try:

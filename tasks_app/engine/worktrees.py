@@ -33,14 +33,24 @@ class Workspace:
     path: Path
     branch: str
     base: str
+    # Files written into the tree from secrets: never committed (worktree-environment.md).
+    private: tuple[str, ...] = ()
 
 
 def workspace_for(
-    *, repo: str | Path, project_id: int, plan_id: int, key: str, base: str, attempt: int = 1
+    *,
+    repo: str | Path,
+    project_id: int,
+    plan_id: int,
+    key: str,
+    base: str,
+    attempt: int = 1,
+    private: tuple[str, ...] = (),
 ) -> Workspace:
     name = f"p{plan_id}-{key}-{attempt}"
     path = Path(settings.SF_DATA_DIR) / "worktrees" / str(project_id) / name
-    return Workspace(repo=Path(repo), path=path, branch=f"sf/p{plan_id}/{key}/{attempt}", base=base)
+    branch = f"sf/p{plan_id}/{key}/{attempt}"
+    return Workspace(repo=Path(repo), path=path, branch=branch, base=base, private=private)
 
 
 def workspace_of(task: Task) -> Workspace:
@@ -53,6 +63,7 @@ def workspace_of(task: Task) -> Workspace:
         key=task.key,
         base=project.base_branch,
         attempt=task.branch_attempt,
+        private=tuple(f.path for f in project.parsed_policy.worktree.files),
     )
 
 
@@ -94,6 +105,7 @@ NEVER_COMMIT = (
 def checkpoint_commit(ws: Workspace, message: str) -> str | None:
     """Commit everything the unit changed in its worktree; the new commit, or None."""
     excluded = [f":(exclude,glob){pattern}" for pattern in NEVER_COMMIT]
+    excluded += [f":(exclude,literal){path}" for path in ws.private]
     git("add", "--all", "--", ".", *excluded, cwd=ws.path)
     if not git("diff", "--cached", "--name-only", cwd=ws.path):
         return None

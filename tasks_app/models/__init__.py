@@ -20,6 +20,7 @@ from tasks_app.models.plan import (
     TaskTransition,
 )
 from tasks_app.models.request import PlanRequest, PlanRequestStatus
+from tasks_app.models.review import DiffComment, DiffSide, SetupStatus, WorktreeSetup
 from tasks_app.models.runtime import ScheduleStatus, TaskRuntime, TaskSchedule, Unit, UnitStatus
 from tasks_app.models.worker import Worker, WorkerProbe
 
@@ -28,6 +29,8 @@ __all__ = [
     "FINISHED_PLAN_STATUSES",
     "HELD_STATUSES",
     "DependencyCondition",
+    "DiffComment",
+    "DiffSide",
     "ForgePullRequest",
     "HoldReason",
     "MutationScope",
@@ -39,6 +42,7 @@ __all__ = [
     "PullRequestState",
     "RiskLevel",
     "ScheduleStatus",
+    "SetupStatus",
     "Task",
     "TaskDependency",
     "TaskKind",
@@ -50,4 +54,5 @@ __all__ = [
     "UnitStatus",
     "Worker",
     "WorkerProbe",
+    "WorktreeSetup",
 ]

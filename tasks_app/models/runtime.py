@@ -94,6 +94,9 @@ class Unit(models.Model):
     verification_passed = models.BooleanField(null=True, blank=True)
     verification_output = models.TextField(blank=True)
     checkpoint_patch = models.TextField(blank=True)
+    checkpoint_commit = models.CharField(max_length=64, blank=True)  # this unit's commit
+    # Per-unit resources (docs/worktree-environment.md), e.g. {"SF_PORT": "40123"}.
+    resources = models.JSONField(default=dict, blank=True)
     summary = models.TextField(blank=True)
     started_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
