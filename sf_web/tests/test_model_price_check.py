@@ -44,9 +44,11 @@ def test_a_project_model_override_without_a_price_is_named(project: Project) -> 
 
 
 def test_manage_py_check_runs_the_price_check() -> None:
-    with override_settings(SF_MODEL_SMART=SELF_HOSTED):
-        with pytest.raises(SystemCheckError) as raised:
-            call_command("check", "--fail-level", "WARNING")
+    with (
+        override_settings(SF_MODEL_SMART=SELF_HOSTED),
+        pytest.raises(SystemCheckError) as raised,
+    ):
+        call_command("check", "--fail-level", "WARNING")
     assert "sf.W005" in str(raised.value)
 
 
