@@ -32,16 +32,16 @@ def bar_chart(
             base -= height
             shapes.append(
                 format_html(
-                    '<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}">'
+                    '<rect x="{}" y="{}" width="{}" height="{}" fill="{}">'
                     "<title>{}: {} {}{}</title></rect>",
-                    x + 1,
-                    base,
-                    max(slot - 2, 1),
-                    height,
+                    f"{x + 1:.1f}",
+                    f"{base:.1f}",
+                    f"{max(slot - 2, 1):.1f}",
+                    f"{height:.1f}",
                     colour,
                     bar.label,
                     name,
-                    value,
+                    f"{value:g}",
                     unit,
                 )
             )
@@ -81,9 +81,9 @@ def _axis_labels(bars: Sequence[Bar], slot: float) -> SafeString:
     every = max(1, len(bars) // 8 + (1 if len(bars) % 8 else 0))
     return format_html_join(
         "",
-        '<text x="{:.1f}" y="{}" font-size="9" text-anchor="middle">{}</text>',
+        '<text x="{}" y="{}" font-size="9" text-anchor="middle">{}</text>',
         (
-            (PAD + index * slot + slot / 2, HEIGHT - 8, bar.label[5:])
+            (f"{PAD + index * slot + slot / 2:.1f}", HEIGHT - 8, bar.label[5:])
             for index, bar in enumerate(bars)
             if index % every == 0
         ),
