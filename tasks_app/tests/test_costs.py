@@ -14,9 +14,10 @@ import pytest
 from django.db import connection
 from django.db.models import Sum
 
-from agents_app.models import ModelCall
+from agents_app.models import AgentSession, ModelCall
 from agents_app.runtime.llm import complete
 from agents_app.runtime.replay import recorded_response
+from tasks_app.engine.sweep import unit_recover
 from tasks_app.engine.unit import UnitOptions, unit_run
 from tasks_app.models import HoldReason, Task, Unit
 from tasks_app.tests.test_engine import MODEL, repo, start, task_spec  # noqa: F401 - fixture
@@ -100,3 +101,44 @@ def test_four_parallel_units_with_a_budget_for_three_reservations_start_three(
     assert session.cost_reserved == 0, "every reservation settled"
     assert list(Unit.objects.values_list("cost_reserved", flat=True)) == [0, 0, 0]
     assert reports[waiting.pk] is None
+
+
+@pytest.mark.django_db
+def test_a_unit_that_raises_releases_its_reservation(repo: Path) -> None:  # noqa: F811
+    session, plan = start(repo, task_spec(), policy={"budgets": {"session_cost_usd": "1"}})
+
+    def crash(**kwargs: Any) -> Any:
+        raise RuntimeError("the worker's code broke")
+
+    with pytest.raises(RuntimeError):
+        unit_run(
+            task_id=plan.tasks.get().pk,
+            worker="test",
+            options=UnitOptions(model=MODEL, completion=crash),
+        )
+    session.refresh_from_db()
+    assert session.cost_reserved == 0
+    assert Unit.objects.get(task__plan=plan).cost_reserved == 0
+
+
+@pytest.mark.django_db
+def test_the_sweep_charges_a_lost_unit_from_the_ledger_and_frees_its_reservation(
+    repo: Path,  # noqa: F811
+) -> None:
+    session, plan = start(repo, task_spec(), policy={"budgets": {"session_cost_usd": "1"}})
+    task = plan.tasks.get()
+    Task.objects.filter(pk=task.pk).update(status="in_progress")
+    unit = Unit.objects.create(task=task, attempt=1, cost_reserved=Decimal("0.50"))
+    AgentSession.objects.filter(pk=session.pk).update(cost_reserved=Decimal("0.50"))
+    ModelCall.objects.create(
+        session=session, unit=unit, stage="unit", model=MODEL, cost=Decimal("0.03")
+    )
+    assert unit_recover(unit=unit) is True  # its worker died with the reservation held
+    session.refresh_from_db()
+    unit.refresh_from_db()
+    assert (session.cost_reserved, unit.cost_reserved) == (0, 0)
+    assert session.cost_spent == Decimal("0.03") == unit.cost
+    assert Task.objects.get(pk=task.pk).cost_spent == Decimal("0.03")
+    assert unit_recover(unit=unit) is False  # once
+    session.refresh_from_db()
+    assert session.cost_spent == Decimal("0.03")
