@@ -11,6 +11,7 @@ from agents_app.admin_scope import ProjectScopedAdmin
 from agents_app.gate.approvals import decision_review, may_review
 from agents_app.models import (
     AgentSession,
+    ModelCall,
     ModeTransition,
     Project,
     ProjectMembership,
@@ -121,6 +122,7 @@ class AgentSessionAdmin(ProjectScopedAdmin):
         "activity",
         "autonomous_continues",
         "cost_spent",
+        "cost_reserved",
         "budget_alerts",
         "finished_at",
         "provider_retry_at",
@@ -263,6 +265,36 @@ class TraceEventAdmin(ProjectScopedAdmin):
     ]
     list_filter = ["kind"]
     search_fields = ["=session__id", "name", "input_hash"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(ModelCall)
+class ModelCallAdmin(ProjectScopedAdmin):
+    """The cost ledger is evidence: read-only, like the trace."""
+
+    project_lookup = "session__project"
+
+    list_display = [
+        "session",
+        "unit",
+        "stage",
+        "model",
+        "tokens_in",
+        "tokens_out",
+        "cost",
+        "priced",
+        "created_at",
+    ]
+    list_filter = ["stage", "priced"]
+    search_fields = ["=session__id", "model"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

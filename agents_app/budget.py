@@ -1,11 +1,14 @@
-"""Session budgets: charging cost, threshold warnings, the pause at 100 %."""
+"""Session budgets: charging cost, threshold warnings, the pause at 100 %, and the
+reservations running units hold against the budget (so parallel units cannot overshoot
+it together: each starts only with a share no other unit holds)."""
 
 from __future__ import annotations
 
 from decimal import Decimal
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Value
+from django.db.models.functions import Greatest
 from django.urls import reverse
 
 from agents_app.models import AgentSession, PauseCause, TraceKind
@@ -100,4 +103,41 @@ def budget_pause(session: AgentSession) -> None:
         reason=f"budget reached: ${spent} of ${budget}; approve to continue",
         actor=Actor.system("budget"),
         cause=PauseCause.BUDGET,
+    )
+
+
+def reservation_take(
+    *, session: AgentSession, wanted: Decimal, own: Decimal = Decimal(0)
+) -> Decimal | None:
+    """Reserve ``wanted`` of the session's unreserved budget; return what was reserved,
+    or None when the budget cannot cover it now (other units hold the rest).
+
+    The caller holds the session's row lock (``select_for_update``) and has read
+    ``session`` under it: the check and the update are one step for every worker.
+    ``own`` is what the caller already holds. When no other unit holds anything, the
+    last of the budget is reserved even if it is less than wanted: nothing will free
+    more, and refusing would leave the budget unspendable. No budget: nothing to hold.
+    """
+    if session.cost_budget is None:
+        return Decimal(0)
+    unreserved = session.cost_budget - session.cost_spent - session.cost_reserved
+    others = session.cost_reserved - own
+    if unreserved >= wanted:
+        taken = wanted
+    elif others <= 0 and unreserved > 0:
+        taken = unreserved
+    else:
+        return None
+    AgentSession.objects.filter(pk=session.pk).update(cost_reserved=F("cost_reserved") + taken)
+    session.cost_reserved += taken
+    return taken
+
+
+def reservation_release(*, session_id: int, amount: Decimal) -> None:
+    """Give back a settled unit's reservation. The caller releases once per unit (its
+    own row is zeroed first); the floor at zero only guards against drift."""
+    if amount <= 0:
+        return
+    AgentSession.objects.filter(pk=session_id).update(
+        cost_reserved=Greatest(F("cost_reserved") - amount, Value(Decimal(0)))
     )

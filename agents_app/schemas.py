@@ -35,6 +35,10 @@ class Budgets(BaseModel):
     session_cost_usd: Decimal | None = Field(default=None, ge=0)
     task_cost_usd: Decimal | None = Field(default=None, ge=0)
     max_autonomous_continues: int = Field(default=50, ge=0, le=10_000)
+    # Reserved against the session's (and the task's) remaining budget before a unit
+    # starts, so that parallel units cannot overshoot it together; a unit that spends
+    # its reservation reserves another as long as the budget has some unreserved.
+    unit_reserve_usd: Decimal = Field(default=Decimal("0.50"), ge=0)
 
 
 class ToolCalls(StrEnum):
@@ -84,6 +88,19 @@ class ModelOverride(BaseModel):
         if problem:
             raise ValueError(f"expected {problem}")
         return value.rstrip("/")
+
+
+class ModelPrice(BaseModel):
+    """What a model litellm cannot price (a self-hosted one) costs the project, in USD per
+    token; litellm's own price wins for the models it knows."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input_per_token: Decimal = Field(ge=0, le=1)
+    output_per_token: Decimal = Field(ge=0, le=1)
+
+    def cost(self, tokens_in: int, tokens_out: int) -> Decimal:
+        return self.input_per_token * tokens_in + self.output_per_token * tokens_out
 
 
 class ModelModeName(StrEnum):
@@ -191,6 +208,8 @@ class ProjectPolicy(BaseModel):
     forge: ForgePolicy | None = None
 
     worktree: WorktreeEnv = Field(default_factory=WorktreeEnv)
+    # Prices of models litellm has no price for, by litellm model name.
+    prices: dict[str, ModelPrice] = Field(default_factory=dict)
 
     @field_validator("default_verify")
     @classmethod

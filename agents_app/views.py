@@ -20,6 +20,7 @@ from agents_app.access import (
 from agents_app.axes import AXIS_CHOICES
 from agents_app.badge import badge_for
 from agents_app.commands import CONFIRM, ConfirmationRequired
+from agents_app.costs import unpriced_models
 from agents_app.forms import CommandForm, ProjectForm, SessionForm
 from agents_app.models import AgentSession, ModeTransition, Project
 from agents_app.preflight import PLANNING_MODE, preflight
@@ -174,6 +175,7 @@ def session_context(session: AgentSession) -> dict[str, object]:
         "timeline": session_timeline(session),
         "pending": session_pending(session),
         "badge": badge_for(session),
+        "unpriced_models": unpriced_models(session),
         "axis_controls": [
             {
                 "axis": axis,

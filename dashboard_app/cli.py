@@ -1,10 +1,13 @@
-"""``manage.py sf status``: the system status the dashboard shows."""
+"""``manage.py sf status``: the system status the dashboard shows; ``sf metrics``: the
+outcome metrics and cost roll-ups of the metrics page."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
+from agents_app.models import Project
+from dashboard_app.metrics_report import metrics_report, report_lines, window_parse
 from dashboard_app.status import system_status
 from sf_core.cli import EXIT_ERROR, EXIT_OK, Subcommand, add_output_format
 
@@ -39,4 +42,36 @@ class StatusCommand(Subcommand):
             self.out(f"      {worker.hostname} pid {worker.pid} {state}")
 
 
-SUBCOMMANDS: list[type[Subcommand]] = [StatusCommand]
+class MetricsCommand(Subcommand):
+    name = "metrics"
+    help = "Outcome metrics and cost roll-ups (the metrics page's figures)."
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--project", help="a project's name or id (default: every project)")
+        parser.add_argument("--since", help="first day, YYYY-MM-DD (default: 4 weeks ago)")
+        parser.add_argument("--until", help="last day, YYYY-MM-DD (default: today)")
+        parser.add_argument("--by", choices=("day", "week"), default="day")
+        add_output_format(parser)
+
+    def run(self, options: dict[str, Any]) -> int:
+        window = window_parse(options["since"], options["until"], options["by"])
+        projects = Project.objects.all()
+        chosen = options["project"]
+        if chosen:
+            named = Project.objects.filter(name=chosen)
+            projects = (
+                named if named.exists() or not chosen.isdigit() else projects.filter(pk=int(chosen))
+            )
+            if not projects.exists():
+                self.err(f"no project {chosen!r}")
+                return EXIT_ERROR
+        report = metrics_report(projects, window)
+        if options["output_format"] == "json":
+            self.out_json(report.as_json())
+        else:
+            for line in report_lines(report):
+                self.out(line)
+        return EXIT_OK
+
+
+SUBCOMMANDS: list[type[Subcommand]] = [StatusCommand, MetricsCommand]

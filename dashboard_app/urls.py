@@ -2,10 +2,11 @@ from __future__ import annotations
 
 from django.urls import path
 
-from dashboard_app import members, views
+from dashboard_app import members, metrics_views, views
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
     path("healthz", views.healthz, name="healthz"),
+    path("metrics/", metrics_views.metrics_page, name="metrics"),
     path("projects/<int:project_id>/members/", members.project_members, name="project-members"),
 ]

@@ -11,6 +11,7 @@
 | sf.W003 | PostgreSQL configured but no Redis: no workers, no live updates across processes |
 | sf.W004 | production profile with ``SF_ALLOWED_HOSTS=*``: any Host header is accepted |
 | sf.E020 | the notification lease is not longer than the webhook timeout |
+| sf.W005 | a configured model has no known price: its calls would cost $0 |
 """
 
 from __future__ import annotations
@@ -21,7 +22,10 @@ from typing import Any
 from django.apps import AppConfig
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
+from django.db import DatabaseError
 
+from agents_app.costs import configured_unpriced
+from agents_app.models import Project
 from dashboard_app.status import broker_probe, native_probe
 
 SETUP_HINT = "Run ./scripts/setup.sh (it builds native/ with maturin into the virtualenv)."
@@ -139,4 +143,27 @@ def check_notify_lease(app_configs: Sequence[AppConfig] | None, **_: Any) -> lis
             hint="Raise SF_NOTIFY_LEASE (default 2m) above the webhook timeout (default 10s).",
             id="sf.E020",
         )
+    ]
+
+
+@register("sf_models")
+def check_model_prices(app_configs: Sequence[AppConfig] | None, **_: Any) -> list[CheckMessage]:
+    """Budgets and roll-ups are only as true as the prices: a self-hosted model litellm
+    has no price for is charged $0 unless a project's policy names one."""
+    try:
+        projects = list(Project.objects.all())
+    except DatabaseError:  # not migrated yet: the environment's models are still checked
+        projects = []
+    return [
+        Warning(
+            f"The model {found.model}, configured in {found.where}, has no known price: "
+            "its calls are charged $0 and budgets do not limit it.",
+            hint=(
+                "Name its price in the project's policy: "
+                f'"prices": {{"{found.model}": {{"input_per_token": "0.000001", '
+                '"output_per_token": "0.000002"}}.'
+            ),
+            id="sf.W005",
+        )
+        for found in configured_unpriced(projects)
     ]

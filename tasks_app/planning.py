@@ -126,6 +126,7 @@ def _router(
         completion=completion,
         sleep=sleep,
         max_tokens=getattr(settings, "SF_MODEL_MAX_TOKENS", DEFAULT_MAX_TOKENS),
+        prices=session.project.parsed_policy.prices,
     )
 
 
@@ -165,14 +166,10 @@ class _Planner:
                 started_at=started,
             )
             raise PlanningFailed(f"planning failed: {exc}") from exc
-        self.recorder.record(
-            TraceKind.MODEL_STEP,
-            name=step.model,
+        self.recorder.model_call(
+            step,
             payload={"stage": PLAN_STAGE, "content": step.content, "notes": self._notes()},
             input_hash=input_hash,
-            tokens_in=step.tokens_in,
-            tokens_out=step.tokens_out,
-            cost=step.cost,
             started_at=started,
         )
         if step.cost:

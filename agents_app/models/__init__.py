@@ -2,6 +2,7 @@
 risk decisions with approvals, and the trace."""
 
 from agents_app.models.audit import ApprovalRule, Decision, ReviewScope, ReviewStatus, RiskDecision
+from agents_app.models.costs import CallStage, ModelCall
 from agents_app.models.membership import ProjectMembership, Role, role_rank
 from agents_app.models.sessions import (
     Activity,
@@ -22,8 +23,10 @@ __all__ = [
     "ActorKind",
     "AgentSession",
     "ApprovalRule",
+    "CallStage",
     "Decision",
     "ModeTransition",
+    "ModelCall",
     "PauseCause",
     "Project",
     "ProjectMembership",

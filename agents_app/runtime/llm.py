@@ -30,6 +30,7 @@ from agents_app.runtime.ratelimit import (
 )
 from agents_app.runtime.toolcalls import request_options
 from agents_app.runtime.wire import assistant_message, synthesised_id, tools_for
+from agents_app.schemas import ModelPrice
 from sf_core.errors import SfError
 
 __all__ = ["ModelNotConfigured", "ModelSettings", "model_for", "model_settings_for"]
@@ -112,6 +113,7 @@ class ModelStep:
     note: str = (
         ""  # said to the model after its calls ran (e.g. the calls it wrote but were not run)
     )
+    priced: bool = True  # False: neither litellm nor the project knows the model's price
 
 
 @dataclass
@@ -131,6 +133,8 @@ class ModelRouter:
     max_tokens: int = DEFAULT_MAX_TOKENS  # sent with every request; "length" past it
     context_window: int = 0  # configured tokens; 0: litellm's number, else a default (context)
     limits: ProviderLimits | None = None  # "blocked until" per provider (None: the shared one)
+    # A project's price per token of models litellm cannot price (self-hosted ones).
+    prices: Mapping[str, ModelPrice] = field(default_factory=dict)
     _waited_until: float = field(default=0.0, init=False, repr=False)  # our own waits
 
     @classmethod
@@ -168,7 +172,7 @@ class ModelRouter:
                 response = self.completion(
                     model=current, max_tokens=self.max_tokens, **endpoint, **request
                 )
-                return _model_step(current, response)
+                return _model_step(current, response, self.prices)
             except litellm.RateLimitError as exc:
                 waits += 1
                 self._rate_limited(current, endpoint, exc, waits)
@@ -272,7 +276,7 @@ def _server_errors(litellm: Any) -> tuple[type[Exception], ...]:
     )
 
 
-def _model_step(model: str, response: Any) -> ModelStep:
+def _model_step(model: str, response: Any, prices: Mapping[str, ModelPrice]) -> ModelStep:
     choice = response.choices[0]
     message = choice.message
     calls = [
@@ -288,27 +292,35 @@ def _model_step(model: str, response: Any) -> ModelStep:
         {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
         for c in calls
     ]
+    tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)
+    tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
+    cost, priced = _litellm_cost(response)
+    if not priced and model in prices:
+        cost, priced = prices[model].cost(tokens_in, tokens_out), True
     return ModelStep(
         model=model,
         content=message.content or "",
         tool_calls=calls,
-        tokens_in=int(getattr(usage, "prompt_tokens", 0) or 0),
-        tokens_out=int(getattr(usage, "completion_tokens", 0) or 0),
-        cost=_cost(response),
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
+        cost=cost,
         message=assistant_message(message, wire_calls),
         finish_reason=str(getattr(choice, "finish_reason", None) or "stop"),
+        priced=priced,
     )
 
 
-def _cost(response: Any) -> Decimal:
-    """Cost from litellm's accounting; a model without a known price costs 0."""
+def _litellm_cost(response: Any) -> tuple[Decimal, bool]:
+    """Cost from litellm's accounting, and whether litellm knew the price at all: a
+    model it has no price for (a self-hosted one) is charged 0 and marked unpriced, so
+    the session page and ``manage.py check`` can say so (``agents_app.costs``)."""
     hidden = getattr(response, "_hidden_params", {}) or {}
     if hidden.get("response_cost") is not None:
-        return Decimal(str(hidden["response_cost"]))
+        return Decimal(str(hidden["response_cost"])), True
     try:
-        return Decimal(str(litellm_module().completion_cost(completion_response=response)))
+        return Decimal(str(litellm_module().completion_cost(completion_response=response))), True
     except Exception:  # litellm raises for models it has no price for
-        return Decimal("0")
+        return Decimal("0"), False
 
 
 def _retry_after_header(exc: Exception) -> float | None:

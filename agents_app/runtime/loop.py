@@ -121,6 +121,9 @@ class AgentLoop:
     hooks: Hooks
     max_steps: int = 40
     budget: Decimal | None = None  # what this unit may still spend
+    # Asked, once the budget is spent, for a larger one (None: there is no more); the
+    # engine reserves it from the session's unreserved remainder.
+    budget_more: Callable[[Decimal], Decimal | None] | None = None
     replay: Replay | None = None
     clock: Callable[[], float] = time.monotonic
     result: LoopResult = field(init=False)
@@ -139,7 +142,7 @@ class AgentLoop:
                 return self._end(Outcome.CONTEXT_FULL, detail=step)
             # Over it, not at it: a budget may be spent in full, and a model that costs
             # nothing (a local one) never exceeds even a budget of $0.
-            if self.budget is not None and self.result.cost > self.budget:
+            if self.budget is not None and self.result.cost > self.budget and not self._more():
                 return self._end(
                     Outcome.BUDGET, detail=f"spent ${self.result.cost} of ${self.budget}"
                 )
@@ -225,6 +228,14 @@ class AgentLoop:
             self.router.notes.append(fit.note())
         return fit.problem
 
+    def _more(self) -> bool:
+        """Whether the budget grew past what was spent (``budget_more``)."""
+        grown = self.budget_more(self.result.cost) if self.budget_more else None
+        if grown is None or grown < self.result.cost:
+            return False
+        self.budget = grown
+        return True
+
     def _model_step(self, messages: list[dict[str, Any]]) -> ModelStep:
         started = timezone.now()
         step = self.router.step(messages, self._offered_specs())
@@ -239,9 +250,8 @@ class AgentLoop:
         self.result.tokens_out += step.tokens_out
         self.result.cost += step.cost
         self.result.model = step.model
-        self.recorder.record(
-            TraceKind.MODEL_STEP,
-            name=step.model,
+        self.recorder.model_call(
+            step,
             payload={
                 "content": step.content,
                 "tool_calls": [
@@ -249,9 +259,6 @@ class AgentLoop:
                 ],
                 "notes": list(self.router.notes),
             },
-            tokens_in=step.tokens_in,
-            tokens_out=step.tokens_out,
-            cost=step.cost,
             started_at=started,
         )
         self.router.notes.clear()

@@ -5,14 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db.models import Max
 from django.utils import timezone
 
 from agents_app.gate.redaction import redact_payload
-from agents_app.models import AgentSession, TraceEvent
+from agents_app.models import AgentSession, CallStage, ModelCall, TraceEvent, TraceKind
 from sf_core.live import Groups, broadcast
+
+if TYPE_CHECKING:
+    from agents_app.runtime.llm import ModelStep
 
 
 @dataclass
@@ -59,4 +62,37 @@ class TraceRecorder:
         self.next_seq += 1
         if self.unit_id is not None:
             broadcast(Groups.unit(self.unit_id), "trace.appended", event_id=event.pk)
+        return event
+
+    def model_call(
+        self,
+        step: ModelStep,
+        *,
+        payload: dict[str, Any],
+        input_hash: str = "",
+        started_at: datetime | None = None,
+    ) -> TraceEvent:
+        """A model call that completed: its trace event and its row of the cost ledger
+        (``ModelCall``), written together so the ledger misses no call that was traced."""
+        event = self.record(
+            TraceKind.MODEL_STEP,
+            name=step.model,
+            payload=payload,
+            input_hash=input_hash,
+            tokens_in=step.tokens_in,
+            tokens_out=step.tokens_out,
+            cost=step.cost,
+            started_at=started_at,
+        )
+        ModelCall.objects.create(
+            session=self.session,
+            unit_id=self.unit_id,
+            trace_event=event,
+            stage=CallStage.UNIT if self.unit_id else CallStage.PLAN,
+            model=step.model,
+            tokens_in=step.tokens_in,
+            tokens_out=step.tokens_out,
+            cost=step.cost,
+            priced=step.priced,
+        )
         return event

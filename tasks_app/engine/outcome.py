@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from agents_app.budget import session_charge
 from agents_app.gate.redaction import redact_text
-from agents_app.models import AgentSession, PauseCause, TraceEvent, TraceKind
+from agents_app.models import AgentSession, ModelCall, PauseCause, TraceKind
 from agents_app.runtime.llm import ModelNotConfigured, ProviderAuthError, ProviderOutage
 from agents_app.runtime.loop import LoopResult, Outcome
 from agents_app.runtime.trace import TraceRecorder
@@ -39,6 +39,7 @@ from sf_core.signals import send_on_commit, session_runnable
 from tasks_app.completion import plan_settle
 from tasks_app.engine.hooks import StopCause
 from tasks_app.engine.outage import provider_outage, provider_recovered
+from tasks_app.engine.reservations import unit_settle
 from tasks_app.engine.review import review_start
 from tasks_app.engine.stuck import detect
 from tasks_app.engine.values import UnitReport
@@ -157,7 +158,7 @@ def unit_fail(*, task: Task, unit: Unit, ws: Workspace, error: SfError) -> UnitR
     until the sweep tries again (``outage``). What the unit spent is charged either way.
     """
     reason = str(error)
-    _charge_traced(task, unit)
+    charge_from_ledger(task, unit)
     session = AgentSession.objects.get(pk=task.plan.session_id)
     TraceRecorder(session=session, unit_id=unit.pk).record(
         TraceKind.ERROR, payload={"error": reason}
@@ -205,25 +206,28 @@ def _charge(task: Task, unit: Unit, result: LoopResult) -> None:
     )
     Task.objects.filter(pk=task.pk).update(cost_spent=F("cost_spent") + result.cost)
     session_charge(session=AgentSession.objects.get(pk=task.plan.session_id), cost=result.cost)
+    # Charged first, released second: in between the budget looks fuller, never emptier.
+    unit_settle(unit_id=unit.pk, session_id=task.plan.session_id)
 
 
-def _charge_traced(task: Task, unit: Unit) -> None:
-    """Charge what a unit that ended in an error spent: its model steps' cost, as its
-    trace recorded them (what ``_charge`` charged already is not charged twice)."""
-    traced = TraceEvent.objects.filter(unit=unit).aggregate(
+def charge_from_ledger(task: Task, unit: Unit) -> None:
+    """Charge what a unit that ended without a loop result spent (an error, a crash the
+    sweep recovered): its calls in the cost ledger (``ModelCall``), less what ``_charge``
+    charged already; then release its reservation."""
+    calls = ModelCall.objects.filter(unit=unit).aggregate(
         cost=Sum("cost"), tokens_in=Sum("tokens_in"), tokens_out=Sum("tokens_out")
     )
     charged = Unit.objects.values_list("cost", flat=True).get(pk=unit.pk)
-    extra = (traced["cost"] or Decimal(0)) - charged
-    if extra <= 0:
-        return
-    Unit.objects.filter(pk=unit.pk).update(
-        cost=traced["cost"],
-        tokens_in=traced["tokens_in"] or 0,
-        tokens_out=traced["tokens_out"] or 0,
-    )
-    Task.objects.filter(pk=task.pk).update(cost_spent=F("cost_spent") + extra)
-    session_charge(session=AgentSession.objects.get(pk=task.plan.session_id), cost=extra)
+    extra = (calls["cost"] or Decimal(0)) - charged
+    if extra > 0:
+        Unit.objects.filter(pk=unit.pk).update(
+            cost=calls["cost"],
+            tokens_in=calls["tokens_in"] or 0,
+            tokens_out=calls["tokens_out"] or 0,
+        )
+        Task.objects.filter(pk=task.pk).update(cost_spent=F("cost_spent") + extra)
+        session_charge(session=AgentSession.objects.get(pk=task.plan.session_id), cost=extra)
+    unit_settle(unit_id=unit.pk, session_id=task.plan.session_id)
 
 
 def _verify_and_review(

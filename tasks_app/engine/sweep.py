@@ -18,6 +18,7 @@ from agents_app.models import Activity, AgentSession, SessionDriver, SessionStat
 from sf_core.actors import Actor
 from tasks_app.engine.dispatch import IN_FLIGHT, dispatch
 from tasks_app.engine.outage import provider_resume_due
+from tasks_app.engine.outcome import charge_from_ledger
 from tasks_app.forge import forge_sync
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import (
@@ -90,5 +91,7 @@ def unit_recover(*, unit: Unit, cause: str = "worker lost (stale heartbeat)") ->
             status=ScheduleStatus.DUE, due_at=timezone.now(), claimed_by="", enqueued_at=None
         )
         AgentSession.objects.filter(pk=task.plan.session_id).update(activity=Activity.IDLE)
+        # What the lost unit spent is charged from the ledger; its reservation is freed.
+        charge_from_ledger(task, unit)
     logger.warning("recovered task %s: unit %s lost its worker", task.key, unit.attempt)
     return True

@@ -19,6 +19,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from agents_app.axes import RunControl
@@ -43,10 +44,12 @@ from tasks_app.engine.environment import worktree_prepare
 from tasks_app.engine.hooks import EngineHooks, Heartbeat
 from tasks_app.engine.outcome import unit_complete, unit_fail
 from tasks_app.engine.prompts import unit_messages
+from tasks_app.engine.reservations import budget_more, unit_budget, unit_reservation, unit_settle
 from tasks_app.engine.values import UnitOptions, UnitReport
 from tasks_app.engine.worktrees import Workspace, workspace_of, worktree_ensure
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import (
+    HoldReason,
     ScheduleStatus,
     Task,
     TaskRuntime,
@@ -82,6 +85,7 @@ def unit_run(*, task_id: int, worker: str, options: UnitOptions | None = None) -
         logger.warning("unit %s of %s failed: %s", unit.attempt, task.key, exc)
         return unit_fail(task=task, unit=unit, ws=ws, error=exc)
     finally:
+        unit_settle(unit_id=unit.pk, session_id=task.plan.session_id)  # a no-op once settled
         _release(task)
 
 
@@ -94,6 +98,11 @@ def _start(task_id: int, worker: str) -> tuple[Task, Unit, Workspace] | None:
         session = AgentSession.objects.select_for_update().get(pk=task.plan.session_id)
         if task.status not in (*RUNNABLE, TaskStatus.IN_PROGRESS) or not _session_may_run(session):
             return None
+        reserved = unit_reservation(task, session)
+        if reserved is None:
+            _hold_for_budget(task, session, worker)
+            return None
+        _count_continue(session)
         session_apply_due(session=session, point=DispatchPoint.BEFORE_UNIT)
         session.refresh_from_db()
         if task.status != TaskStatus.IN_PROGRESS:  # in_progress: a crashed unit's task resumes
@@ -111,7 +120,7 @@ def _start(task_id: int, worker: str) -> tuple[Task, Unit, Workspace] | None:
             dispatched_at=now,
         )
         attempt = Unit.objects.filter(task=task).count() + 1
-        unit = Unit.objects.create(task=task, attempt=attempt)
+        unit = Unit.objects.create(task=task, attempt=attempt, cost_reserved=reserved)
         ws = workspace_of(task)
         TaskRuntime.objects.update_or_create(
             task=task,
@@ -147,20 +156,38 @@ def _session_may_run(session: AgentSession) -> bool:
     if remaining is not None and remaining <= 0:
         budget_pause(session)
         return False
-    if session.run_control == RunControl.AUTONOMOUS:
-        if session.autonomous_continues >= session.max_autonomous_continues:
-            session_set_paused(
-                session=session,
-                paused=True,
-                actor=Actor.system("limit"),
-                cause=PauseCause.LIMIT,
-                reason=f"continuation limit reached ({session.max_autonomous_continues} units)",
-            )
-            return False
-        AgentSession.objects.filter(pk=session.pk).update(
-            autonomous_continues=session.autonomous_continues + 1
+    limited = session.run_control == RunControl.AUTONOMOUS
+    if limited and session.autonomous_continues >= session.max_autonomous_continues:
+        session_set_paused(
+            session=session,
+            paused=True,
+            actor=Actor.system("limit"),
+            cause=PauseCause.LIMIT,
+            reason=f"continuation limit reached ({session.max_autonomous_continues} units)",
         )
+        return False
     return True
+
+
+def _count_continue(session: AgentSession) -> None:
+    """An autonomous unit starting counts against the continuation limit."""
+    if session.run_control == RunControl.AUTONOMOUS:
+        AgentSession.objects.filter(pk=session.pk).update(
+            autonomous_continues=F("autonomous_continues") + 1
+        )
+
+
+def _hold_for_budget(task: Task, session: AgentSession, worker: str) -> None:
+    """Other units hold what is left of the budget: the task waits budget-paused (an
+    engine hold: the next dispatch, after a unit settles, puts it back to todo)."""
+    left = (session.cost_budget or 0) - session.cost_spent
+    task_transition(
+        task=task,
+        to=TaskStatus.PAUSED,
+        reason=f"budget: ${session.cost_reserved} of the ${left} left is reserved by running units",
+        actor=Actor.system(worker),
+        hold=HoldReason.BUDGET,
+    )
 
 
 def _stopped(session: AgentSession) -> bool:
@@ -221,7 +248,8 @@ def _agent(
         recorder=TraceRecorder(session=session, unit_id=unit.pk),
         hooks=hooks,
         max_steps=settings.SF_UNIT_MAX_STEPS,
-        budget=_unit_budget(task, session),
+        budget=unit_budget(task, session, Unit.objects.get(pk=unit.pk).cost_reserved),
+        budget_more=budget_more(task, unit.pk) if session.cost_budget is not None else None,
         replay=options.replay,
     )
     try:
@@ -246,7 +274,10 @@ def _router(
     chosen = model_settings_for(session.model_mode, options.model, project_models)
     fallback = model_settings_for("fallback", None, project_models)
     return ModelRouter.from_settings(
-        chosen, fallback if fallback.model else None, completion=completion
+        chosen,
+        fallback if fallback.model else None,
+        completion=completion,
+        prices=session.project.parsed_policy.prices,
     )
 
 
@@ -303,17 +334,6 @@ def _sandbox_policy(session_id: int) -> Callable[[], SandboxPolicy]:
         return policy_for(session.permission_profile, session.project.parsed_policy.egress)
 
     return policy
-
-
-def _unit_budget(task: Task, session: AgentSession) -> Any:
-    limits = [b for b in (budget_remaining(session), _task_remaining(task)) if b is not None]
-    return min(limits) if limits else None
-
-
-def _task_remaining(task: Task) -> Any:
-    if task.cost_budget is None:
-        return None
-    return max(task.cost_budget - task.cost_spent, 0)
 
 
 def _release(task: Task) -> None:

@@ -91,6 +91,8 @@ class Unit(models.Model):
     tokens_in = models.PositiveIntegerField(default=0)
     tokens_out = models.PositiveIntegerField(default=0)
     cost = models.DecimalField(max_digits=12, decimal_places=6, default=Decimal("0"))
+    # What this unit holds of its session's budget while it runs (0 once settled).
+    cost_reserved = models.DecimalField(max_digits=12, decimal_places=6, default=Decimal("0"))
     verification_passed = models.BooleanField(null=True, blank=True)
     verification_output = models.TextField(blank=True)
     checkpoint_patch = models.TextField(blank=True)
