@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from agents_app.models import TraceEvent, TraceKind
-from tasks_app.models import Task, TaskStatus, TaskTransition, Unit, UnitStatus
+from tasks_app.models import (
+    MergeRequest,
+    MergeStatus,
+    Task,
+    TaskStatus,
+    TaskTransition,
+    Unit,
+    UnitStatus,
+)
 
 SYSTEM = """You are a coding agent working for SF in a git worktree of the project.
 Work only through the tools, one call at a time. Read a file before you change it:
@@ -56,6 +64,9 @@ def _previous_attempt(unit: Unit) -> str:
     review = changes_requested_after(unit)
     if review is not None:
         return review_briefing(unit, review)
+    sent_back = merge_sent_back_after(unit)
+    if sent_back is not None:
+        return merged_tree_briefing(unit, sent_back)
     output = unit.verification_output[-MAX_PREVIOUS_OUTPUT:]
     heading = f"## Attempt {unit.attempt} did not pass ({unit.status})"
     detail = (
@@ -92,6 +103,33 @@ def review_briefing(unit: Unit, review: TaskTransition) -> str:
         f"The worktree still holds attempt {unit.attempt}'s changes. Change them as the "
         "reviewer asks, keep every acceptance criterion met, and run the verify commands "
         "again before you finish."
+    )
+
+
+def merge_sent_back_after(unit: Unit) -> MergeRequest | None:
+    """The merge queue's entry that sent ``unit``'s approved work back, if one did:
+    the task's verify commands (or the project's check) failed on the merged tree."""
+    return (
+        MergeRequest.objects.filter(
+            task_id=unit.task_id, status=MergeStatus.SENT_BACK, created_at__gte=unit.started_at
+        )
+        .order_by("-pk")
+        .first()
+    )
+
+
+def merged_tree_briefing(unit: Unit, entry: MergeRequest) -> str:
+    """Attempt ``unit`` passed on its own branch, but not merged with the base branch."""
+    output = entry.output[-MAX_PREVIOUS_OUTPUT:] or "No output."
+    return (
+        f"## Attempt {unit.attempt} passed on its own, but failed merged with "
+        f"{entry.base_branch}\n"
+        f"Your changes were approved and merged onto the current {entry.base_branch} "
+        "(other work landed there meanwhile) in a scratch tree, and the verify commands "
+        f"failed on that merged tree:\n```\n{output}\n```\n"
+        f"Your worktree now holds that merged tree. Make the changes work together with "
+        f"what {entry.base_branch} has now, and run the verify commands again before you "
+        "finish."
     )
 
 

@@ -1,6 +1,7 @@
 """Models of the tasks app: plans and tasks, their scheduler and runtime state, units,
 and the worker registry."""
 
+from tasks_app.models.merge import ACTIVE_MERGE_STATUSES, MergeRequest, MergeStatus
 from tasks_app.models.plan import (
     ENGINE_HOLDS,
     FINISHED_PLAN_STATUSES,
@@ -23,11 +24,14 @@ from tasks_app.models.runtime import ScheduleStatus, TaskRuntime, TaskSchedule, 
 from tasks_app.models.worker import Worker, WorkerProbe
 
 __all__ = [
+    "ACTIVE_MERGE_STATUSES",
     "ENGINE_HOLDS",
     "FINISHED_PLAN_STATUSES",
     "HELD_STATUSES",
     "DependencyCondition",
     "HoldReason",
+    "MergeRequest",
+    "MergeStatus",
     "MutationScope",
     "Plan",
     "PlanRequest",

@@ -1,0 +1,200 @@
+"""The merge queue: every approved task is verified on the merged tree before the base
+branch moves; a merged tree that fails sends the task back, and nothing unverified
+reaches the base branch."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents_app.services import project_create
+from agents_app.tests.runtime_helpers import ScriptedModel
+from sf_core.actors import Actor
+from tasks_app.engine import merge_queue
+from tasks_app.engine.merge_queue import merge_enqueue, merge_queue_run
+from tasks_app.engine.review import task_approve
+from tasks_app.engine.unit import UnitOptions, unit_run
+from tasks_app.engine.worktrees import workspace_of, worktree_ensure
+from tasks_app.models import MergeRequest, MergeStatus, Plan, Task
+from tasks_app.tests.test_engine import MODEL, git, start
+
+pytestmark = pytest.mark.django_db
+PERSON = Actor.system("reviewer")
+LIB = 'def greet(name):\n    return "hello " + name\n'
+USES_SALUTE = "python3 check.py"
+CHECK = "import lib\nassert lib.salute('a') == 'hello a'\n"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    path = tmp_path / "lib"
+    path.mkdir()
+    (path / "lib.py").write_text(LIB)
+    (path / "check.py").write_text(CHECK)  # what the rename must make pass
+    git(path, "init", "-q", "-b", "main")
+    git(path, "add", "lib.py", "check.py")
+    git(path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "lib")
+    return path
+
+
+def spec(key: str, verify: str, **extra: Any) -> dict[str, Any]:
+    # High risk: even a trusted session waits for a person's approval, so both units
+    # finish (each on its own branch off the same base) before either merges.
+    return {
+        "key": key,
+        "title": f"Task {key}",
+        "acceptance_criteria": [f"{key} works"],
+        "verify": [verify],
+        "risk_level": "high",
+        **extra,
+    }
+
+
+RENAME = spec("rename", USES_SALUTE)
+CALLER = spec("caller", "python3 app.py")
+
+
+def writes(path: str, content: str) -> ScriptedModel:
+    return ScriptedModel(
+        ("writing", [("write_file", {"path": path, "content": content})]),
+        ("done", [("finish", {"summary": f"wrote {path}"})]),
+    )
+
+
+def run(task: Task, model: ScriptedModel) -> Any:
+    return unit_run(
+        task_id=task.pk, worker="test", options=UnitOptions(model=MODEL, completion=model)
+    )
+
+
+def both_in_review(repo: Path, *extra: dict[str, Any], policy: Any = None) -> Plan:
+    _, plan = start(repo, RENAME, CALLER, *extra, policy=policy)
+    renamed = LIB.replace("def greet", "def salute")
+    assert run(plan.tasks.get(key="rename"), writes("lib.py", renamed)).task_status == "review"
+    caller = "import lib\nprint(lib.greet('x'))\n"
+    assert run(plan.tasks.get(key="caller"), writes("app.py", caller)).task_status == "review"
+    return plan
+
+
+def passes_on(repo: Path, ref: str, command: str, tmp: Path) -> bool:
+    tree = tmp / f"check-{ref[:12]}"
+    git(repo, "worktree", "add", "--detach", "-q", str(tree), ref)
+    try:
+        return subprocess.run(command, shell=True, cwd=tree, capture_output=True).returncode == 0
+    finally:
+        git(repo, "worktree", "remove", "--force", str(tree))
+
+
+def test_two_units_that_break_together_send_the_second_back(repo: Path, tmp_path: Path) -> None:
+    plan = both_in_review(repo)
+    rename, caller = plan.tasks.get(key="rename"), plan.tasks.get(key="caller")
+
+    assert task_approve(task=rename, actor=PERSON).status == "done"
+    merged_rename = git(repo, "rev-parse", "main")
+    caller = task_approve(task=caller, actor=PERSON)
+
+    assert caller.status == "retrying"
+    assert "the merged tree failed verification" in caller.status_reason
+    entry = MergeRequest.objects.get(task=caller)
+    assert entry.status == MergeStatus.SENT_BACK
+    assert "$ python3 app.py  [exit 1" in entry.output
+    assert "has no attribute 'greet'" in entry.output
+    # The base branch never held the caller's work, and every head it had passes.
+    assert git(repo, "rev-parse", "main") == merged_rename
+    assert not git(repo, "log", "--format=%H", "main", "--", "app.py")
+    assert not (repo / "app.py").exists()
+    assert passes_on(repo, "main", USES_SALUTE, tmp_path)
+    # The caller's worktree now holds the merged tree that failed.
+    ws = workspace_of(caller)
+    assert (ws.path / "app.py").exists()
+    assert "def salute" in (ws.path / "lib.py").read_text()
+
+    fixed = writes("app.py", "import lib\nprint(lib.salute('x'))\n")
+    assert run(caller, fixed).task_status == "review"
+    prompt = fixed.calls[0]["messages"][1]["content"]
+    assert "## Attempt 1 passed on its own, but failed merged with main" in prompt
+    assert "has no attribute 'greet'" in prompt
+
+    assert task_approve(task=caller, actor=PERSON).status == "done"
+    assert passes_on(repo, "main", "python3 app.py && " + USES_SALUTE, tmp_path)
+    statuses = list(MergeRequest.objects.order_by("pk").values_list("task__key", "status"))
+    assert statuses == [("rename", "merged"), ("caller", "sent_back"), ("caller", "merged")]
+
+
+def test_the_projects_check_command_runs_on_the_merged_tree(repo: Path) -> None:
+    plan = both_in_review(repo, policy={"check_command": "test ! -f app.py"})
+    rename = task_approve(task=plan.tasks.get(key="rename"), actor=PERSON)
+    assert rename.status == "done"
+    caller = task_approve(task=plan.tasks.get(key="caller"), actor=PERSON)
+    assert caller.status == "retrying"
+    assert "$ test ! -f app.py  [exit 1" in MergeRequest.objects.get(task=caller).output
+
+
+def test_a_base_that_moved_during_verification_is_merged_and_verified_again(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, plan = start(repo, RENAME)
+    task = plan.tasks.get()
+    run(task, writes("lib.py", LIB.replace("def greet", "def salute")))
+    real_verify, calls = merge_queue.verify, []
+
+    def verify_while_someone_pushes(*args: Any, **kwargs: Any) -> Any:
+        calls.append(git(repo, "rev-parse", "main"))
+        if len(calls) == 1:  # someone commits to the base branch meanwhile
+            (repo / "NOTES").write_text("outside\n")
+            git(repo, "add", "NOTES")
+            git(repo, "-c", "user.name=o", "-c", "user.email=o@o", "commit", "-q", "-m", "out")
+        return real_verify(*args, **kwargs)
+
+    monkeypatch.setattr(merge_queue, "verify", verify_while_someone_pushes)
+    task = task_approve(task=task, actor=PERSON)
+
+    assert task.status == "done"
+    entry = MergeRequest.objects.get(task=task)
+    assert (entry.status, entry.attempts) == (MergeStatus.MERGED, 2)
+    outside = git(repo, "rev-parse", "main^1")
+    assert git(repo, "log", "-1", "--format=%s", outside) == "out"
+    assert calls == [calls[0], outside]  # the second run verified the moved base
+    assert entry.base_head == outside
+    assert (repo / "NOTES").exists()
+    assert "def salute" in (repo / "lib.py").read_text()
+
+
+def test_the_queue_merges_in_the_order_of_approval(repo: Path) -> None:
+    _, plan = start(
+        repo,
+        spec("first", "test -f one.txt"),
+        spec("second", "test -f two.txt"),
+    )
+    first, second = plan.tasks.get(key="first"), plan.tasks.get(key="second")
+    run(second, writes("two.txt", "2\n"))
+    run(first, writes("one.txt", "1\n"))
+    merge_enqueue(task=second, actor=PERSON)
+    merge_enqueue(task=first, actor=PERSON)
+    assert merge_enqueue(task=second, actor=PERSON) == MergeRequest.objects.get(task=second)
+
+    assert merge_queue_run(project_id=plan.session.project_id) == 2
+    subjects = git(repo, "log", "--first-parent", "--format=%s", "main").splitlines()
+    assert subjects[:2] == ["sf: merge first: Task first", "sf: merge second: Task second"]
+    assert merge_queue_run(project_id=plan.session.project_id) == 0
+
+
+def test_a_conflict_is_refused_and_blocks_the_task(repo: Path) -> None:
+    _, plan = start(repo, spec("a", "test -f lib.py"), spec("b", "test -f lib.py"))
+    a, b = plan.tasks.get(key="a"), plan.tasks.get(key="b")
+    run(a, writes("lib.py", "A = 1\n"))
+    run(b, writes("lib.py", "B = 2\n"))
+    assert task_approve(task=a, actor=PERSON).status == "done"
+    b = task_approve(task=b, actor=PERSON)
+    assert (b.status, b.hold_reason) == ("blocked", "merge_refused")
+    assert "merge conflict in lib.py" in b.status_reason
+    assert MergeRequest.objects.get(task=b).status == MergeStatus.REFUSED
+    assert worktree_ensure(workspace_of(b)).exists()  # its work is kept
+
+
+def test_a_project_without_a_check_command_parses(repo: Path) -> None:
+    project = project_create(name="plain", repo_path=str(repo))
+    assert project.parsed_policy.check_command == ""
