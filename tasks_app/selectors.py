@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from agents_app.models import AgentSession, ModeTransition, Project, TransitionStatus
 from tasks_app.lifecycle import recovery_actions
+from tasks_app.merge_conflicts import Conflict, conflicts_by_task, merge_conflicts
 from tasks_app.models import (
     FINISHED_PLAN_STATUSES,
     HoldReason,
@@ -87,6 +88,8 @@ class Board:
     stuck: int
     warnings: list[str]
     statuses: list[str]
+    # Branches waiting to merge that change the same files (tasks_app.merge_conflicts).
+    merge_warnings: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -101,6 +104,7 @@ class Board:
                 "stuck_units": self.stuck,
             },
             "warnings": self.warnings,
+            "merge_warnings": self.merge_warnings,
         }
 
 
@@ -115,7 +119,7 @@ def board_tasks(
     last_unit = Unit.objects.filter(task=OuterRef("pk")).order_by("-attempt")
     tasks = (
         Task.objects.filter(plan__status__in=(PlanStatus.ACCEPTED, *FINISHED_PLAN_STATUSES))
-        .select_related("plan", "schedule", "runtime")
+        .select_related("plan__session__project", "schedule", "runtime")
         # Every attempt, for the board's links to the unit pages: one query for all rows.
         .prefetch_related(_attempts())
         .annotate(
@@ -144,8 +148,10 @@ def task_board(
     )  # all, for blockers; filtered below
     statuses_by_id = {task.pk: task.status for task in tasks}
     keys_by_id = {task.pk: task.key for task in tasks}
-    dependencies = TaskDependency.objects.filter(task__in=list(statuses_by_id)).values_list(
-        "task_id", "depends_on_id", "condition"
+    dependencies = list(
+        TaskDependency.objects.filter(task__in=list(statuses_by_id)).values_list(
+            "task_id", "depends_on_id", "condition"
+        )
     )
     # The board spans plans, so the graph is keyed by primary key, not task key.
     edges = edges_by(Edge(str(task), str(on), condition) for task, on, condition in dependencies)
@@ -153,13 +159,16 @@ def task_board(
     now = timezone.now()
     stale_after = settings.SF_WORKER_STALE_AFTER.total_seconds()
     overlaps = _overlaps(tasks)
+    merge_found = _merge_conflicts(tasks, dependencies)
+    conflicts = conflicts_by_task(merge_found)
     rows = []
     for task in tasks:
         if statuses and task.status not in statuses:
             continue
         found = blockers_of(str(task.pk), edges, named_statuses)
         blockers = [b.describe(keys_by_id[int(b.on)]) for b in found]
-        rows.append(_row(task, blockers, now, stale_after, overlaps.get(task.key, [])))
+        flagged = overlaps.get(task.key, []) + conflicts.get(task.pk, [])
+        rows.append(_row(task, blockers, now, stale_after, flagged))
     return Board(
         rows=rows,
         counts=dict(Counter(task.status for task in tasks)),
@@ -175,6 +184,7 @@ def task_board(
             f"{a} and {b} both claim {', '.join(paths)}"
             for a, b, paths in claims_overlap(_open_claims(tasks))
         ],
+        merge_warnings=[conflict.warning for conflict in merge_found],
         statuses=statuses or [],
     )
 
@@ -338,6 +348,15 @@ def _overlaps(tasks: list[Task]) -> dict[str, list[str]]:
         found.setdefault(first, []).append(f"{second}: {', '.join(paths)}")
         found.setdefault(second, []).append(f"{first}: {', '.join(paths)}")
     return found
+
+
+def _merge_conflicts(tasks: list[Task], dependencies: list[tuple[int, int, str]]) -> list[Conflict]:
+    """Tasks waiting to merge whose branches change the same files (and Python symbols);
+    a dependency of any condition orders two tasks, so those are not flagged."""
+    depends_on: dict[int, list[int]] = {}
+    for task_id, on, _ in dependencies:
+        depends_on.setdefault(task_id, []).append(on)
+    return merge_conflicts(tasks, depends_on)
 
 
 def _total_budget(tasks: list[Task]) -> Decimal | None:

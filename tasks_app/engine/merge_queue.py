@@ -123,7 +123,10 @@ def merge_queue_run(*, project_id: int) -> int:
 
 
 def _merge_one(entry: MergeRequest, project: Project) -> None:
-    task = entry.task
+    # The task's row too: a person cancelling it waits until its merge has ended.
+    task = Task.objects.select_for_update().select_related("plan").get(pk=entry.task_id)
+    if task.status != TaskStatus.REVIEW:  # cancelled or sent back while queued
+        return _finish(entry, MergeStatus.REFUSED, f"the task is {task.status}, not in review")
     ws = workspace_of(task)
     message = f"sf: merge {task.key}: {task.title}"
     for _ in range(MAX_REDOS):

@@ -4,20 +4,25 @@ reaches the base branch."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
+from django.test import Client
 
 from agents_app.services import project_create
 from agents_app.tests.runtime_helpers import ScriptedModel
+from conftest import grant
 from sf_core.actors import Actor
 from tasks_app.engine import merge_queue
 from tasks_app.engine.merge_queue import merge_enqueue, merge_queue_run
 from tasks_app.engine.review import task_approve
 from tasks_app.engine.unit import UnitOptions, unit_run
-from tasks_app.engine.worktrees import workspace_of, worktree_ensure
+from tasks_app.engine.worktrees import checkpoint_commit, workspace_of, worktree_ensure
+from tasks_app.merge_conflicts import changed_symbols
 from tasks_app.models import MergeRequest, MergeStatus, Plan, Task
 from tasks_app.tests.test_engine import MODEL, git, start
 
@@ -198,3 +203,46 @@ def test_a_conflict_is_refused_and_blocks_the_task(repo: Path) -> None:
 def test_a_project_without_a_check_command_parses(repo: Path) -> None:
     project = project_create(name="plain", repo_path=str(repo))
     assert project.parsed_policy.check_command == ""
+
+
+def test_the_board_warns_of_branches_that_change_the_same_files_and_symbols(
+    repo: Path, logged_in_client: Client, user: User
+) -> None:
+    session, plan = start(
+        repo,
+        spec("edit", "true"),
+        spec("also-edit", "true"),
+        spec("add", "true"),
+        spec("after", "true", depends_on=["edit"]),
+    )
+    grant(user, session.project, "viewer")
+    tasks = {task.key: task for task in plan.tasks.all()}
+    run(tasks["edit"], writes("lib.py", LIB.replace("hello", "hi")))
+    run(tasks["also-edit"], writes("lib.py", LIB.replace("hello", "hey")))
+    run(tasks["add"], writes("lib.py", LIB + "\n\ndef wave():\n    return 1\n"))
+    # "after" runs only once "edit" is done: give it a branch of its own by hand.
+    after = tasks["after"]
+    ws = workspace_of(after)
+    worktree_ensure(ws)
+    (ws.path / "lib.py").write_text(LIB.replace("hello", "yo"))
+    Task.objects.filter(pk=after.pk).update(checkpoint_ref=checkpoint_commit(ws, "after"))
+    Task.objects.filter(pk=after.pk).update(status="review")
+
+    html = logged_in_client.get(f"/tasks/?session={session.pk}").content.decode()
+    warnings = re.findall(r"data-merge-conflict>May conflict when merged: ([^<]*)</p>", html)
+    # "edit" and "after" are ordered by depends_on: one merges before the other.
+    assert sorted(warnings) == [
+        "add and after: lib.py",
+        "also-edit and add: lib.py",
+        "also-edit and after: lib.py (both change lib.py:greet)",
+        "edit and add: lib.py",
+        "edit and also-edit: lib.py (both change lib.py:greet)",
+    ]
+    assert "overlaps also-edit: lib.py (both change lib.py:greet)" in html
+
+
+def test_changed_symbols_are_definitions_that_differ() -> None:
+    old = "def a():\n    return 1\n\nclass C:\n    def m(self):\n        return 2\n"
+    new = "def a():\n\n    return 1\n\nclass C:\n    def m(self):\n        return 3\n\ndef b(): pass\n"
+    assert changed_symbols(old, new) == {"C", "C.m", "b"}
+    assert changed_symbols("def broken(:", "x = 1") == set()
