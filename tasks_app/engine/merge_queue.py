@@ -89,11 +89,35 @@ def merge_queue_kick(*, project_id: int, session: AgentSession) -> None:
     """Process the project's queue: on the workers when they drive ``session`` (after
     commit, by name), else here and now."""
     if session.driver == SessionDriver.WORKERS and not settings.CELERY_TASK_ALWAYS_EAGER:
-        queue = settings.CELERY_TASK_DEFAULT_QUEUE
-        send = partial(current_app.send_task, MERGE_QUEUE_RUN_TASK, args=[project_id], queue=queue)
-        transaction.on_commit(send)
+        _send(project_id)
         return
     merge_queue_run(project_id=project_id)
+
+
+def _send(project_id: int) -> None:
+    # By name: the engine never imports the Celery interface module (tasks_app.tasks).
+    queue = settings.CELERY_TASK_DEFAULT_QUEUE
+    send = partial(current_app.send_task, MERGE_QUEUE_RUN_TASK, args=[project_id], queue=queue)
+    transaction.on_commit(send)
+
+
+def merge_queue_resend() -> int:
+    """The sweep's part: queues of worker-driven sessions with an entry waiting longer
+    than ``SF_REDISPATCH_AFTER`` (a lost message; a worker lost mid-merge rolled its
+    entry back to queued) are sent to the workers again. A duplicate is harmless: it
+    finds the queue held (``skip_locked``) or empty. Returns how many were sent."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        return 0  # no workers: the approving process ran the queue itself
+    cutoff = timezone.now() - settings.SF_REDISPATCH_AFTER
+    waiting = MergeRequest.objects.filter(
+        status=MergeStatus.QUEUED,
+        created_at__lt=cutoff,
+        task__plan__session__driver=SessionDriver.WORKERS,
+    )
+    projects = sorted(set(waiting.values_list("project_id", flat=True)))
+    for project_id in projects:
+        _send(project_id)
+    return len(projects)
 
 
 def merge_queue_run(*, project_id: int) -> int:

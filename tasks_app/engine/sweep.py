@@ -17,6 +17,7 @@ from agents_app.axes import RunControl
 from agents_app.models import Activity, AgentSession, SessionDriver, SessionStatus
 from sf_core.actors import Actor
 from tasks_app.engine.dispatch import IN_FLIGHT, dispatch
+from tasks_app.engine.merge_queue import merge_queue_resend
 from tasks_app.engine.outage import provider_resume_due
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import (
@@ -34,7 +35,8 @@ logger = logging.getLogger("sf.dispatch")
 
 def engine_sweep() -> dict[str, int]:
     """Recover crashed units and lost dispatches of worker-driven sessions, resume the
-    sessions a provider outage paused once their retry time has come, then dispatch."""
+    sessions a provider outage paused once their retry time has come, then dispatch;
+    send merge queues whose message was lost to the workers again."""
     recovered = sum(unit_recover(unit=unit) for unit in stale_units())
     provider_resume_due(driver=SessionDriver.WORKERS)
     sessions = AgentSession.objects.filter(
@@ -44,7 +46,8 @@ def engine_sweep() -> dict[str, int]:
         driver=SessionDriver.WORKERS,
     )
     dispatched = sum(len(dispatch(session_id=s.pk)) for s in sessions)
-    return {"recovered": recovered, "dispatched": dispatched}
+    merges = merge_queue_resend()
+    return {"recovered": recovered, "dispatched": dispatched, "merge_queues": merges}
 
 
 def stale_units() -> list[Unit]:

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import re
 import subprocess
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from django.test import Client
+from django.test import Client, override_settings
+from django.utils import timezone
 
+from agents_app.models import AgentSession
 from agents_app.services import project_create
 from agents_app.tests.runtime_helpers import ScriptedModel
 from conftest import grant
@@ -20,6 +23,7 @@ from sf_core.actors import Actor
 from tasks_app.engine import merge_queue
 from tasks_app.engine.merge_queue import merge_enqueue, merge_queue_run
 from tasks_app.engine.review import task_approve
+from tasks_app.engine.sweep import engine_sweep
 from tasks_app.engine.unit import UnitOptions, unit_run
 from tasks_app.engine.worktrees import checkpoint_commit, workspace_of, worktree_ensure
 from tasks_app.merge_conflicts import changed_symbols
@@ -246,3 +250,27 @@ def test_changed_symbols_are_definitions_that_differ() -> None:
     new = "def a():\n\n    return 1\n\nclass C:\n    def m(self):\n        return 3\n\ndef b(): pass\n"
     assert changed_symbols(old, new) == {"C", "C.m", "b"}
     assert changed_symbols("def broken(:", "x = 1") == set()
+
+
+@override_settings(CELERY_TASK_ALWAYS_EAGER=False)
+def test_on_workers_the_queue_runs_there_and_the_sweep_resends_a_lost_one(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+) -> None:
+    session, plan = start(repo, RENAME)
+    task = plan.tasks.get()
+    run(task, writes("lib.py", LIB.replace("def greet", "def salute")))
+    AgentSession.objects.filter(pk=session.pk).update(driver="workers")
+    sent: list[tuple[str, list[int]]] = []
+    monkeypatch.setattr(
+        merge_queue.current_app, "send_task", lambda name, args, queue: sent.append((name, args))
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        assert task_approve(task=task, actor=PERSON).status == "review"  # queued, not merged
+    assert sent == [("tasks_app.merge_queue_run", [session.project_id])]
+
+    MergeRequest.objects.update(created_at=timezone.now() - timedelta(hours=1))  # lost
+    with django_capture_on_commit_callbacks(execute=True):
+        assert engine_sweep()["merge_queues"] == 1
+    assert len(sent) == 2
+    assert merge_queue_run(project_id=session.project_id) == 1  # what the worker does
+    assert Task.objects.get(pk=task.pk).status == "done"
