@@ -14,15 +14,17 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
+from django.db.models import Exists, OuterRef, Prefetch, QuerySet, Subquery
 from django.utils import timezone
 
 from agents_app.models import AgentSession, ModeTransition, Project, TransitionStatus
 from tasks_app.lifecycle import recovery_actions
 from tasks_app.merge_conflicts import Conflict, conflicts_by_task, merge_conflicts
 from tasks_app.models import (
+    ACTIVE_MERGE_STATUSES,
     FINISHED_PLAN_STATUSES,
     HoldReason,
+    MergeRequest,
     Plan,
     PlanRequest,
     PlanStatus,
@@ -125,6 +127,9 @@ def board_tasks(
         .annotate(
             last_unit_status=Subquery(last_unit.values("status")[:1]),
             last_unit_attempt=Subquery(last_unit.values("attempt")[:1]),
+            merge_queued=Exists(
+                MergeRequest.objects.filter(task=OuterRef("pk"), status__in=ACTIVE_MERGE_STATUSES)
+            ),
         )
         .order_by("plan_id", "position")
     )
@@ -232,6 +237,8 @@ def next_action(task: Task, blockers: list[str]) -> str:
             return "running verify commands"
         case TaskStatus.RETRYING:
             return f"retry {task.retry_count} of {task.max_retries}"
+        case TaskStatus.REVIEW if getattr(task, "merge_queued", False):
+            return "approved: in the merge queue (verified on the merged tree first)"
         case TaskStatus.REVIEW:
             return "awaiting review"
         case TaskStatus.BLOCKED if task.hold_reason == HoldReason.DEPENDENCY:

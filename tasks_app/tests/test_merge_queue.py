@@ -28,6 +28,7 @@ from tasks_app.engine.unit import UnitOptions, unit_run
 from tasks_app.engine.worktrees import checkpoint_commit, workspace_of, worktree_ensure
 from tasks_app.merge_conflicts import changed_symbols
 from tasks_app.models import MergeRequest, MergeStatus, Plan, Task
+from tasks_app.selectors import task_board
 from tasks_app.tests.test_engine import MODEL, git, start
 
 pytestmark = pytest.mark.django_db
@@ -267,6 +268,8 @@ def test_on_workers_the_queue_runs_there_and_the_sweep_resends_a_lost_one(
     with django_capture_on_commit_callbacks(execute=True):
         assert task_approve(task=task, actor=PERSON).status == "review"  # queued, not merged
     assert sent == [("tasks_app.merge_queue_run", [session.project_id])]
+    row = next(row for row in task_board(session_id=session.pk).rows if row.task.pk == task.pk)
+    assert row.next_action.startswith("approved: in the merge queue")
 
     MergeRequest.objects.update(created_at=timezone.now() - timedelta(hours=1))  # lost
     with django_capture_on_commit_callbacks(execute=True):
