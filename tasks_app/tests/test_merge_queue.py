@@ -27,7 +27,7 @@ from tasks_app.engine.sweep import engine_sweep
 from tasks_app.engine.unit import UnitOptions, unit_run
 from tasks_app.engine.worktrees import checkpoint_commit, workspace_of, worktree_ensure
 from tasks_app.merge_conflicts import changed_symbols
-from tasks_app.models import MergeRequest, MergeStatus, Plan, Task
+from tasks_app.models import MergeRequest, MergeStatus, Plan, Task, Worker
 from tasks_app.selectors import task_board
 from tasks_app.tests.test_engine import MODEL, git, start
 
@@ -265,6 +265,8 @@ def test_on_workers_the_queue_runs_there_and_the_sweep_resends_a_lost_one(
     monkeypatch.setattr(
         merge_queue.current_app, "send_task", lambda name, args, queue: sent.append((name, args))
     )
+    now = timezone.now()
+    Worker.objects.create(hostname="w@h", pid=1, started_at=now, last_heartbeat_at=now)
     with django_capture_on_commit_callbacks(execute=True):
         assert task_approve(task=task, actor=PERSON).status == "review"  # queued, not merged
     assert sent == [("tasks_app.merge_queue_run", [session.project_id])]
