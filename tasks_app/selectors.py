@@ -357,6 +357,12 @@ def _overlaps(tasks: list[Task]) -> dict[str, list[str]]:
     return found
 
 
+def unit_merge(unit: Unit) -> MergeRequest | None:
+    """The merge queue's last turn for ``unit``'s work (approved after it started)."""
+    entries = MergeRequest.objects.filter(task_id=unit.task_id, created_at__gte=unit.started_at)
+    return entries.order_by("-pk").first()
+
+
 def _merge_conflicts(tasks: list[Task], dependencies: list[tuple[int, int, str]]) -> list[Conflict]:
     """Tasks waiting to merge whose branches change the same files (and Python symbols);
     a dependency of any condition orders two tasks, so those are not flagged."""

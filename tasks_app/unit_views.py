@@ -18,6 +18,7 @@ from sf_core.http import AuthedRequest
 from tasks_app.diffs import diff_files, diff_totals
 from tasks_app.engine.review import task_approve, task_request_changes
 from tasks_app.models import Task, Unit
+from tasks_app.selectors import unit_merge
 from tasks_app.trace_display import trace_entries
 
 
@@ -41,6 +42,7 @@ def unit_detail(request: AuthedRequest, unit_id: int) -> HttpResponse:
     files = diff_files(unit.checkpoint_patch)
     added, removed = diff_totals(files)
     context = unit_context(unit) | {"files": files, "added": added, "removed": removed}
+    context["merge"] = unit_merge(unit)  # its verification on the merged tree, if any
     return render(request, "tasks_app/unit_detail.html", context)
 
 

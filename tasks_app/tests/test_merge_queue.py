@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client, override_settings
+from django.urls import reverse
 from django.utils import timezone
 
 from agents_app.models import AgentSession
@@ -27,7 +28,7 @@ from tasks_app.engine.sweep import engine_sweep
 from tasks_app.engine.unit import UnitOptions, unit_run
 from tasks_app.engine.worktrees import checkpoint_commit, workspace_of, worktree_ensure
 from tasks_app.merge_conflicts import changed_symbols
-from tasks_app.models import MergeRequest, MergeStatus, Plan, Task, Worker
+from tasks_app.models import MergeRequest, MergeStatus, Plan, Task, Unit, Worker
 from tasks_app.selectors import task_board
 from tasks_app.tests.test_engine import MODEL, git, start
 
@@ -98,8 +99,11 @@ def passes_on(repo: Path, ref: str, command: str, tmp: Path) -> bool:
         git(repo, "worktree", "remove", "--force", str(tree))
 
 
-def test_two_units_that_break_together_send_the_second_back(repo: Path, tmp_path: Path) -> None:
+def test_two_units_that_break_together_send_the_second_back(
+    repo: Path, tmp_path: Path, logged_in_client: Client, user: User
+) -> None:
     plan = both_in_review(repo)
+    grant(user, plan.session.project, "viewer")
     rename, caller = plan.tasks.get(key="rename"), plan.tasks.get(key="caller")
 
     assert task_approve(task=rename, actor=PERSON).status == "done"
@@ -121,6 +125,12 @@ def test_two_units_that_break_together_send_the_second_back(repo: Path, tmp_path
     ws = workspace_of(caller)
     assert (ws.path / "app.py").exists()
     assert "def salute" in (ws.path / "lib.py").read_text()
+
+    unit = Unit.objects.filter(task=caller).get()
+    html = logged_in_client.get(reverse("unit-detail", args=[unit.pk])).content.decode()
+    assert 'data-merge-status="sent_back"' in html
+    assert "the merged tree failed verification" in html
+    assert "has no attribute" in html
 
     fixed = writes("app.py", "import lib\nprint(lib.salute('x'))\n")
     assert run(caller, fixed).task_status == "review"
