@@ -1,30 +1,34 @@
 """The merge queue: nothing unverified reaches the base branch.
 
-An approved task enters its project's queue (``MergeRequest``). Entries are merged one
-at a time, first approved first: the project row is locked (``skip_locked``: a process
-that finds it held leaves its entry to the holder, which takes every queued entry
-before it lets go). For each entry the task branch is merged onto the current base
-head without touching any ref (``merge_compute``), the candidate is checked out in a
-scratch worktree, and the task's verify commands plus the project's ``check_command``
-run there through the same gate and sandbox as a unit's (``verification.verify``).
-Only a passing tree moves the base ref, by compare-and-swap; if the base moved
-meanwhile (a push from outside SF) the merge is computed and verified again. A failing
-tree sends the task back to its agent (a retry while retries remain) with the merged
-tree's output, and its branch is fast-forwarded to that tree so the agent sees it.
+An approved task enters its project's queue (``MergeRequest``). Entries of a project's
+base branch are merged one at a time, first approved first, under an advisory lock (a
+process that finds it held leaves its entry to the holder, which takes every queued
+entry before it lets go, and looks once more after). For each entry the task branch
+is merged onto the current base head without touching any ref (``merge_compute``),
+the candidate (its entry now ``verifying``) is checked out in a scratch worktree, and
+the task's verify commands plus the project's ``check_command`` run there through the
+same gate and sandbox as a unit's (``verification.verify``). Only a passing tree
+moves the base ref, by compare-and-swap; if the base moved meanwhile (a push from
+outside SF) the merge is computed and verified again. A failing tree sends the task
+back to its agent (a retry while retries remain) with the merged tree's output, and
+its branch is fast-forwarded to that tree so the agent sees it.
 
-On workers (a session driven by Celery with a broker) the queue runs in the
-``tasks_app.merge_queue_run`` Celery task, sent by name; otherwise inline, in the
-process that approved (headless, replay, the embedded default).
+On workers (a session driven by Celery with a broker and a worker alive) the queue
+runs in the ``tasks_app.merge_queue_run`` Celery task, sent by name; otherwise inline,
+in the process that approved (headless, replay, the embedded default).
 """
 
 from __future__ import annotations
 
 import logging
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import partial
 
 from celery import current_app
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -61,6 +65,7 @@ from tasks_app.skill_proposals import skill_proposal_merged
 
 logger = logging.getLogger("sf.merge")
 MERGE_QUEUE_RUN_TASK = "tasks_app.merge_queue_run"  # tasks_app/tasks.py
+LANE_LOCK = zlib.crc32(b"sf.merge_queue") - 2**31  # the advisory locks' namespace (an int4)
 MAX_REDOS = 3  # the base moved under a verification this often: refuse, do not spin
 MERGED_TREE_FAILED = "the merged tree failed verification"
 
@@ -130,35 +135,68 @@ def merge_queue_resend() -> int:
 
 
 def merge_queue_run(*, project_id: int) -> int:
-    """Merge the project's queued entries in order until none is left, or another
-    process holds the queue (it takes ours too). Returns how many were processed."""
+    """Merge the queued entries of the project's base branch in order until none is
+    left, or another process holds the queue (it takes ours too). Returns how many
+    were processed."""
+    project = Project.objects.get(pk=project_id)
     processed = 0
     while True:
-        with transaction.atomic():
-            # One merge at a time per project (and so per base branch): the base moves
-            # under this row lock, and the merged tree is verified under it too.
-            project = (
-                Project.objects.select_for_update(skip_locked=True).filter(pk=project_id).first()
-            )
-            if project is None:
+        with _lane_lock(project) as held:
+            if not held:
                 return processed
-            entry = (
-                MergeRequest.objects.filter(project_id=project_id, status=MergeStatus.QUEUED)
-                .select_related("task__plan", "actor_user")
-                .order_by("pk")
-                .first()
-            )
-            if entry is None:
-                return processed
-            _merge_one(entry, project)
-        processed += 1
-        _after(entry)
+            while (entry := _next_entry(project)) is not None:
+                _merge_one(entry, project)
+                processed += 1
+                _after(entry)
+        # An approval that found the lane held after our last look and before we let
+        # go left its entry to us: look once more now that the lock is free.
+        if _next_entry(project) is None:
+            return processed
+
+
+def _next_entry(project: Project) -> MergeRequest | None:
+    """The lane's first entry; one left verifying was a lock holder's that died."""
+    return (
+        MergeRequest.objects.filter(
+            project=project, base_branch=project.base_branch, status__in=ACTIVE_MERGE_STATUSES
+        )
+        .select_related("task__plan", "actor_user")
+        .order_by("pk")
+        .first()
+    )
+
+
+@contextmanager
+def _lane_lock(project: Project) -> Iterator[bool]:
+    """One merge at a time per project and base branch: a PostgreSQL advisory lock of
+    the connection (not a transaction: the verification can take minutes, and a row
+    lock held that long would stall everything else that locks the project, such as
+    the skills sync before every unit). A dead holder's connection closes and frees it.
+    Without PostgreSQL (the embedded SQLite default, one writer at a time) there is
+    no lock to take."""
+    if connection.vendor != "postgresql":
+        yield True
+        return
+    key = lane_key(project)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", key)
+        held = bool(cursor.fetchone()[0])
+    try:
+        yield held
+    finally:
+        if held:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s, %s)", key)
+
+
+def lane_key(project: Project) -> list[int]:
+    """The advisory lock of the project's base branch: two int4s."""
+    return [LANE_LOCK, zlib.crc32(f"{project.pk}/{project.base_branch}".encode()) - 2**31]
 
 
 def _merge_one(entry: MergeRequest, project: Project) -> None:
-    # The task's row too: a person cancelling it waits until its merge has ended.
-    task = Task.objects.select_for_update().select_related("plan").get(pk=entry.task_id)
-    if task.status != TaskStatus.REVIEW:  # cancelled or sent back while queued
+    task = entry.task
+    if task.status != TaskStatus.REVIEW:  # cancelled while queued
         return _finish(entry, MergeStatus.REFUSED, f"the task is {task.status}, not in review")
     ws = workspace_of(task)
     message = f"sf: merge {task.key}: {task.title}"
@@ -171,13 +209,29 @@ def _merge_one(entry: MergeRequest, project: Project) -> None:
         verification = _verify_candidate(entry, task, ws, candidate, project)
         if verification is not None and not verification.passed:
             return _send_back(entry, task, ws, candidate.commit)
-        published = merge_publish(ws, candidate, commit=entry.commit)
-        if published.merged:
-            return _merged(entry, task, published)
-        if not published.moved:
-            return _refuse(entry, task, published.reason)
-        logger.info("merge of %s: %s; verifying again", task.key, published.reason)
+        if _publish(entry, task, ws, candidate):
+            return None
+        logger.info("merge of %s: %s moved; verifying again", task.key, ws.base)
     return _refuse(entry, task, f"{ws.base} kept moving during {MAX_REDOS} verifications")
+
+
+@transaction.atomic
+def _publish(entry: MergeRequest, task: Task, ws: Workspace, candidate: MergeResult) -> bool:
+    """Move the base to the verified candidate and settle the entry; False when the
+    base moved meanwhile (compute and verify again). The task row is locked: a person
+    cancelling it now waits the moment this takes, never a verification."""
+    task = Task.objects.select_for_update().select_related("plan").get(pk=task.pk)
+    if task.status != TaskStatus.REVIEW:
+        _finish(entry, MergeStatus.REFUSED, f"the task became {task.status} while verified")
+        return True
+    published = merge_publish(ws, candidate, commit=entry.commit)
+    if published.merged:
+        _merged(entry, task, published)
+        return True
+    if published.moved:
+        return False
+    _refuse(entry, task, published.reason)
+    return True
 
 
 def _verify_candidate(
@@ -218,6 +272,7 @@ def _finish(entry: MergeRequest, status: MergeStatus, reason: str, merge_commit:
     entry.save(update_fields=["status", "reason", "merge_commit", "finished_at"])
 
 
+@transaction.atomic
 def _merged(entry: MergeRequest, task: Task, result: MergeResult) -> None:
     verb = "already merged" if result.already else f"merged as {result.commit[:12]}"
     _finish(entry, MergeStatus.MERGED, verb, result.commit)
@@ -232,6 +287,7 @@ def _merged(entry: MergeRequest, task: Task, result: MergeResult) -> None:
     skill_proposal_merged(task=task)  # a skill SF proposed is in the base branch now
 
 
+@transaction.atomic
 def _refuse(entry: MergeRequest, task: Task, reason: str) -> None:
     """Fail-closed: the task is blocked with the reason; its worktree and branch stay."""
     _finish(entry, MergeStatus.REFUSED, reason)
@@ -245,6 +301,7 @@ def _refuse(entry: MergeRequest, task: Task, reason: str) -> None:
     )
 
 
+@transaction.atomic
 def _send_back(entry: MergeRequest, task: Task, ws: Workspace, merged: str) -> None:
     """The merged tree failed: the task goes back to its agent (a retry while retries
     remain, else failed), its branch fast-forwarded to the tree that failed."""

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connections
 from django.test import Client, override_settings
 from django.urls import reverse
 from django.utils import timezone
@@ -22,7 +23,7 @@ from agents_app.tests.runtime_helpers import ScriptedModel
 from conftest import grant
 from sf_core.actors import Actor
 from tasks_app.engine import merge_queue
-from tasks_app.engine.merge_queue import merge_enqueue, merge_queue_run
+from tasks_app.engine.merge_queue import lane_key, merge_enqueue, merge_queue_run
 from tasks_app.engine.review import task_approve
 from tasks_app.engine.sweep import engine_sweep
 from tasks_app.engine.unit import UnitOptions, unit_run
@@ -288,4 +289,27 @@ def test_on_workers_the_queue_runs_there_and_the_sweep_resends_a_lost_one(
         assert engine_sweep()["merge_queues"] == 1
     assert len(sent) == 2
     assert merge_queue_run(project_id=session.project_id) == 1  # what the worker does
+    assert Task.objects.get(pk=task.pk).status == "done"
+
+
+def test_a_held_lane_leaves_the_entry_to_its_holder_and_a_dead_holders_entry_is_redone(
+    repo: Path,
+) -> None:
+    _, plan = start(repo, spec("one", "test -f one.txt"))
+    task = plan.tasks.get()
+    run(task, writes("one.txt", "1\n"))
+    project = plan.session.project
+    entry = merge_enqueue(task=task, actor=PERSON)
+    holder = connections.create_connection("default")  # another process's connection
+    try:
+        with holder.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_lock(%s, %s)", lane_key(project))
+        assert merge_queue_run(project_id=project.pk) == 0
+        assert MergeRequest.objects.get(pk=entry.pk).status == MergeStatus.QUEUED
+        # The holder dies mid-verification: its connection goes, and the lock with it.
+        MergeRequest.objects.filter(pk=entry.pk).update(status=MergeStatus.VERIFYING)
+    finally:
+        holder.close()
+    assert merge_queue_run(project_id=project.pk) == 1
+    assert MergeRequest.objects.get(pk=entry.pk).status == MergeStatus.MERGED
     assert Task.objects.get(pk=task.pk).status == "done"
