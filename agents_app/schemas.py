@@ -200,6 +200,9 @@ class ProjectPolicy(BaseModel):
     repair_policy: RepairPolicy = RepairPolicy.ASK
     budgets: Budgets = Field(default_factory=Budgets)
     default_verify: list[str] = Field(default_factory=list)
+    # The project's own check, run on every merged tree in the merge queue after the
+    # task's verify commands (tasks_app.engine.merge_queue); empty: none.
+    check_command: str = ""
     models: dict[ModelModeName, ModelOverride] = Field(default_factory=dict)
     # Hosts agent and verify commands may reach. The OS sandbox (bubblewrap) can only
     # switch the network on or off: any entry switches it on for every host.

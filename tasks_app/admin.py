@@ -1,4 +1,5 @@
-"""Admin: plans, tasks (with their read-only transition log), units and workers."""
+"""Admin: plans, tasks (with their read-only transition log, units and merge-queue
+entries), units and workers."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from agents_app.admin_scope import ProjectScopedAdmin
-from tasks_app.models import Plan, Task, TaskTransition, Unit, Worker
+from tasks_app.models import MergeRequest, Plan, Task, TaskTransition, Unit, Worker
 
 
 class ReadOnlyInline(admin.TabularInline):
@@ -31,6 +32,14 @@ class TaskInline(ReadOnlyInline):
 class TransitionInline(ReadOnlyInline):
     model = TaskTransition
     fields = ("created_at", "from_status", "to_status", "actor_label", "reason")
+    readonly_fields = fields
+
+
+class MergeRequestInline(ReadOnlyInline):
+    """The task's turns in the merge queue: evidence, never edited."""
+
+    model = MergeRequest
+    fields = ("created_at", "status", "base_branch", "attempts", "merge_commit", "reason", "output")
     readonly_fields = fields
 
 
@@ -83,7 +92,7 @@ class TaskAdmin(ProjectScopedAdmin):
         "completed_at",
         "checkpoint_ref",
     )
-    inlines = (TransitionInline, UnitInline)
+    inlines = (TransitionInline, UnitInline, MergeRequestInline)
 
 
 @admin.register(Worker)

@@ -222,6 +222,8 @@ class TasksCommand(Subcommand):
         )
         for warning in board.warnings:
             self.out(f"!! overlapping intent claims: {warning}")
+        for warning in board.merge_warnings:
+            self.out(f"!! may conflict when merged: {warning}")
         return EXIT_OK
 
 

@@ -4,6 +4,8 @@
     in_progress | verifying → retrying → in_progress
     in_progress | verifying | retrying → failed        (retries spent, or gave up)
     review → todo                                      (changes requested)
+    review → retrying | failed                         (the merged tree failed verification
+                                                        in the merge queue)
     todo | in_progress | verifying | retrying | review → blocked   (a person, a dependency,
                                                                     a merge conflict)
     blocked → todo | in_progress | review              (unblocked: back where it was)
@@ -40,7 +42,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     S.IN_PROGRESS: frozenset({S.VERIFYING, S.RETRYING, S.FAILED, S.BLOCKED, S.PAUSED, S.CANCELLED}),
     S.VERIFYING: frozenset({S.REVIEW, S.RETRYING, S.FAILED, S.BLOCKED, S.CANCELLED}),
     S.RETRYING: frozenset({S.IN_PROGRESS, S.FAILED, S.BLOCKED, S.PAUSED, S.CANCELLED}),
-    S.REVIEW: frozenset({S.DONE, S.TODO, S.BLOCKED, S.CANCELLED}),
+    S.REVIEW: frozenset({S.DONE, S.TODO, S.RETRYING, S.FAILED, S.BLOCKED, S.CANCELLED}),
     S.BLOCKED: frozenset({S.TODO, S.IN_PROGRESS, S.REVIEW, S.PAUSED, S.CANCELLED, S.SKIPPED}),
     S.PAUSED: frozenset({S.TODO, S.CANCELLED, S.SKIPPED}),
     S.FAILED: frozenset({S.TODO, S.CANCELLED, S.SKIPPED}),

@@ -14,14 +14,17 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
+from django.db.models import Exists, OuterRef, Prefetch, QuerySet, Subquery
 from django.utils import timezone
 
 from agents_app.models import AgentSession, ModeTransition, Project, TransitionStatus
 from tasks_app.lifecycle import recovery_actions
+from tasks_app.merge_conflicts import Conflict, conflicts_by_task, merge_conflicts
 from tasks_app.models import (
+    ACTIVE_MERGE_STATUSES,
     FINISHED_PLAN_STATUSES,
     HoldReason,
+    MergeRequest,
     Plan,
     PlanRequest,
     PlanStatus,
@@ -87,6 +90,8 @@ class Board:
     stuck: int
     warnings: list[str]
     statuses: list[str]
+    # Branches waiting to merge that change the same files (tasks_app.merge_conflicts).
+    merge_warnings: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -101,6 +106,7 @@ class Board:
                 "stuck_units": self.stuck,
             },
             "warnings": self.warnings,
+            "merge_warnings": self.merge_warnings,
         }
 
 
@@ -115,12 +121,15 @@ def board_tasks(
     last_unit = Unit.objects.filter(task=OuterRef("pk")).order_by("-attempt")
     tasks = (
         Task.objects.filter(plan__status__in=(PlanStatus.ACCEPTED, *FINISHED_PLAN_STATUSES))
-        .select_related("plan", "schedule", "runtime")
+        .select_related("plan__session__project", "schedule", "runtime")
         # Every attempt, for the board's links to the unit pages: one query for all rows.
         .prefetch_related(_attempts())
         .annotate(
             last_unit_status=Subquery(last_unit.values("status")[:1]),
             last_unit_attempt=Subquery(last_unit.values("attempt")[:1]),
+            merge_queued=Exists(
+                MergeRequest.objects.filter(task=OuterRef("pk"), status__in=ACTIVE_MERGE_STATUSES)
+            ),
         )
         .order_by("plan_id", "position")
     )
@@ -144,8 +153,10 @@ def task_board(
     )  # all, for blockers; filtered below
     statuses_by_id = {task.pk: task.status for task in tasks}
     keys_by_id = {task.pk: task.key for task in tasks}
-    dependencies = TaskDependency.objects.filter(task__in=list(statuses_by_id)).values_list(
-        "task_id", "depends_on_id", "condition"
+    dependencies = list(
+        TaskDependency.objects.filter(task__in=list(statuses_by_id)).values_list(
+            "task_id", "depends_on_id", "condition"
+        )
     )
     # The board spans plans, so the graph is keyed by primary key, not task key.
     edges = edges_by(Edge(str(task), str(on), condition) for task, on, condition in dependencies)
@@ -153,13 +164,16 @@ def task_board(
     now = timezone.now()
     stale_after = settings.SF_WORKER_STALE_AFTER.total_seconds()
     overlaps = _overlaps(tasks)
+    merge_found = _merge_conflicts(tasks, dependencies)
+    conflicts = conflicts_by_task(merge_found)
     rows = []
     for task in tasks:
         if statuses and task.status not in statuses:
             continue
         found = blockers_of(str(task.pk), edges, named_statuses)
         blockers = [b.describe(keys_by_id[int(b.on)]) for b in found]
-        rows.append(_row(task, blockers, now, stale_after, overlaps.get(task.key, [])))
+        flagged = overlaps.get(task.key, []) + conflicts.get(task.pk, [])
+        rows.append(_row(task, blockers, now, stale_after, flagged))
     return Board(
         rows=rows,
         counts=dict(Counter(task.status for task in tasks)),
@@ -175,6 +189,7 @@ def task_board(
             f"{a} and {b} both claim {', '.join(paths)}"
             for a, b, paths in claims_overlap(_open_claims(tasks))
         ],
+        merge_warnings=[conflict.warning for conflict in merge_found],
         statuses=statuses or [],
     )
 
@@ -222,6 +237,8 @@ def next_action(task: Task, blockers: list[str]) -> str:
             return "running verify commands"
         case TaskStatus.RETRYING:
             return f"retry {task.retry_count} of {task.max_retries}"
+        case TaskStatus.REVIEW if getattr(task, "merge_queued", False):
+            return "approved: in the merge queue (verified on the merged tree first)"
         case TaskStatus.REVIEW:
             return "awaiting review"
         case TaskStatus.BLOCKED if task.hold_reason == HoldReason.DEPENDENCY:
@@ -338,6 +355,21 @@ def _overlaps(tasks: list[Task]) -> dict[str, list[str]]:
         found.setdefault(first, []).append(f"{second}: {', '.join(paths)}")
         found.setdefault(second, []).append(f"{first}: {', '.join(paths)}")
     return found
+
+
+def unit_merge(unit: Unit) -> MergeRequest | None:
+    """The merge queue's last turn for ``unit``'s work (approved after it started)."""
+    entries = MergeRequest.objects.filter(task_id=unit.task_id, created_at__gte=unit.started_at)
+    return entries.order_by("-pk").first()
+
+
+def _merge_conflicts(tasks: list[Task], dependencies: list[tuple[int, int, str]]) -> list[Conflict]:
+    """Tasks waiting to merge whose branches change the same files (and Python symbols);
+    a dependency of any condition orders two tasks, so those are not flagged."""
+    depends_on: dict[int, list[int]] = {}
+    for task_id, on, _ in dependencies:
+        depends_on.setdefault(task_id, []).append(on)
+    return merge_conflicts(tasks, depends_on)
 
 
 def _total_budget(tasks: list[Task]) -> Decimal | None:

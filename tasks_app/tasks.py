@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from tasks_app.engine.merge_queue import merge_queue_run
 from tasks_app.engine.unit import unit_run
 from tasks_app.engine.workers import worker_probe_answer
 from tasks_app.intake import plan_request_run
@@ -30,3 +31,10 @@ def unit_run_task(self, task_id: int) -> str:  # type: ignore[no-untyped-def]
 def plan_request_run_task(request_id: int) -> str:
     """Plan one intent from the web (``tasks_app.intake``); returns how it ended."""
     return plan_request_run(request_id=request_id).status
+
+
+@shared_task(name="tasks_app.merge_queue_run")
+def merge_queue_run_task(project_id: int) -> int:
+    """Merge the project's queued approvals, each verified on the merged tree
+    (``tasks_app.engine.merge_queue``); returns how many were processed."""
+    return merge_queue_run(project_id=project_id)

@@ -20,6 +20,7 @@ from tasks_app.engine.environment import setup_rows_of
 from tasks_app.engine.review import task_approve, task_request_changes
 from tasks_app.line_comments import carried_comments
 from tasks_app.models import Task, Unit
+from tasks_app.selectors import unit_merge
 from tasks_app.trace_display import trace_entries
 
 
@@ -49,6 +50,7 @@ def unit_detail(request: AuthedRequest, unit_id: int) -> HttpResponse:
         "carried": carried_comments(unit),
         "can_review": may(request.user, unit.task.plan.session.project, Action.REVIEW_TASK),
     }
+    context["merge"] = unit_merge(unit)  # its verification on the merged tree, if any
     return render(request, "tasks_app/unit_detail.html", context)
 
 

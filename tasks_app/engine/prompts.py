@@ -6,7 +6,15 @@ from typing import Any
 
 from agents_app.models import TraceEvent, TraceKind
 from tasks_app.line_comments import open_comments
-from tasks_app.models import Task, TaskStatus, TaskTransition, Unit, UnitStatus
+from tasks_app.models import (
+    MergeRequest,
+    MergeStatus,
+    Task,
+    TaskStatus,
+    TaskTransition,
+    Unit,
+    UnitStatus,
+)
 
 SYSTEM = """You are a coding agent working for SF in a git worktree of the project.
 Work only through the tools, one call at a time. Read a file before you change it:
@@ -57,6 +65,9 @@ def _previous_attempt(unit: Unit) -> str:
     review = changes_requested_after(unit)
     if review is not None:
         return review_briefing(unit, review)
+    sent_back = merge_sent_back_after(unit)
+    if sent_back is not None:
+        return merged_tree_briefing(unit, sent_back)
     output = unit.verification_output[-MAX_PREVIOUS_OUTPUT:]
     heading = f"## Attempt {unit.attempt} did not pass ({unit.status})"
     detail = (
@@ -107,6 +118,33 @@ def _line_comments(unit: Unit) -> str:
         where = f"{c.path}:{c.line}" + (" (a removed line)" if c.side == "old" else "")
         lines.append(f"- {where}: `{c.line_text.strip()}`\n  {c.text}")
     return "\n".join(lines) + "\n\n"
+
+
+def merge_sent_back_after(unit: Unit) -> MergeRequest | None:
+    """The merge queue's entry that sent ``unit``'s approved work back, if one did:
+    the task's verify commands (or the project's check) failed on the merged tree."""
+    return (
+        MergeRequest.objects.filter(
+            task_id=unit.task_id, status=MergeStatus.SENT_BACK, created_at__gte=unit.started_at
+        )
+        .order_by("-pk")
+        .first()
+    )
+
+
+def merged_tree_briefing(unit: Unit, entry: MergeRequest) -> str:
+    """Attempt ``unit`` passed on its own branch, but not merged with the base branch."""
+    output = entry.output[-MAX_PREVIOUS_OUTPUT:] or "No output."
+    return (
+        f"## Attempt {unit.attempt} passed on its own, but failed merged with "
+        f"{entry.base_branch}\n"
+        f"Your changes were approved and merged onto the current {entry.base_branch} "
+        "(other work landed there meanwhile) in a scratch tree, and the verify commands "
+        f"failed on that merged tree:\n```\n{output}\n```\n"
+        f"Your worktree now holds that merged tree. Make the changes work together with "
+        f"what {entry.base_branch} has now, and run the verify commands again before you "
+        "finish."
+    )
 
 
 def recovery_briefing(unit: Unit) -> str:

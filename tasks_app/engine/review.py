@@ -5,30 +5,18 @@ from __future__ import annotations
 
 import logging
 
-from django.db import transaction
 from django.urls import reverse
 
 from agents_app.axes import PermissionProfile
-from agents_app.models import AgentSession, Project
+from agents_app.models import AgentSession
 from sf_core.actors import Actor
 from sf_core.errors import InvalidTransition, NotAllowed
-from sf_core.git import GitError
 from sf_core.notices import Notice, NoticeKind, notice_raise
 from sf_core.signals import send_on_commit, session_runnable
-from tasks_app.completion import plan_settle
-from tasks_app.engine.worktrees import merge_into_base, workspace_of, worktree_remove
+from tasks_app.engine.merge_queue import merge_enqueue, merge_queue_kick
 from tasks_app.lifecycle import task_transition
-from tasks_app.models import (
-    HoldReason,
-    RiskLevel,
-    ScheduleStatus,
-    Task,
-    TaskSchedule,
-    TaskStatus,
-    TaskTransition,
-)
+from tasks_app.models import RiskLevel, Task, TaskStatus, TaskTransition
 from tasks_app.services import schedule_ready
-from tasks_app.skill_proposals import skill_proposal_merged
 
 logger = logging.getLogger("sf.engine")
 AUTO_APPROVE_PROFILES = frozenset({PermissionProfile.TRUSTED, PermissionProfile.UNRESTRICTED})
@@ -73,39 +61,19 @@ def _review_waiting(task: Task, session: AgentSession) -> None:
 
 
 def task_approve(*, task: Task, actor: Actor) -> Task:
-    """Approve a task in review and merge it. The merge is fail-closed: on a conflict,
-    an empty result or any error the task is blocked with the reason and its worktree
-    and branch are kept; they go only after a merge that contains the unit's commit."""
+    """Approve a task in review: it enters its project's merge queue
+    (``tasks_app.engine.merge_queue``), which merges it only once the merged tree
+    passes its verify commands. The merge is fail-closed: on a conflict, an empty
+    result or any error the task is blocked with the reason and its worktree and branch
+    are kept; on a failing merged tree it goes back to its agent. Inline drivers
+    process the queue before this returns; on workers it runs there."""
     task.refresh_from_db()
     if task.status != TaskStatus.REVIEW:
         raise InvalidTransition(f"task {task.key} is {task.status}, not in review")
-    ws = workspace_of(task)
-    project = Project.objects.get(pk=task.plan.session.project_id)
-    with transaction.atomic():
-        # One merge at a time per project: the base branch moves under a row lock.
-        Project.objects.select_for_update().get(pk=project.pk)
-        result = merge_into_base(
-            ws, commit=task.checkpoint_ref or None, message=f"sf: merge {task.key}: {task.title}"
-        )
-        if not result.merged:
-            return task_transition(
-                task=task,
-                to=TaskStatus.BLOCKED,
-                reason=f"merge refused: {result.reason}",
-                actor=actor,
-                hold=HoldReason.MERGE_REFUSED,
-            )
-        verb = "already merged" if result.already else f"merged as {result.commit[:12]}"
-        task_transition(
-            task=task, to=TaskStatus.DONE, reason=f"approved by {actor}; {verb}", actor=actor
-        )
-        TaskSchedule.objects.filter(task=task).update(status=ScheduleStatus.CONSUMED)
-        skill_proposal_merged(task=task)  # a skill SF proposed is in the base branch now
-    try:
-        worktree_remove(ws)
-    except GitError as exc:  # merged and done: a leftover tree must not undo that
-        logger.warning("task %s merged; its worktree stays: %s", task.key, exc)
-    plan_settle(plan_id=task.plan_id, actor=actor)  # the last task done ends the plan
+    merge_enqueue(task=task, actor=actor)
+    session = AgentSession.objects.get(pk=task.plan.session_id)
+    merge_queue_kick(project_id=session.project_id, session=session)
+    task.refresh_from_db()
     return task
 
 

@@ -17,6 +17,7 @@ from agents_app.axes import RunControl
 from agents_app.models import Activity, AgentSession, SessionDriver, SessionStatus
 from sf_core.actors import Actor
 from tasks_app.engine.dispatch import IN_FLIGHT, dispatch
+from tasks_app.engine.merge_queue import merge_queue_resend
 from tasks_app.engine.outage import provider_resume_due
 from tasks_app.engine.outcome import charge_from_ledger
 from tasks_app.forge import forge_sync
@@ -36,8 +37,9 @@ logger = logging.getLogger("sf.dispatch")
 
 def engine_sweep() -> dict[str, int]:
     """Recover crashed units and lost dispatches of worker-driven sessions, resume the
-    sessions a provider outage paused once their retry time has come, dispatch, and
-    apply the reviews people gave on the projects' forges."""
+    sessions a provider outage paused once their retry time has come, dispatch, send
+    merge queues whose message was lost to the workers again, and apply the reviews
+    people gave on the projects' forges."""
     recovered = sum(unit_recover(unit=unit) for unit in stale_units())
     provider_resume_due(driver=SessionDriver.WORKERS)
     sessions = AgentSession.objects.filter(
@@ -47,8 +49,14 @@ def engine_sweep() -> dict[str, int]:
         driver=SessionDriver.WORKERS,
     )
     dispatched = sum(len(dispatch(session_id=s.pk)) for s in sessions)
+    merges = merge_queue_resend()
     reviewed = forge_sync()  # reviews given on the projects' forges
-    return {"recovered": recovered, "dispatched": dispatched, "forge_reviews": reviewed}
+    return {
+        "recovered": recovered,
+        "dispatched": dispatched,
+        "merge_queues": merges,
+        "forge_reviews": reviewed,
+    }
 
 
 def stale_units() -> list[Unit]:

@@ -133,32 +133,39 @@ def checkpoint_patch(ws: Workspace) -> str:
 @dataclass(frozen=True)
 class MergeResult:
     merged: bool
-    commit: str = ""  # the base branch's new head when merged
+    commit: str = ""  # the base branch's new head when merged (the candidate before)
     reason: str = ""  # why not, when not
     already: bool = False  # the branch was merged before (a repeated merge is a no-op)
+    base_head: str = ""  # the base head the merge was computed on
+    moved: bool = False  # refused only because the base branch moved meanwhile
 
 
 def merge_into_base(ws: Workspace, *, commit: str | None, message: str) -> MergeResult:
     """Merge the task branch, which must contain the unit's ``commit``, fail-closed."""
+    candidate = merge_compute(ws, commit=commit, message=message)
+    if not candidate.merged or candidate.already:
+        return candidate
+    return merge_publish(ws, candidate, commit=commit or "")
+
+
+def merge_compute(ws: Workspace, *, commit: str | None, message: str) -> MergeResult:
+    """The merge commit of the task branch onto the current base head, not yet on the
+    base branch (``commit`` of the result); or why there is none. Touches no ref."""
     if not commit:
         return MergeResult(merged=False, reason="the unit produced no changes (empty result)")
     try:
-        return _merge(ws, commit, message)
+        return _compute(ws, commit, message)
     except GitError as exc:
         return MergeResult(merged=False, reason=str(exc))
 
 
-def _merge(ws: Workspace, commit: str, message: str) -> MergeResult:
+def _compute(ws: Workspace, commit: str, message: str) -> MergeResult:
     base_head = git("rev-parse", f"refs/heads/{ws.base}", cwd=ws.repo)
     if git_ok("merge-base", "--is-ancestor", commit, base_head, cwd=ws.repo):
-        return MergeResult(merged=True, commit=base_head, already=True)
+        return MergeResult(merged=True, commit=base_head, already=True, base_head=base_head)
     branch_head = git("rev-parse", f"refs/heads/{ws.branch}", cwd=ws.repo)
     if not git_ok("merge-base", "--is-ancestor", commit, branch_head, cwd=ws.repo):
         return MergeResult(merged=False, reason=f"{ws.branch} no longer contains {commit[:12]}")
-    if _base_worktree_dirty(ws):
-        return MergeResult(
-            merged=False, reason=f"the checked-out {ws.base} has uncommitted changes"
-        )
     tree = git(
         "merge-tree",
         "--write-tree",
@@ -188,14 +195,49 @@ def _merge(ws: Workspace, commit: str, message: str) -> MergeResult:
         message,
         cwd=ws.repo,
     )
-    # Compare-and-swap: fails if someone moved the base branch since we read it.
-    git("update-ref", f"refs/heads/{ws.base}", merged, base_head, cwd=ws.repo)
-    _refresh_checked_out_base(ws, base_head, merged)
-    if not git_ok("merge-base", "--is-ancestor", commit, merged, cwd=ws.repo):
-        return MergeResult(
-            merged=False, reason="the merge commit does not contain the unit's commit"
-        )
-    return MergeResult(merged=True, commit=merged)
+    return MergeResult(merged=True, commit=merged, base_head=base_head)
+
+
+def merge_publish(ws: Workspace, candidate: MergeResult, *, commit: str) -> MergeResult:
+    """Move the base branch to ``candidate.commit`` with a compare-and-swap on the head
+    it was computed on; ``moved`` when the base branch moved meanwhile (compute again)."""
+    old, merged = candidate.base_head, candidate.commit
+    try:
+        if _base_worktree_dirty(ws):
+            return MergeResult(
+                merged=False, reason=f"the checked-out {ws.base} has uncommitted changes"
+            )
+        # Compare-and-swap: fails if someone moved the base branch since we read it.
+        if not git_ok("update-ref", f"refs/heads/{ws.base}", merged, old, cwd=ws.repo):
+            now = git("rev-parse", f"refs/heads/{ws.base}", cwd=ws.repo)
+            return MergeResult(
+                merged=False, moved=now != old, reason=f"{ws.base} moved from {old[:12]}"
+            )
+        _refresh_checked_out_base(ws, old, merged)
+        if not git_ok("merge-base", "--is-ancestor", commit, merged, cwd=ws.repo):
+            return MergeResult(
+                merged=False, reason="the merge commit does not contain the unit's commit"
+            )
+    except GitError as exc:
+        return MergeResult(merged=False, reason=str(exc))
+    return MergeResult(merged=True, commit=merged, base_head=old)
+
+
+def scratch_worktree_add(ws: Workspace, *, name: str, commit: str) -> Path:
+    """A detached worktree of ``commit`` (a merge candidate) to verify it in."""
+    path = ws.path.parent.parent.parent / "merge" / ws.path.parent.name / name
+    if path.exists():
+        scratch_worktree_remove(ws, path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    git("worktree", "add", "--detach", "--quiet", str(path), commit, cwd=ws.repo)
+    return path
+
+
+def scratch_worktree_remove(ws: Workspace, path: Path) -> None:
+    if path.exists():
+        git("worktree", "remove", "--force", str(path), cwd=ws.repo, check=False)
+        shutil.rmtree(path, ignore_errors=True)
+    git("worktree", "prune", cwd=ws.repo)
 
 
 def _checked_out_here(ws: Workspace) -> bool:

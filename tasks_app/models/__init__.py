@@ -2,6 +2,7 @@
 and the worker registry."""
 
 from tasks_app.models.forge import ForgePullRequest, PullRequestState
+from tasks_app.models.merge import ACTIVE_MERGE_STATUSES, MergeRequest, MergeStatus
 from tasks_app.models.plan import (
     ENGINE_HOLDS,
     FINISHED_PLAN_STATUSES,
@@ -25,6 +26,7 @@ from tasks_app.models.runtime import ScheduleStatus, TaskRuntime, TaskSchedule, 
 from tasks_app.models.worker import Worker, WorkerProbe
 
 __all__ = [
+    "ACTIVE_MERGE_STATUSES",
     "ENGINE_HOLDS",
     "FINISHED_PLAN_STATUSES",
     "HELD_STATUSES",
@@ -33,6 +35,8 @@ __all__ = [
     "DiffSide",
     "ForgePullRequest",
     "HoldReason",
+    "MergeRequest",
+    "MergeStatus",
     "MutationScope",
     "Plan",
     "PlanRequest",

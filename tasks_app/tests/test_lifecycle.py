@@ -33,6 +33,8 @@ EXPECTED = {
     ("verifying", "failed"),
     ("retrying", "failed"),
     ("review", "todo"),
+    ("review", "retrying"),  # the merged tree failed in the merge queue
+    ("review", "failed"),  # ... with its retries spent
     ("todo", "blocked"),
     ("in_progress", "blocked"),
     ("verifying", "blocked"),

@@ -1,0 +1,169 @@
+"""Conflicts seen before merging: tasks waiting to merge into the same base branch whose
+branches change the same files, and in Python files the same functions or classes.
+
+What a branch changes is read from git (``git diff --name-only`` against its merge base
+with the base branch), not from the plan's declared ``intent_claim``. Python symbols
+come from the standard library's ``ast``: tree-sitter is installed in our environment
+but only with its bash grammar (no ``tree-sitter-python``), and ``ast`` parses exactly
+the Python the project runs. A symbol is changed when its definition (its syntax tree,
+positions aside) differs between the merge base and the branch head, or exists on one
+side only. Two tasks that ``depends_on`` orders (directly or through others) run one
+after the other, so they are never flagged. A warning, not a lock: the merge queue
+still verifies every merged tree.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from sf_core.git import GitError, git
+from tasks_app.engine.worktrees import workspace_for
+from tasks_app.models import Task, TaskStatus
+
+WAITING_TO_MERGE = (TaskStatus.REVIEW,)  # in review, or approved and queued
+
+
+@dataclass(frozen=True)
+class Conflict:
+    first: Task
+    second: Task
+    files: list[str]
+    symbols: list[str]  # "path:Qualified.name" changed on both branches
+
+    def describe(self, other: Task) -> str:
+        detail = ", ".join(self.files)
+        if self.symbols:
+            detail += f" (both change {', '.join(self.symbols)})"
+        return f"{other.key}: {detail}"
+
+    @property
+    def warning(self) -> str:
+        return f"{self.first.key} and {self.describe(self.second)}"
+
+
+def python_symbols(source: str) -> dict[str, str]:
+    """Top-level functions and classes and their methods, by qualified name, each with
+    its definition's syntax tree (without positions). Unparseable source has none."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    found: dict[str, str] = {}
+
+    def walk(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                name = prefix + node.name
+                found[name] = ast.dump(node, include_attributes=False)
+                if isinstance(node, ast.ClassDef):
+                    walk(node.body, name + ".")
+
+    walk(tree.body, "")
+    return found
+
+
+def changed_symbols(old: str, new: str) -> set[str]:
+    """The symbols whose definition differs between ``old`` and ``new`` source."""
+    before, after = python_symbols(old), python_symbols(new)
+    return {name for name in before.keys() | after.keys() if before.get(name) != after.get(name)}
+
+
+@functools.lru_cache(maxsize=512)
+def _changes(repo: str, merge_base: str, head: str) -> dict[str, frozenset[str]]:
+    """Files a branch changes, each with its changed Python symbols. Cached: both
+    commits are immutable, and the board asks again on every render."""
+    changes: dict[str, frozenset[str]] = {}
+    for path in git("diff", "--name-only", merge_base, head, cwd=repo).splitlines():
+        symbols: frozenset[str] = frozenset()
+        if path.endswith(".py"):
+            old = git("show", f"{merge_base}:{path}", cwd=repo, check=False)
+            new = git("show", f"{head}:{path}", cwd=repo, check=False)
+            symbols = frozenset(changed_symbols(old, new))
+        changes[path] = symbols
+    return changes
+
+
+def branch_changes(task: Task) -> dict[str, frozenset[str]]:
+    """What ``task``'s branch changes against its base; nothing if it has no branch."""
+    project = task.plan.session.project  # board_tasks selects it with the task
+    ws = workspace_for(
+        repo=project.repo_path,
+        project_id=project.pk,
+        plan_id=task.plan_id,
+        key=task.key,
+        base=project.base_branch,
+        attempt=task.branch_attempt,
+    )
+    try:
+        head = git("rev-parse", "--verify", "--quiet", f"refs/heads/{ws.branch}", cwd=ws.repo)
+        merge_base = git("merge-base", ws.base, head, cwd=ws.repo)
+    except GitError:
+        return {}
+    return _changes(str(ws.repo), merge_base, head)
+
+
+def ordered_pairs(depends_on: Mapping[int, Iterable[int]]) -> set[tuple[int, int]]:
+    """Every (earlier, later) pair ``depends_on`` orders, transitively, by task id."""
+    pairs: set[tuple[int, int]] = set()
+    for task in depends_on:
+        stack, seen = list(depends_on.get(task, ())), set()
+        while stack:
+            earlier = stack.pop()
+            if earlier in seen:
+                continue
+            seen.add(earlier)
+            pairs.add((earlier, task))
+            stack.extend(depends_on.get(earlier, ()))
+    return pairs
+
+
+def merge_conflicts(tasks: list[Task], depends_on: Mapping[int, Iterable[int]]) -> list[Conflict]:
+    """Pairs of tasks waiting to merge into the same project's base branch whose
+    branches change the same files, except pairs ``depends_on`` orders."""
+    waiting = [task for task in tasks if task.status in WAITING_TO_MERGE]
+    if len(waiting) < 2:
+        return []
+    ordered = ordered_pairs(depends_on)
+    changes = {task.pk: branch_changes(task) for task in waiting}
+    conflicts = []
+    for index, first in enumerate(waiting):
+        for second in waiting[index + 1 :]:
+            if _ordered(first, second, ordered) or not _same_project(first, second):
+                continue
+            conflict = _conflict(first, second, changes[first.pk], changes[second.pk])
+            if conflict is not None:
+                conflicts.append(conflict)
+    return conflicts
+
+
+def _ordered(first: Task, second: Task, ordered: set[tuple[int, int]]) -> bool:
+    return (first.pk, second.pk) in ordered or (second.pk, first.pk) in ordered
+
+
+def _same_project(first: Task, second: Task) -> bool:
+    return bool(first.plan.session.project_id == second.plan.session.project_id)
+
+
+def _conflict(
+    first: Task,
+    second: Task,
+    ours: Mapping[str, frozenset[str]],
+    theirs: Mapping[str, frozenset[str]],
+) -> Conflict | None:
+    files = sorted(ours.keys() & theirs.keys())
+    if not files:
+        return None
+    symbols = sorted(f"{path}:{name}" for path in files for name in ours[path] & theirs[path])
+    return Conflict(first=first, second=second, files=files, symbols=symbols)
+
+
+def conflicts_by_task(conflicts: list[Conflict]) -> dict[int, list[str]]:
+    """Each task's conflicts, as the board shows them next to it."""
+    found: dict[int, list[str]] = {}
+    for conflict in conflicts:
+        found.setdefault(conflict.first.pk, []).append(conflict.describe(conflict.second))
+        found.setdefault(conflict.second.pk, []).append(conflict.describe(conflict.first))
+    return found
