@@ -200,7 +200,9 @@ def test_the_system_check_reports_a_missing_bwrap(settings, tmp_path: Path) -> N
     [message] = [m for m in run_checks(tags=[Tags.security]) if m.id == "sf.W010"]
     assert "no-bwrap" in message.msg
     settings.SF_SANDBOX = "off"
-    assert [m.id for m in run_checks(tags=[Tags.security]) if m.id in ("sf.W010", "sf.W011")] == ["sf.W011"]
+    assert [m.id for m in run_checks(tags=[Tags.security]) if m.id in ("sf.W010", "sf.W011")] == [
+        "sf.W011"
+    ]
 
 
 def test_a_command_above_normal_is_refused_without_the_sandbox(
