@@ -117,6 +117,11 @@ class AcceptIn(Schema):
     confirm_unrestricted: bool = False
 
 
+class TaskReviewIn(Schema):
+    action: Literal["approve", "request_changes"]
+    reason: str = Field("", description="what should change (request_changes)")
+
+
 class TaskPage(Schema):
     count: int
     limit: int

@@ -23,6 +23,7 @@ from api_app.schemas import (
     ReviewIn,
     TaskOut,
     TaskPage,
+    TaskReviewIn,
     TraceEventOut,
     UnitOut,
     decision_out,
@@ -35,6 +36,7 @@ from dashboard_app.metrics_report import metrics_report, window_parse
 from sf_core.actors import Actor
 from tasks_app.diffs import diff_files
 from tasks_app.engine.recovery import RECOVERY
+from tasks_app.engine.review import task_approve, task_request_changes
 from tasks_app.intake import plan_start
 from tasks_app.models import Plan, PlanRequest, Task, Unit
 
@@ -98,6 +100,23 @@ def session_tasks(
         offset=page.offset,
         items=[task_out(task) for task in items],
     )
+
+
+@router.post("/tasks/{task_id}/review", response={200: TaskOut, **ERRORS})
+def task_review(request: HttpRequest, task_id: int, data: TaskReviewIn) -> TaskOut:
+    """Approve a task in review (it enters the merge queue and merges once the merged
+    tree verifies), or request changes with the reviewer's words."""
+    queryset = Task.objects.select_related("plan__session__project")
+    task = visible_or_404(request, queryset, task_id, "plan__session__project")
+    user = api_user(request)
+    require(user, task.plan.session.project, Action.REVIEW_TASK)
+    actor = Actor.of(user)
+    if data.action == "approve":
+        task = task_approve(task=task, actor=actor)
+    else:
+        task = task_request_changes(task=task, actor=actor, reason=data.reason)
+    task.refresh_from_db()
+    return task_out(task)
 
 
 @router.post("/tasks/{task_id}/{action}", response={200: TaskOut, **ERRORS})

@@ -210,3 +210,34 @@ def test_a_repeated_key_returns_the_first_answer_and_creates_nothing(
     assert conflict.status_code == 409
     assert conflict.json()["code"] == "idempotency-conflict"
     assert AgentSession.objects.filter(title="other").count() == 0
+
+
+def test_a_unit_shows_its_trace_and_diff(api: Api, agent_session: AgentSession) -> None:
+    from agents_app.models import TraceEvent
+    from tasks_app.models import Unit
+
+    task = make_plan(agent_session, task_data("a")).tasks.get()
+    patch = "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n"
+    unit = Unit.objects.create(task=task, attempt=1, checkpoint_patch=patch)
+    TraceEvent.objects.create(
+        session=agent_session,
+        unit=unit,
+        seq=1,
+        kind="tool_call",
+        name="read_file",
+        payload={"p": 1},
+    )
+    body = api.get(f"/units/{unit.pk}").json()
+    assert body["trace"] == [
+        {"seq": 1, "kind": "tool_call", "name": "read_file", "payload": {"p": 1}}
+    ]
+    assert body["files"] == [{"path": "x.py", "status": "modified", "added": 1, "removed": 1}]
+    assert body["patch"] == patch
+
+
+def test_a_task_not_in_review_cannot_be_approved(api: Api, agent_session: AgentSession) -> None:
+    task = make_plan(agent_session, task_data("a")).tasks.get()
+    response = api.post(f"/tasks/{task.pk}/review", {"action": "approve"})
+    assert response["Content-Type"] == "application/problem+json"
+    assert response.status_code in (400, 409)
+    assert api.post(f"/tasks/{task.pk}/review", {"action": "merge"}).status_code == 422
