@@ -241,3 +241,23 @@ def test_a_task_not_in_review_cannot_be_approved(api: Api, agent_session: AgentS
     assert response["Content-Type"] == "application/problem+json"
     assert response.status_code in (400, 409)
     assert api.post(f"/tasks/{task.pk}/review", {"action": "merge"}).status_code == 422
+
+
+def test_an_intent_starts_planning_once_per_key(api: Api, agent_session: AgentSession) -> None:
+    from tasks_app.models import PlanRequest
+    from tests.fixtures import HANDWRITTEN_DEMO_TRACE
+
+    AgentSession.objects.filter(pk=agent_session.pk).update(
+        replay_trace=str(HANDWRITTEN_DEMO_TRACE)
+    )
+    body = {"intent": "add a --shout flag"}
+    first = api.post(f"/sessions/{agent_session.pk}/intents", body, key="i-1")
+    assert first.status_code == 202, first.content
+    assert first.json()["status"] == "planning"
+    assert api.post(f"/sessions/{agent_session.pk}/intents", body, key="i-1").json() == first.json()
+    assert PlanRequest.objects.count() == 1
+    shown = api.get(f"/plan-requests/{first.json()['id']}").json()
+    assert shown["intent"] == "add a --shout flag"
+    empty = api.post(f"/sessions/{agent_session.pk}/intents", {"intent": " "})
+    assert empty.status_code == 400
+    assert empty.json()["code"] == "command-rejected"
