@@ -71,6 +71,7 @@ INSTALLED_APPS = [
     "skills_app",
     "notify_app",
     "dashboard_app",
+    "api_app",
 ]
 
 MIDDLEWARE = [

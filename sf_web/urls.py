@@ -21,4 +21,5 @@ urlpatterns = [
     path("", include("skills_app.urls")),
     path("", include("tasks_app.urls")),
     path("", include("notify_app.urls")),
+    path("", include("api_app.urls")),
 ]

@@ -29,6 +29,7 @@ LAYERS: tuple[str, ...] = (
     "tasks_app",
     "notify_app",
     "dashboard_app",
+    "api_app",
     "sf_web",
 )
 SOURCE_DIRS = {name: ROOT / name for name in LAYERS} | {

@@ -1,0 +1,127 @@
+"""Errors as RFC 9457 problem details (``application/problem+json``) with stable codes.
+
+``type`` is ``/api/problems/<code>``; the code is what a client branches on, ``title``
+is the code's fixed wording and ``detail`` the one-line message for people. Validation
+problems add ``errors`` (one per field: ``loc``, ``msg``, ``type``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.errors import AuthorizationError as NinjaAuthorizationError
+from pydantic import BaseModel
+
+from agents_app.access import AccessDenied
+from sf_core.errors import CommandRejected, InvalidTransition, NotAllowed, PlanInvalid, SfError
+
+PROBLEM_TYPE = "application/problem+json"
+PROBLEM_BASE = "/api/problems/"
+
+TITLES: dict[str, str] = {
+    "validation": "The request does not match the schema",
+    "unauthenticated": "A valid API token is needed",
+    "forbidden": "Your role on the project does not allow this",
+    "not-found": "No such object, or not visible to you",
+    "conflict": "The object's state does not allow this",
+    "idempotency-conflict": "The Idempotency-Key was used with another request",
+    "command-rejected": "The command was rejected",
+    "plan-invalid": "The plan is invalid",
+    "rejected": "SF refused the request",
+    "http": "HTTP error",
+}
+
+
+class Problem(BaseModel):
+    """An RFC 9457 problem document, as every error of the API is answered."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    code: str
+    errors: list[dict[str, Any]] | None = None
+
+
+class ApiProblem(Exception):
+    """Raised by the API's own code to answer with a problem."""
+
+    def __init__(self, status: int, code: str, detail: str) -> None:
+        super().__init__(detail)
+        self.status, self.code, self.detail = status, code, detail
+
+
+def problem_response(
+    status: int, code: str, detail: str, errors: list[dict[str, Any]] | None = None
+) -> HttpResponse:
+    body = Problem(
+        type=PROBLEM_BASE + code,
+        title=TITLES.get(code, code),
+        status=status,
+        detail=detail,
+        code=code,
+        errors=errors,
+    )
+    return HttpResponse(
+        body.model_dump_json(exclude_none=True), status=status, content_type=PROBLEM_TYPE
+    )
+
+
+def sf_error_code(exc: SfError) -> str:
+    """The stable code of an SF error, by its class (the most specific first)."""
+    for kind, code in (
+        (AccessDenied, "forbidden"),
+        (NotAllowed, "forbidden"),
+        (InvalidTransition, "conflict"),
+        (CommandRejected, "command-rejected"),
+        (PlanInvalid, "plan-invalid"),
+    ):
+        if isinstance(exc, kind):
+            return code
+    return "conflict" if exc.status_code == 409 else "rejected"
+
+
+def problems_install(api: NinjaAPI) -> None:
+    """Answer every error of ``api`` as a problem."""
+
+    def on_problem(request: HttpRequest, exc: ApiProblem) -> HttpResponse:
+        return problem_response(exc.status, exc.code, exc.detail)
+
+    def on_sf_error(request: HttpRequest, exc: SfError) -> HttpResponse:
+        return problem_response(exc.status_code, sf_error_code(exc), str(exc))
+
+    def on_validation(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+        errors = [
+            {"loc": list(e.get("loc", [])), "msg": e.get("msg", ""), "type": e.get("type", "")}
+            for e in exc.errors
+        ]
+        return problem_response(422, "validation", "the request has invalid fields", errors)
+
+    def on_auth(request: HttpRequest, exc: Exception) -> HttpResponse:
+        response = problem_response(401, "unauthenticated", "send Authorization: Bearer sf_…")
+        response["WWW-Authenticate"] = "Bearer"
+        return response
+
+    def on_forbidden(request: HttpRequest, exc: Exception) -> HttpResponse:
+        return problem_response(403, "forbidden", str(exc) or "forbidden")
+
+    def on_http(request: HttpRequest, exc: HttpError) -> HttpResponse:
+        code = {404: "not-found", 401: "unauthenticated", 403: "forbidden"}.get(
+            exc.status_code, "http"
+        )
+        return problem_response(exc.status_code, code, str(exc))
+
+    handlers: list[tuple[type[Exception], Any]] = [
+        (ApiProblem, on_problem),
+        (SfError, on_sf_error),
+        (ValidationError, on_validation),
+        (AuthenticationError, on_auth),
+        (NinjaAuthorizationError, on_forbidden),
+        (HttpError, on_http),
+    ]
+    for kind, handler in handlers:
+        # ninja annotates the handler's exception as ``Exc | type[Exc]``; it passes the instance.
+        api.add_exception_handler(kind, handler)

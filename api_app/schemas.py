@@ -1,0 +1,290 @@
+"""What the API takes and answers: pydantic models (ninja ``Schema``), one per shape.
+
+Outputs are built from model rows by the ``*_out`` functions here, so a field the API
+shows is named once.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from ninja import Schema
+from pydantic import Field
+
+from agents_app.models import AgentSession, Project, RiskDecision
+from tasks_app.models import Plan, PlanRequest, Task, Unit
+
+MAX_LIMIT = 100  # the largest page any list answers
+
+
+class Page(Schema):
+    limit: int = Field(50, ge=1, le=MAX_LIMIT, description=f"at most {MAX_LIMIT}")
+    offset: int = Field(0, ge=0)
+
+
+class ProjectIn(Schema):
+    name: str
+    repo_path: str
+    base_branch: str = "main"
+    policy: dict[str, Any] | None = None
+
+
+class ProjectOut(Schema):
+    id: int
+    name: str
+    repo_path: str
+    base_branch: str
+    role: str | None
+
+
+class SessionIn(Schema):
+    project_id: int
+    title: str = ""
+    axes: dict[str, str] = Field(default_factory=dict, description="work_mode, run_control, …")
+
+
+class SessionOut(Schema):
+    id: int
+    project_id: int
+    title: str
+    status: str
+    axes: dict[str, str]
+    paused: bool
+    pause_reason: str
+    activity: str
+    created_at: datetime
+
+
+class CommandIn(Schema):
+    text: str = Field(description="one command of the grammar, e.g. '/mode build --autonomous'")
+
+
+class CommandOut(Schema):
+    session: SessionOut
+    message: str
+    transition_id: int | None
+    pending: bool
+    data: dict[str, Any]
+
+
+class IntentIn(Schema):
+    intent: str
+    replay: str = Field("", description="an offered recorded trace to plan from")
+
+
+class PlanRequestOut(Schema):
+    id: int
+    session_id: int
+    intent: str
+    status: str
+    status_reason: str
+    plan_id: int | None
+
+
+class PlanUploadIn(Schema):
+    name: str = Field("plan.yaml", description="the file's name: .yaml, .json or .md")
+    content: str
+
+
+class TaskOut(Schema):
+    id: int
+    plan_id: int
+    key: str
+    title: str
+    status: str
+    status_reason: str
+    risk_level: str
+    retry_count: int
+
+
+class PlanOut(Schema):
+    id: int
+    session_id: int
+    intent: str
+    summary: str
+    status: str
+    status_reason: str
+    source: str
+    accepted_at: datetime | None
+    tasks: list[TaskOut]
+
+
+class AcceptIn(Schema):
+    autonomous: bool = False
+    permission_profile: str | None = None
+    replay: str = ""
+    confirm_unrestricted: bool = False
+
+
+class TaskReviewIn(Schema):
+    action: Literal["approve", "request_changes"]
+    reason: str = Field("", description="what should change (request_changes)")
+
+
+class TaskPage(Schema):
+    count: int
+    limit: int
+    offset: int
+    items: list[TaskOut]
+
+
+class TraceEventOut(Schema):
+    seq: int
+    kind: str
+    name: str
+    payload: dict[str, Any]
+
+
+class FileDiffOut(Schema):
+    path: str
+    status: str
+    added: int
+    removed: int
+
+
+class UnitOut(Schema):
+    id: int
+    task_id: int
+    attempt: int
+    status: str
+    model: str
+    summary: str
+    verification_passed: bool | None
+    verification_output: str
+    cost: str
+    trace: list[TraceEventOut]
+    files: list[FileDiffOut]
+    patch: str
+
+
+class DecisionOut(Schema):
+    id: int
+    session_id: int
+    project_id: int
+    tool: str
+    input: Any
+    risk_class: str
+    decision: str
+    reason: str
+    review_status: str
+    review_scope: str
+    created_at: datetime
+
+
+class DecisionPage(Schema):
+    count: int
+    limit: int
+    offset: int
+    items: list[DecisionOut]
+
+
+class ReviewIn(Schema):
+    action: Literal["approve", "reject"]
+    scope: Literal["once", "session", "project"] = "once"
+    note: str = ""
+    match: Literal["exact", "family"] = "exact"
+
+
+class SkillOut(Schema):
+    name: str
+    scope: str
+    description: str
+    valid: bool
+    problem: str
+    user_invocable: bool
+
+
+def project_out(project: Project, role: str | None) -> ProjectOut:
+    return ProjectOut(
+        id=project.pk,
+        name=project.name,
+        repo_path=project.repo_path,
+        base_branch=project.base_branch,
+        role=role,
+    )
+
+
+def session_out(session: AgentSession) -> SessionOut:
+    return SessionOut(
+        id=session.pk,
+        project_id=session.project_id,
+        title=session.title,
+        status=session.status,
+        axes=session.axes.as_dict(),
+        paused=session.paused,
+        pause_reason=session.pause_reason,
+        activity=session.activity,
+        created_at=session.created_at,
+    )
+
+
+def plan_request_out(request: PlanRequest) -> PlanRequestOut:
+    return PlanRequestOut(
+        id=request.pk,
+        session_id=request.session_id,
+        intent=request.intent,
+        status=request.status,
+        status_reason=request.status_reason,
+        plan_id=request.plan_id,
+    )
+
+
+def task_out(task: Task) -> TaskOut:
+    return TaskOut(
+        id=task.pk,
+        plan_id=task.plan_id,
+        key=task.key,
+        title=task.title,
+        status=task.status,
+        status_reason=task.status_reason,
+        risk_level=task.risk_level,
+        retry_count=task.retry_count,
+    )
+
+
+def plan_out(plan: Plan) -> PlanOut:
+    return PlanOut(
+        id=plan.pk,
+        session_id=plan.session_id,
+        intent=plan.intent,
+        summary=plan.summary,
+        status=plan.status,
+        status_reason=plan.status_reason,
+        source=plan.source,
+        accepted_at=plan.accepted_at,
+        tasks=[task_out(task) for task in plan.tasks.order_by("position")],
+    )
+
+
+def decision_out(decision: RiskDecision) -> DecisionOut:
+    return DecisionOut(
+        id=decision.pk,
+        session_id=decision.session_id,
+        project_id=decision.session.project_id,
+        tool=decision.tool,
+        input=decision.input_normalized,
+        risk_class=decision.risk_class,
+        decision=decision.decision,
+        reason=decision.reason,
+        review_status=decision.review_status,
+        review_scope=decision.review_scope,
+        created_at=decision.created_at,
+    )
+
+
+def unit_out(unit: Unit, trace: list[TraceEventOut], files: list[FileDiffOut]) -> UnitOut:
+    return UnitOut(
+        id=unit.pk,
+        task_id=unit.task_id,
+        attempt=unit.attempt,
+        status=unit.status,
+        model=unit.model,
+        summary=unit.summary,
+        verification_passed=unit.verification_passed,
+        verification_output=unit.verification_output,
+        cost=str(unit.cost),
+        trace=trace,
+        files=files,
+        patch=unit.checkpoint_patch,
+    )
