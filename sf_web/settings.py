@@ -71,6 +71,7 @@ INSTALLED_APPS = [
     "skills_app",
     "notify_app",
     "dashboard_app",
+    "ninja",  # serves its own Swagger UI assets to /api/docs (no CDN)
     "api_app",
 ]
 

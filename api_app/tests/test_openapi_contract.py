@@ -33,3 +33,11 @@ def test_the_document_and_its_docs_page_are_served_without_a_token(client: Clien
     document = client.get("/api/openapi.json").json()
     assert "/api/sessions/{session_id}/commands" in document["paths"]
     assert client.get("/api/docs").status_code == 200
+
+
+def test_the_docs_page_uses_sfs_own_assets(client: Client) -> None:
+    """No CDN: the machine may be offline, and the page must not load scripts from
+    another origin."""
+    page = client.get("/api/docs").content.decode()
+    assert "/static/ninja/swagger-ui-bundle.js" in page
+    assert "cdn." not in page
