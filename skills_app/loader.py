@@ -11,7 +11,6 @@ decision (it asks), made before the tool runs.
 
 from __future__ import annotations
 
-import logging
 import math
 import re
 from dataclasses import dataclass
@@ -23,8 +22,8 @@ from agents_app.models import Project
 from sf_core.errors import SfError
 from skills_app.models import SideEffects, Skill, SkillScope, SkillUse, SkillUseKind
 from skills_app.parsing import MCP_FILE, SkillInvalid, skill_body
+from skills_app.sync import skills_sync
 
-logger = logging.getLogger("sf.skills")
 LIST_SHARE = 0.02  # of the context window, for the skills list
 CHARS_PER_TOKEN = 4  # what the list budget assumes; the benchmark counts real tokens
 LIST_ALL = 8  # this many skills on offer or fewer: all listed, whatever the task
@@ -242,13 +241,7 @@ def _short(text: str) -> str:
 def unit_skills(project: Project) -> list[Skill]:
     """Sync the project's and the user's skill folders, then what this unit may use. A
     folder that cannot be read leaves the last synced rows: never fatal to a unit."""
-    from skills_app.sync import project_skills_sync, user_skills_sync
-
-    for sync in (lambda: project_skills_sync(project), user_skills_sync):
-        try:
-            sync()
-        except OSError as exc:
-            logger.warning("skills of %s not synced: %s", project.name, exc)
+    skills_sync(project)
     return skills_available(project)
 
 

@@ -10,6 +10,7 @@ skill. A folder that went away keeps its row (its uses and eval history) with
 
 from __future__ import annotations
 
+import logging
 import os
 import zlib
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from skills_app.parsing import (
     skill_parse,
 )
 
+logger = logging.getLogger("sf.skills")
 USER_LOCK = zlib.crc32(b"sf.skills.user")  # one advisory lock for the user folder
 
 
@@ -40,6 +42,13 @@ class SyncReport:
     unchanged: int = 0
     removed: list[str] = field(default_factory=list)
     invalid: dict[str, str] = field(default_factory=dict)  # name → problem
+
+    @property
+    def summary(self) -> str:
+        return (
+            f"{self.root}: {len(self.added)} added, {len(self.changed)} changed, "
+            f"{self.unchanged} unchanged, {len(self.removed)} removed"
+        )
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -71,6 +80,20 @@ def user_skills_sync(*, root: Path | None = None) -> SyncReport:
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [USER_LOCK])
         return _sync(SkillScope.USER, None, root or user_skill_dir())
+
+
+def skills_sync(project: Project) -> tuple[list[SyncReport], list[str]]:
+    """Sync ``project``'s folder and the user folder, as every unit does first. A folder
+    that cannot be read is named in the errors; the rows synced last stay."""
+    reports: list[SyncReport] = []
+    errors: list[str] = []
+    for sync in (lambda: project_skills_sync(project), user_skills_sync):
+        try:
+            reports.append(sync())
+        except OSError as exc:
+            logger.warning("skills of %s not synced: %s", project.name, exc)
+            errors.append(f"not synced: {exc}")
+    return reports, errors
 
 
 def _sync(scope: str, project: Project | None, root: Path) -> SyncReport:

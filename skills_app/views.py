@@ -3,8 +3,6 @@ supporting files. Interfaces: check access, call a selector or the sync, render.
 
 from __future__ import annotations
 
-import logging
-
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -24,9 +22,7 @@ from skills_app.selectors import (
     skill_text,
     skill_uses,
 )
-from skills_app.sync import SyncReport, project_skills_sync, user_skills_sync
-
-logger = logging.getLogger("sf.skills")
+from skills_app.sync import skills_sync
 
 
 @require_GET
@@ -44,17 +40,10 @@ def project_skills_sync_view(request: AuthedRequest, project_id: int) -> HttpRes
     that cannot be read is said on the page; the rows synced last stay."""
     project = _visible_project(request, project_id)
     require(request.user, project, Action.SYNC_SKILLS)
-    reports: list[SyncReport] = []
-    error = ""
-    for sync in (lambda: project_skills_sync(project), user_skills_sync):
-        try:
-            reports.append(sync())
-        except OSError as exc:
-            logger.warning("skills of %s not synced: %s", project.name, exc)
-            error = f"not synced: {exc}"
+    reports, errors = skills_sync(project)
     if not request.htmx:
         return redirect("project-skills", project_id=project.pk)
-    context = {**_list_context(request, project), "reports": reports, "error": error}
+    context = {**_list_context(request, project), "reports": reports, "error": "; ".join(errors)}
     return render(request, "skills_app/skills.html#skills-list", context)
 
 

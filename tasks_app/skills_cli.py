@@ -32,7 +32,7 @@ from sf_core.cli import (
 from sf_core.errors import SfError
 from skills_app.loader import model_may_see, skills_available
 from skills_app.models import SkillEvalRun, SkillProposal
-from skills_app.sync import project_skills_sync, user_skills_sync
+from skills_app.sync import skills_sync
 from tasks_app.skill_evals import EvalOptions, EvalUsage, eval_cases, eval_run
 from tasks_app.skill_proposals import proposal_accept, proposal_reject, skill_proposals
 
@@ -109,18 +109,17 @@ class SkillsCommand(Subcommand):
         return self._list(project, options)
 
     def _sync(self, project: Project, options: dict[str, Any]) -> int:
-        reports = [project_skills_sync(project), user_skills_sync()]
+        reports, errors = skills_sync(project)
         if options["output_format"] == "json":
             self.out_json([report.as_dict() for report in reports])
         else:
             for report in reports:
-                self.out(
-                    f"{report.root}: {len(report.added)} added, {len(report.changed)} changed, "
-                    f"{report.unchanged} unchanged, {len(report.removed)} removed"
-                )
+                self.out(report.summary)
                 for name, problem in sorted(report.invalid.items()):
                     self.out(f"  invalid {name}: {problem}")
-        invalid = any(report.invalid for report in reports)
+        for error in errors:
+            self.err(f"error: {error}")
+        invalid = errors or any(report.invalid for report in reports)
         return EXIT_ERROR if invalid else EXIT_OK
 
     def _list(self, project: Project, options: dict[str, Any]) -> int:
