@@ -35,6 +35,10 @@ TIMEOUT = 15.0  # seconds per forge request
 class ForgeError(SfError):
     """The forge refused or could not be reached; the message says which and why."""
 
+    def __init__(self, message: str, *, status: int = 0) -> None:
+        super().__init__(message)
+        self.status = status  # the forge's HTTP status; 0 when it could not be reached
+
 
 @dataclass(frozen=True)
 class LineComment:
@@ -79,7 +83,8 @@ class _Http:
         if response.status_code >= 400:
             raise ForgeError(
                 f"{self.policy.kind} answered {response.status_code} to {method} {path}: "
-                f"{response.text[:300]}"
+                f"{response.text[:300]}",
+                status=response.status_code,
             )
         return response.json()
 
@@ -102,7 +107,9 @@ class GitHubForge(_Http):
         payload = {"title": title, "head": branch, "base": base, "body": body}
         try:
             made = self.call("POST", f"{self.repo}/pulls", json=payload)
-        except ForgeError as exc:  # already open for this branch (a second round): reuse it
+        except ForgeError as exc:
+            if exc.status != 422:  # 422: already open for this branch (a second round)
+                raise
             owner = self.policy.repository.split("/")[0]
             found = self.call("GET", f"{self.repo}/pulls", params={"head": f"{owner}:{branch}"})
             if not found:
