@@ -226,7 +226,7 @@ def _agent(
     TaskRuntime.objects.filter(task=task).update(current_model=model)
     messages = unit_messages(
         task=task,
-        skills=_skills_section(skills, task, session, model),
+        skills=_skills_section(skills, task, router),
         previous=previous,
     )
     loop = AgentLoop(
@@ -314,15 +314,12 @@ def _tools(skills: SkillLoader) -> dict[str, Tool]:
     return {name: tool for name, tool in TOOLS.items() if name != "load_skill"}
 
 
-def _skills_section(skills: SkillLoader, task: Task, session: AgentSession, model: str) -> str:
-    """The skills list (a share of the model's window), then what people invoked."""
-    try:
-        project_models = session.project.parsed_policy.models
-        configured = model_settings_for(session.model_mode, None, project_models).context_window
-    except SfError:  # a replay: no model is configured, the recorded one is named
-        configured = 0
+def _skills_section(skills: SkillLoader, task: Task, router: ModelRouter) -> str:
+    """The skills list (a share of the model's window, as the router knows it), then
+    what people invoked."""
     task_text = f"{task.title}\n{task.description}\n{' '.join(t for _, t in task.criteria)}"
-    listing = skills_listing(skills.skills, task_text, context_window(model, configured))
+    window = context_window(router.model, router.context_window)
+    listing = skills_listing(skills.skills, task_text, window)
     return "\n\n".join(part for part in (listing, invocations_claim(skills)) if part)
 
 
