@@ -4,7 +4,6 @@ a commit containing ``SKILL.md`` and an eval case — every step a real unit of 
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -25,15 +24,10 @@ from tasks_app.models import Task
 from tasks_app.schemas import plan_spec_parse
 from tasks_app.services import plan_accept, plan_create
 from tasks_app.skill_proposals import proposal_accept
+from tasks_app.tests.test_engine import git
 
 pytestmark = pytest.mark.django_db
 MODEL = "openai/gpt-4o"
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=repo, capture_output=True, text=True, check=True
-    ).stdout.strip()
 
 
 def run(task: Task, *steps: Any) -> Any:
