@@ -32,6 +32,7 @@ from skills_app.parsing import (
 
 logger = logging.getLogger("sf.skills")
 USER_LOCK = zlib.crc32(b"sf.skills.user")  # one advisory lock for the user folder
+PROJECT_LOCK = zlib.crc32(b"sf.skills.project") - 2**31  # and one per project (an int4 key)
 
 
 @dataclass
@@ -70,7 +71,11 @@ def project_skills_sync(project: Project, *, root: Path | None = None) -> SyncRe
     another checkout of it)."""
     folder = Path(root or project.repo_path) / PROJECT_SKILLS
     with transaction.atomic():
-        Project.objects.select_for_update().filter(pk=project.pk).first()  # one sync at a time
+        # One sync of a project at a time, by an advisory lock like the user folder's: not
+        # the project's row, which units lock for other work (a proposal's cooldown) while
+        # holding key-share locks on it; two units deadlocked on it in CI.
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [PROJECT_LOCK, project.pk])
         return _sync(SkillScope.PROJECT, project, folder)
 
 
