@@ -20,10 +20,11 @@ work merges, the proposal is *merged*.
 from __future__ import annotations
 
 import logging
+import zlib
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from agents_app.access import Action, require_actor
@@ -39,6 +40,8 @@ from tasks_app.schemas import plan_spec_parse
 from tasks_app.services import plan_accept, plan_create
 from tasks_app.skill_drafts import Occurrence, SkillDraft, draft_validate, skill_draft
 from tasks_app.skill_evidence import Evidence, EvidenceKind, unit_evidence
+
+PROPOSAL_LOCK = zlib.crc32(b"sf.skills.proposal") - 2**31  # an int4 key, per project
 
 logger = logging.getLogger("sf.skills")
 MIN_OCCURRENCES = 3
@@ -137,8 +140,11 @@ def _propose(session: AgentSession, evidence: Evidence, seen: list[Unit]) -> Ski
     draft = skill_draft(evidence, occurrences, fix=_fix_after(evidence, seen))
     draft_validate(draft)  # a bug here must not store a skill sync would refuse
     with transaction.atomic():
-        # One proposer at a time per project: the cooldown is read under this lock.
-        Project.objects.select_for_update().get(pk=project.pk)
+        # One proposer at a time per project: the cooldown is read under this lock. An
+        # advisory lock, not the project's row: FOR UPDATE on the row would also wait for
+        # (and block) every transaction inserting a row that references the project.
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [PROPOSAL_LOCK, project.pk])
         taken = SkillProposal.objects.filter(project=project, fingerprint=evidence.fingerprint)
         if _cooling_down(project) or taken.exists():
             return None
