@@ -70,7 +70,8 @@ class McpHttpApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         secret = bearer_secret(scope)
-        token = await database_sync_to_async(token_resolve)(secret) if secret else None
+        resolve = database_sync_to_async(token_resolve, thread_sensitive=False)
+        token = await resolve(secret) if secret else None
         if token is None:
             await _unauthenticated()(scope, receive, send)
             return

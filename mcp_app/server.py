@@ -98,14 +98,16 @@ async def answer(
     """Call ``operation(token=…, **arguments)`` as the caller and answer with its output
     and ``render``'s text, or with the problem it raised.
 
-    Django's ORM is synchronous: the call runs in the thread ``database_sync_to_async``
-    keeps for it, which closes stale database connections before and after (no request
-    cycle does it here)."""
+    Django's ORM is synchronous: the call runs in a worker thread through
+    ``database_sync_to_async``, which closes stale database connections before and
+    after (no request cycle does it here). Not thread-sensitive: each call is complete
+    in itself (its transactions open and close inside it), and one shared thread would
+    make every MCP client of a web process wait for the slowest call."""
     server = ctx.mcp_server
     if not isinstance(server, SfMcpServer):  # pragma: no cover - tools are registered on one
         raise TypeError("SF's tools run on SfMcpServer")
     request = ctx.request_context.request
-    call = database_sync_to_async(_call)
+    call = database_sync_to_async(_call, thread_sensitive=False)
     return await call(server.token_of, request, render, operation, arguments)
 
 

@@ -4,6 +4,7 @@ units from a recorded trace; and what the endpoint refuses before the MCP layer.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -143,8 +144,12 @@ async def test_roles_hold_over_http(
         assert problem["code"] == "not-found"
     await database_sync_to_async(grant)(staff_user, agent_session.project, "viewer")
     async with mcp_session(web, stranger) as session:
-        status = await call(session, "session_status", session_id=agent_session.pk)
-        assert [a["id"] for a in status["pending_approvals"]] == [pending.pk]
+        # Calls run in worker threads: concurrent ones all answer.
+        answers = await asyncio.gather(
+            *(call(session, "session_status", session_id=agent_session.pk) for _ in range(8))
+        )
+        assert {a["session"]["id"] for a in answers} == {agent_session.pk}
+        assert [a["id"] for a in answers[0]["pending_approvals"]] == [pending.pk]
         problem = await refused(
             session, "review_decision", decision_id=pending.pk, action="approve"
         )
