@@ -11,21 +11,18 @@ nothing else; what the command says to people goes to stderr.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
-
-import anyio
 
 from api_app.models import ApiToken
 from api_app.problems import ApiProblem
 from api_app.tokens import token_resolve
-from mcp_app.server import TokenOf
-from mcp_app.tools import mcp_server
 from sf_core.cli import EXIT_OK, EXIT_USAGE, Subcommand
 
 TOKEN_ENV = "SF_API_TOKEN"
 
 
-def stdio_token(secret: str) -> TokenOf:
+def stdio_token(secret: str) -> Callable[[Any], ApiToken]:
     """The caller of a stdio server: the token of ``secret``, looked up on each call."""
 
     def token_of(request: Any) -> ApiToken:
@@ -57,6 +54,12 @@ class McpCommand(Subcommand):
             self.err(f"{TOKEN_ENV} is not an active API token (revoked, mistyped, user inactive)")
             return EXIT_USAGE
         self.err(f"SF's MCP server on stdio, acting as {token.user.get_username()} ({token})")
+        # Imported here: the mcp package takes about 1.5 s to import, and every other
+        # `manage.py sf` subcommand loads this module to list its name.
+        import anyio
+
+        from mcp_app.tools import mcp_server
+
         anyio.run(mcp_server(token_of=stdio_token(secret)).run_stdio_async)
         return EXIT_OK
 

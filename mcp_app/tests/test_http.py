@@ -14,8 +14,10 @@ import httpx2
 import pytest
 from channels.db import database_sync_to_async
 from django.contrib.auth.models import User
+from mcp import Client
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from agents_app.models import AgentSession
 from api_app.tests.test_endpoints import decision
@@ -155,3 +157,18 @@ async def test_roles_hold_over_http(
         )
         assert problem["code"] == "forbidden"
         assert "needs the approver role (you are viewer)" in problem["detail"]
+
+
+async def test_a_client_of_the_newest_protocol_revision_is_served_too(
+    web: WebProcess, secret: str, agent_session: AgentSession
+) -> None:
+    """``mcp.Client`` probes ``server/discover`` (the 2026-07-28 revision, no
+    initialize handshake); the token reaches the tools on that path as well."""
+    headers = {"Authorization": f"Bearer {secret}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=30) as http,
+        Client(streamable_http_client(f"{web.url}/mcp", http_client=http)) as client,
+    ):
+        assert client.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS
+        projects = await call(client, "list_projects")
+        assert [p["id"] for p in projects["items"]] == [agent_session.project_id]
