@@ -26,7 +26,8 @@ from conftest import grant
 from mcp_app.tests.conftest import call, journey, refused, server_env
 from tests.processes import WebProcess, WorkerProcess
 
-pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
+# Each test starts daphne (and the journey a Celery worker): seconds, not milliseconds.
+pytestmark = [pytest.mark.slow, pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -73,7 +74,6 @@ async def mcp_session(web: WebProcess, secret: str) -> AsyncIterator[ClientSessi
         yield session
 
 
-@pytest.mark.slow
 async def test_the_journey_over_streamable_http(
     registrar_secret: str, web_with_worker: WebProcess, repo: Path
 ) -> None:
@@ -129,6 +129,8 @@ async def test_a_foreign_origin_is_refused_and_the_sites_own_is_not(
     assert own.json()["result"]["serverInfo"]["name"] == "sf"
     unsigned = await post(web, INITIALIZE, Origin="http://evil.example")
     assert unsigned.status_code == 403  # the origin is checked first, then the token
+    async with httpx2.AsyncClient(timeout=30) as http:  # Django still answers beside /mcp
+        assert (await http.get(f"{web.url}/healthz")).status_code == 200
 
 
 @pytest.fixture
