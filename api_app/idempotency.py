@@ -18,7 +18,7 @@ from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse
 from pydantic import BaseModel
 
-from api_app.auth import api_user
+from api_app.auth import api_token
 from api_app.models import IdempotencyRecord
 from api_app.problems import ApiProblem
 
@@ -47,7 +47,7 @@ def idempotent(
         return _json(status, create().model_dump(mode="json"))
     if len(key) > MAX_KEY:
         raise ApiProblem(422, "validation", f"{HEADER} is longer than {MAX_KEY} characters")
-    user = api_user(request)
+    user = api_token(request).user
     route = f"{request.method} {request.path}"
     digest = request_hash(route, body)
     previous = IdempotencyRecord.objects.filter(user=user, key=key).first()

@@ -32,6 +32,7 @@ TITLES: dict[str, str] = {
     "plan-invalid": "The plan is invalid",
     "rejected": "SF refused the request",
     "http": "HTTP error",
+    "internal": "SF failed to answer",
 }
 
 
@@ -54,10 +55,10 @@ class ApiProblem(Exception):
         self.status, self.code, self.detail = status, code, detail
 
 
-def problem_response(
+def problem(
     status: int, code: str, detail: str, errors: list[dict[str, Any]] | None = None
-) -> HttpResponse:
-    body = Problem(
+) -> Problem:
+    return Problem(
         type=PROBLEM_BASE + code,
         title=TITLES.get(code, code),
         status=status,
@@ -65,9 +66,25 @@ def problem_response(
         code=code,
         errors=errors,
     )
+
+
+def problem_response(
+    status: int, code: str, detail: str, errors: list[dict[str, Any]] | None = None
+) -> HttpResponse:
+    body = problem(status, code, detail, errors)
     return HttpResponse(
         body.model_dump_json(exclude_none=True), status=status, content_type=PROBLEM_TYPE
     )
+
+
+def problem_of(exc: Exception) -> Problem | None:
+    """The problem an error of SF's own answers with (every interface: the API's
+    problem+json, the MCP server's tool errors), or None for an unexpected error."""
+    if isinstance(exc, ApiProblem):
+        return problem(exc.status, exc.code, exc.detail)
+    if isinstance(exc, SfError):
+        return problem(exc.status_code, sf_error_code(exc), str(exc))
+    return None
 
 
 def sf_error_code(exc: SfError) -> str:
@@ -87,11 +104,11 @@ def sf_error_code(exc: SfError) -> str:
 def problems_install(api: NinjaAPI) -> None:
     """Answer every error of ``api`` as a problem."""
 
-    def on_problem(request: HttpRequest, exc: ApiProblem) -> HttpResponse:
-        return problem_response(exc.status, exc.code, exc.detail)
-
-    def on_sf_error(request: HttpRequest, exc: SfError) -> HttpResponse:
-        return problem_response(exc.status_code, sf_error_code(exc), str(exc))
+    def on_sf_problem(request: HttpRequest, exc: Exception) -> HttpResponse:
+        found = problem_of(exc) or problem(500, "internal", type(exc).__name__)
+        return HttpResponse(
+            found.model_dump_json(exclude_none=True), status=found.status, content_type=PROBLEM_TYPE
+        )
 
     def on_validation(request: HttpRequest, exc: ValidationError) -> HttpResponse:
         errors = [
@@ -115,8 +132,8 @@ def problems_install(api: NinjaAPI) -> None:
         return problem_response(exc.status_code, code, str(exc))
 
     handlers: list[tuple[type[Exception], Any]] = [
-        (ApiProblem, on_problem),
-        (SfError, on_sf_error),
+        (ApiProblem, on_sf_problem),
+        (SfError, on_sf_problem),
         (ValidationError, on_validation),
         (AuthenticationError, on_auth),
         (NinjaAuthorizationError, on_forbidden),

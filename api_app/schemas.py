@@ -98,6 +98,21 @@ class TaskOut(Schema):
     retry_count: int
 
 
+class UnitBriefOut(Schema):
+    id: int
+    attempt: int
+    status: str
+    summary: str
+    verification_passed: bool | None
+    started_at: datetime
+    finished_at: datetime | None
+
+
+class TaskDetailOut(TaskOut):
+    session_id: int
+    units: list[UnitBriefOut] = Field(description="the task's units (attempts), oldest first")
+
+
 class PlanOut(Schema):
     id: int
     session_id: int
@@ -240,6 +255,25 @@ def task_out(task: Task) -> TaskOut:
         status_reason=task.status_reason,
         risk_level=task.risk_level,
         retry_count=task.retry_count,
+    )
+
+
+def task_detail_out(task: Task, units: list[Unit]) -> TaskDetailOut:
+    return TaskDetailOut(
+        **task_out(task).model_dump(),
+        session_id=task.plan.session_id,
+        units=[
+            UnitBriefOut(
+                id=unit.pk,
+                attempt=unit.attempt,
+                status=unit.status,
+                summary=unit.summary,
+                verification_passed=unit.verification_passed,
+                started_at=unit.started_at,
+                finished_at=unit.finished_at,
+            )
+            for unit in units
+        ],
     )
 
 

@@ -1,13 +1,17 @@
-"""ASGI entry point: HTTP through Django, websockets through Channels.
+"""ASGI entry point: HTTP through Django, websockets through Channels, and the MCP
+server's streamable HTTP endpoint at ``/mcp`` (``mcp_app.http``) beside Django.
 
 Websockets are wrapped origin check outermost, then session authentication, then
-the URL router; each consumer still refuses anonymous users itself.
+the URL router; each consumer still refuses anonymous users itself. ``/mcp`` is
+wrapped in the HTTP origin check (DNS-rebinding protection, as the MCP specification
+asks), then its own bearer-token check.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from django.core.asgi import get_asgi_application
 
@@ -22,12 +26,25 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
-from sf_web.origins import OriginValidator  # noqa: E402
+from mcp_app.http import McpHttpApp  # noqa: E402
+from sf_web.origins import HttpOriginValidator, OriginValidator  # noqa: E402
 from sf_web.routing import websocket_urlpatterns  # noqa: E402
+
+MCP_PATHS = frozenset({"/mcp", "/mcp/"})
+mcp_asgi_app = HttpOriginValidator(McpHttpApp())
+
+
+async def http_application(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """``/mcp`` to the MCP server, everything else to Django."""
+    if scope["path"] in MCP_PATHS:
+        await mcp_asgi_app(scope, receive, send)
+    else:
+        await django_asgi_app(scope, receive, send)
+
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": http_application,
         "websocket": OriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

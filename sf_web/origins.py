@@ -9,6 +9,11 @@ origin in. ``OriginValidator`` decides as Django's CSRF check decides for a form
 origin must be the request's own (the scheme it came in on, the ``Host`` it names,
 port included, that host allowed by ``ALLOWED_HOSTS``) or one of
 ``CSRF_TRUSTED_ORIGINS`` (``https://*.example.com`` for subdomains, as in Django).
+
+The MCP server's HTTP endpoint (``/mcp``, outside Django) gets the protection the MCP
+specification asks against DNS rebinding from ``HttpOriginValidator``: the ``Host``
+must be one of ``ALLOWED_HOSTS``, and an ``Origin``, which browsers send and other
+clients (IDEs, agents) do not, must pass the same rule as a websocket's.
 """
 
 from __future__ import annotations
@@ -42,12 +47,56 @@ class OriginValidator:
         return await self.application(scope, receive, send)
 
 
-def origin_allowed(scope: dict[str, Any]) -> bool:
+class HttpOriginValidator:
+    """ASGI middleware for an HTTP endpoint outside Django: a request from a host that
+    is not allowed, or with a browser's origin that is not, gets 403 at once."""
+
+    def __init__(self, application: Any) -> None:
+        self.application = application
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
+        refusal = http_origin_refusal(scope) if scope["type"] == "http" else ""
+        if refusal:
+            # Imported here: settings import this module, before Django is set up.
+            from starlette.responses import Response
+
+            from api_app.problems import PROBLEM_TYPE, problem
+
+            body = problem(403, "forbidden", refusal).model_dump_json(exclude_none=True)
+            answer = Response(body, status_code=403, media_type=PROBLEM_TYPE)
+            return await answer(scope, receive, send)
+        return await self.application(scope, receive, send)
+
+
+def _origin_and_host(scope: dict[str, Any]) -> tuple[dict[bytes, bytes], str, str]:
     headers = {name.lower(): value for name, value in scope.get("headers", [])}
     origin = headers.get(b"origin", b"").decode("latin-1").strip().lower()
     host = headers.get(b"host", b"").decode("latin-1").strip().lower()
+    return headers, origin, host
+
+
+def origin_allowed(scope: dict[str, Any]) -> bool:
+    """A websocket's origin (required) is the request's own or a trusted one."""
+    headers, origin, host = _origin_and_host(scope)
     if not origin or not host or not _host_allowed(host):
         return False
+    return _origin_trusted(scope, headers, origin, host)
+
+
+def http_origin_refusal(scope: dict[str, Any]) -> str:
+    """Why an HTTP request is refused (a host not allowed, an origin not trusted), or ''.
+    No ``Origin`` is no browser: nothing to rebind."""
+    headers, origin, host = _origin_and_host(scope)
+    if not host or not _host_allowed(host):
+        return f"host {host!r} is not one of SF_ALLOWED_HOSTS"
+    if origin and not _origin_trusted(scope, headers, origin, host):
+        return f"origin {origin!r} is neither this site nor one of SF_CSRF_TRUSTED_ORIGINS"
+    return ""
+
+
+def _origin_trusted(
+    scope: dict[str, Any], headers: dict[bytes, bytes], origin: str, host: str
+) -> bool:
     scheme = "https" if _secure(scope, headers) else "http"
     if origin == f"{scheme}://{host}" or origin in _trusted_exact():
         return True

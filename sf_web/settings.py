@@ -73,6 +73,7 @@ INSTALLED_APPS = [
     "dashboard_app",
     "ninja",  # serves its own Swagger UI assets to /api/docs (no CDN)
     "api_app",
+    "mcp_app",
 ]
 
 MIDDLEWARE = [

@@ -30,6 +30,7 @@ LAYERS: tuple[str, ...] = (
     "notify_app",
     "dashboard_app",
     "api_app",
+    "mcp_app",
     "sf_web",
 )
 SOURCE_DIRS = {name: ROOT / name for name in LAYERS} | {

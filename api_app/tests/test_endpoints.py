@@ -261,3 +261,20 @@ def test_an_intent_starts_planning_once_per_key(api: Api, agent_session: AgentSe
     empty = api.post(f"/sessions/{agent_session.pk}/intents", {"intent": " "})
     assert empty.status_code == 400
     assert empty.json()["code"] == "command-rejected"
+
+
+def test_a_task_is_shown_with_its_units(api: Api, agent_session: AgentSession) -> None:
+    from tasks_app.models import Unit
+
+    task = make_plan(agent_session, task_data("a")).tasks.get()
+    unit = Unit.objects.create(task=task, attempt=1, summary="tried")
+    body = api.get(f"/tasks/{task.pk}").json()
+    assert (body["key"], body["session_id"]) == ("a", agent_session.pk)
+    assert [(u["id"], u["attempt"], u["summary"]) for u in body["units"]] == [(unit.pk, 1, "tried")]
+
+
+def test_another_persons_task_is_not_shown(
+    client: Client, staff_user: User, agent_session: AgentSession
+) -> None:
+    task = make_plan(agent_session, task_data("a")).tasks.get()
+    assert api_for(client, staff_user).get(f"/tasks/{task.pk}").status_code == 404

@@ -10,7 +10,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.test import override_settings
 
 from conftest import websocket
-from sf_web.origins import origin_allowed
+from sf_web.origins import http_origin_refusal, origin_allowed
 from sf_web.tests.test_settings import load_settings
 
 
@@ -143,3 +143,29 @@ def test_good_hosts_and_origins_are_kept(monkeypatch: pytest.MonkeyPatch, tmp_pa
         "http://localhost:8000",
         "https://*.example.org",
     ]
+
+
+# --- /mcp: plain HTTP, where non-browser clients send no Origin ------------------------
+
+
+@pytest.mark.parametrize(
+    ("origin", "host", "refused"),
+    [
+        (None, "127.0.0.1:8000", ""),  # an IDE or agent: no Origin, nothing to rebind
+        ("http://127.0.0.1:8000", "127.0.0.1:8000", ""),
+        ("http://127.0.0.1:9999", "127.0.0.1:8000", "origin"),
+        ("http://evil.example", "127.0.0.1:8000", "origin"),
+        (None, "evil.example", "host"),  # DNS rebinding: a name SF does not serve
+        ("http://evil.example", "evil.example", "host"),
+        (None, None, "host"),
+        ("https://ide.example.com", "127.0.0.1:8000", ""),  # a trusted origin
+    ],
+)
+@override_settings(
+    ALLOWED_HOSTS=["127.0.0.1", "localhost"], CSRF_TRUSTED_ORIGINS=["https://ide.example.com"]
+)
+def test_an_http_request_is_refused_for_its_host_or_a_foreign_origin(
+    origin: str | None, host: str | None, refused: str
+) -> None:
+    found = http_origin_refusal({**scope(origin, host, "http"), "type": "http"})
+    assert (found.split(" ")[0] if found else "") == refused
