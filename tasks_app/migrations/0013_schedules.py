@@ -8,120 +8,322 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agents_app', '0014_costs_ledger_reservations'),
-        ('tasks_app', '0012_mergeq_merge_request'),
+        ("agents_app", "0014_costs_ledger_reservations"),
+        ("tasks_app", "0012_mergeq_merge_request"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Schedule',
+            name="Schedule",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=120)),
-                ('kind', models.CharField(choices=[('intent', 'Intent'), ('plan', 'Plan')], max_length=8)),
-                ('intent', models.TextField(blank=True)),
-                ('plan_text', models.TextField(blank=True)),
-                ('plan_format', models.CharField(default='yaml', max_length=8)),
-                ('cron', models.CharField(max_length=120)),
-                ('timezone', models.CharField(max_length=64)),
-                ('run_control', models.CharField(choices=[('manual', 'Manual'), ('assisted', 'Assisted'), ('autonomous', 'Autonomous')], default='manual', max_length=16)),
-                ('permission_profile', models.CharField(choices=[('restricted', 'Restricted'), ('normal', 'Normal'), ('trusted', 'Trusted'), ('unrestricted', 'Unrestricted')], default='normal', max_length=16)),
-                ('model_mode', models.CharField(choices=[('fast', 'Fast'), ('smart', 'Smart'), ('deep', 'Deep')], default='deep', max_length=16)),
-                ('catch_up_window', models.DurationField(default=datetime.timedelta(seconds=3600))),
-                ('owner', models.CharField(choices=[('person', 'Person'), ('system', 'System')], default='person', max_length=8)),
-                ('paused', models.BooleanField(default=False)),
-                ('next_run_at', models.DateTimeField()),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('updated_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='schedules', to='agents_app.project')),
-                ('run_as', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=120)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("intent", "Intent"), ("plan", "Plan")], max_length=8
+                    ),
+                ),
+                ("intent", models.TextField(blank=True)),
+                ("plan_text", models.TextField(blank=True)),
+                ("plan_format", models.CharField(default="yaml", max_length=8)),
+                ("cron", models.CharField(max_length=120)),
+                ("timezone", models.CharField(max_length=64)),
+                (
+                    "run_control",
+                    models.CharField(
+                        choices=[
+                            ("manual", "Manual"),
+                            ("assisted", "Assisted"),
+                            ("autonomous", "Autonomous"),
+                        ],
+                        default="manual",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "permission_profile",
+                    models.CharField(
+                        choices=[
+                            ("restricted", "Restricted"),
+                            ("normal", "Normal"),
+                            ("trusted", "Trusted"),
+                            ("unrestricted", "Unrestricted"),
+                        ],
+                        default="normal",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "model_mode",
+                    models.CharField(
+                        choices=[("fast", "Fast"), ("smart", "Smart"), ("deep", "Deep")],
+                        default="deep",
+                        max_length=16,
+                    ),
+                ),
+                ("catch_up_window", models.DurationField(default=datetime.timedelta(seconds=3600))),
+                (
+                    "owner",
+                    models.CharField(
+                        choices=[("person", "Person"), ("system", "System")],
+                        default="person",
+                        max_length=8,
+                    ),
+                ),
+                ("paused", models.BooleanField(default=False)),
+                ("next_run_at", models.DateTimeField()),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("updated_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="schedules",
+                        to="agents_app.project",
+                    ),
+                ),
+                (
+                    "run_as",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'recurring schedule',
-                'ordering': ['project_id', 'name'],
+                "verbose_name": "recurring schedule",
+                "ordering": ["project_id", "name"],
             },
         ),
         migrations.CreateModel(
-            name='ScheduleRun',
+            name="ScheduleRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('occurrence', models.DateTimeField()),
-                ('occurrences', models.PositiveIntegerField(default=1)),
-                ('last_occurrence', models.DateTimeField()),
-                ('trigger', models.CharField(choices=[('scheduled', 'Scheduled'), ('manual', 'Manual')], default='scheduled', max_length=10)),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('planning', 'Planning'), ('proposed', 'Proposed'), ('started', 'Started'), ('skipped', 'Skipped'), ('missed', 'Missed'), ('refused', 'Refused'), ('failed', 'Failed')], max_length=10)),
-                ('reason', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('actor', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('plan', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='tasks_app.plan')),
-                ('plan_request', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='tasks_app.planrequest')),
-                ('schedule', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='runs', to='tasks_app.schedule')),
-                ('session', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='agents_app.agentsession')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("occurrence", models.DateTimeField()),
+                ("occurrences", models.PositiveIntegerField(default=1)),
+                ("last_occurrence", models.DateTimeField()),
+                (
+                    "trigger",
+                    models.CharField(
+                        choices=[("scheduled", "Scheduled"), ("manual", "Manual")],
+                        default="scheduled",
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("planning", "Planning"),
+                            ("proposed", "Proposed"),
+                            ("started", "Started"),
+                            ("skipped", "Skipped"),
+                            ("missed", "Missed"),
+                            ("refused", "Refused"),
+                            ("failed", "Failed"),
+                        ],
+                        max_length=10,
+                    ),
+                ),
+                ("reason", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "actor",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "plan",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="tasks_app.plan",
+                    ),
+                ),
+                (
+                    "plan_request",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="tasks_app.planrequest",
+                    ),
+                ),
+                (
+                    "schedule",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="runs",
+                        to="tasks_app.schedule",
+                    ),
+                ),
+                (
+                    "session",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="agents_app.agentsession",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'recurring schedule run',
-                'ordering': ['-occurrence', '-pk'],
+                "verbose_name": "recurring schedule run",
+                "ordering": ["-occurrence", "-pk"],
             },
         ),
         migrations.AddIndex(
-            model_name='schedule',
-            index=models.Index(fields=['paused', 'next_run_at'], name='recurring_schedule_due'),
+            model_name="schedule",
+            index=models.Index(fields=["paused", "next_run_at"], name="recurring_schedule_due"),
         ),
         migrations.AddConstraint(
-            model_name='schedule',
-            constraint=models.UniqueConstraint(fields=('project', 'name'), name='recurring_schedule_name'),
+            model_name="schedule",
+            constraint=models.UniqueConstraint(
+                fields=("project", "name"), name="recurring_schedule_name"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='schedule',
-            constraint=models.CheckConstraint(condition=models.Q(('kind__in', ['intent', 'plan'])), name='schedule_kind_ok'),
+            model_name="schedule",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("kind__in", ["intent", "plan"])), name="schedule_kind_ok"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='schedule',
-            constraint=models.CheckConstraint(condition=models.Q(('run_control__in', ['manual', 'assisted', 'autonomous'])), name='schedule_run_control_ok'),
+            model_name="schedule",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("run_control__in", ["manual", "assisted", "autonomous"])),
+                name="schedule_run_control_ok",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='schedule',
-            constraint=models.CheckConstraint(condition=models.Q(('permission_profile__in', ['restricted', 'normal', 'trusted', 'unrestricted'])), name='schedule_permission_profile_ok'),
+            model_name="schedule",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("permission_profile__in", ["restricted", "normal", "trusted", "unrestricted"])
+                ),
+                name="schedule_permission_profile_ok",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='schedule',
-            constraint=models.CheckConstraint(condition=models.Q(('model_mode__in', ['fast', 'smart', 'deep'])), name='schedule_model_mode_ok'),
+            model_name="schedule",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("model_mode__in", ["fast", "smart", "deep"])),
+                name="schedule_model_mode_ok",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='schedule',
-            constraint=models.CheckConstraint(condition=models.Q(('owner__in', ['person', 'system'])), name='schedule_owner_ok'),
+            model_name="schedule",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("owner__in", ["person", "system"])), name="schedule_owner_ok"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='schedule',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('owner', 'system'), _negated=True), ('run_as__isnull', True), _connector='OR'), name='schedule_system_owner_has_no_person'),
+            model_name="schedule",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("owner", "system"), _negated=True),
+                    ("run_as__isnull", True),
+                    _connector="OR",
+                ),
+                name="schedule_system_owner_has_no_person",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='schedule',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('kind', 'intent'), models.Q(('intent', ''), _negated=True)), models.Q(('kind', 'plan'), models.Q(('plan_text', ''), _negated=True)), _connector='OR'), name='schedule_has_its_content'),
+            model_name="schedule",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("kind", "intent"), models.Q(("intent", ""), _negated=True)),
+                    models.Q(("kind", "plan"), models.Q(("plan_text", ""), _negated=True)),
+                    _connector="OR",
+                ),
+                name="schedule_has_its_content",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='schedule',
-            constraint=models.CheckConstraint(condition=models.Q(('catch_up_window__gt', datetime.timedelta(0))), name='schedule_catch_up_positive'),
+            model_name="schedule",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("catch_up_window__gt", datetime.timedelta(0))),
+                name="schedule_catch_up_positive",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='schedulerun',
-            constraint=models.UniqueConstraint(fields=('schedule', 'occurrence'), name='recurring_schedule_run_once'),
+            model_name="schedulerun",
+            constraint=models.UniqueConstraint(
+                fields=("schedule", "occurrence"), name="recurring_schedule_run_once"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='schedulerun',
-            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['pending', 'planning', 'proposed', 'started', 'skipped', 'missed', 'refused', 'failed'])), name='schedule_run_status_ok'),
+            model_name="schedulerun",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    (
+                        "status__in",
+                        [
+                            "pending",
+                            "planning",
+                            "proposed",
+                            "started",
+                            "skipped",
+                            "missed",
+                            "refused",
+                            "failed",
+                        ],
+                    )
+                ),
+                name="schedule_run_status_ok",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='schedulerun',
-            constraint=models.CheckConstraint(condition=models.Q(('trigger__in', ['scheduled', 'manual'])), name='schedule_run_trigger_ok'),
+            model_name="schedulerun",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("trigger__in", ["scheduled", "manual"])),
+                name="schedule_run_trigger_ok",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='schedulerun',
-            constraint=models.CheckConstraint(condition=models.Q(('occurrences__gte', 1), ('last_occurrence__gte', models.F('occurrence'))), name='schedule_run_occurrences_ok'),
+            model_name="schedulerun",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("occurrences__gte", 1), ("last_occurrence__gte", models.F("occurrence"))
+                ),
+                name="schedule_run_occurrences_ok",
+            ),
         ),
     ]
