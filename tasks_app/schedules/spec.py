@@ -115,14 +115,14 @@ MODEL_MODES = tuple(ModelMode.values)
 
 
 def spec_errors(exc: ValidationError) -> dict[str, str]:
-    """One message per field (``__all__`` for the form as a whole)."""
+    """One message per field (``form`` for the form as a whole)."""
     errors: dict[str, str] = {}
     for error in exc.errors():
         cause = (error.get("ctx") or {}).get("error")
         if isinstance(cause, ScheduleInvalid):
             errors.setdefault(cause.field, cause.message)
             continue
-        field = str(error["loc"][0]) if error.get("loc") else "__all__"
+        field = str(error["loc"][0]) if error.get("loc") else "form"
         errors.setdefault(field, str(error["msg"]))
     return errors
 
