@@ -153,7 +153,8 @@ def test_the_buttons_pause_resume_run_now_and_delete(
     run = ScheduleRun.objects.get()
     assert (run.status, run.trigger) == ("proposed", "manual")
     assert f'href="/sessions/{run.session_id}/"' in html
-    assert "plan " in html and 'data-status="proposed"' in html
+    assert "plan " in html
+    assert 'data-status="proposed"' in html
     press("delete")
     assert not Schedule.objects.exists()
 
@@ -172,7 +173,8 @@ def test_every_run_skip_and_miss_is_a_row_on_the_schedules_page(
     html = logged_in_client.get(reverse("schedule-detail", args=[schedule.pk])).content.decode()
     assert html.count("data-run=") == 3
     assert "2026-03-29 03:00 CEST" in html  # the missed occurrence, after the spring gap
-    assert 'data-status="missed"' in html and 'data-status="skipped"' in html
+    assert 'data-status="missed"' in html
+    assert 'data-status="skipped"' in html
     assert "is still going" in html
 
 
