@@ -77,7 +77,9 @@ class ScheduleSpec(BaseModel):
     @field_validator("catch_up_window", mode="before")
     @classmethod
     def _window_text(cls, value: Any) -> Any:
-        return duration_parse(value) if isinstance(value, str) and _DURATION.match(value) else value
+        if isinstance(value, str) and not value.strip().upper().startswith("P"):
+            return duration_parse(value)  # "30m", "6h"; ISO 8601 ("PT6H") is pydantic's
+        return value
 
     @field_validator("catch_up_window")
     @classmethod
