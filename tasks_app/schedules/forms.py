@@ -28,19 +28,20 @@ FIELDS = (
 
 def form_initial() -> dict[str, str]:
     """A new schedule: the new-session axes (``NEW_SESSION_AXES``), UTC, one hour."""
-    return {
+    initial: dict[str, str] = {
         "kind": "intent",
         "plan_format": "yaml",
         "timezone": "UTC",
         "catch_up_window": duration_text(DEFAULT_CATCH_UP),
-        **{axis: NEW_SESSION_AXES[axis] for axis in ("run_control", "permission_profile")},
-        "model_mode": NEW_SESSION_AXES["model_mode"],
     }
+    for axis in ("run_control", "permission_profile", "model_mode"):
+        initial[axis] = NEW_SESSION_AXES[axis]
+    return initial
 
 
 def form_data(post: QueryDict) -> dict[str, str]:
     """What was posted, every field as text (absent ones left to the spec's defaults)."""
-    return {field: post[field] for field in FIELDS if field in post}
+    return {field: post.get(field, "") for field in FIELDS if field in post}
 
 
 def form_of(schedule: Schedule) -> dict[str, str]:

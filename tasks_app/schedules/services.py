@@ -80,7 +80,7 @@ def schedule_create(
                 run_as=person,
                 created_by=person_of(actor),
                 created_at=now,
-                **_fields(spec, now),  # type: ignore[arg-type]
+                **_fields(spec, now),
             )
     except IntegrityError:
         raise ScheduleInvalid("name", f"the project has a schedule named {spec.name!r}") from None

@@ -50,7 +50,7 @@ class ScheduleSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
     name: str = Field(min_length=1, max_length=120)
-    kind: Literal["intent", "plan"] = "intent"
+    kind: ScheduleKind = ScheduleKind.INTENT
     intent: str = ""
     plan_text: str = ""
     plan_format: Literal["yaml", "json", "md"] = "yaml"

@@ -42,7 +42,8 @@ def project_schedules_view(request: AuthedRequest, project_id: int) -> HttpRespo
     operators, the form for a new one."""
     project = get_object_or_404(Project, pk=project_id)
     require(request.user, project, Action.VIEW)
-    form, errors, status = form_initial(), {}, 200
+    form, status = form_initial(), 200
+    errors: dict[str, str] = {}
     if request.method == "POST":
         require(request.user, project, Action.MANAGE_SCHEDULES)
         form = form_data(request.POST)
@@ -63,7 +64,8 @@ def project_schedules_view(request: AuthedRequest, project_id: int) -> HttpRespo
 def schedule_detail_view(request: AuthedRequest, schedule_id: int) -> HttpResponse:
     """One schedule: its runs (every run, skip, miss and refusal) and the edit form."""
     schedule = _schedule(request, schedule_id)
-    form, errors, status = form_of(schedule), {}, 200
+    form, status = form_of(schedule), 200
+    errors: dict[str, str] = {}
     if request.method == "POST":
         require(request.user, schedule.project, Action.MANAGE_SCHEDULES)
         form = form_data(request.POST)
