@@ -8,7 +8,7 @@ from django.http import QueryDict
 from agents_app.axes import NEW_SESSION_AXES
 from tasks_app.models import Schedule
 from tasks_app.models.schedules import DEFAULT_CATCH_UP
-from tasks_app.schedules.spec import duration_text
+from tasks_app.schedules.timing import duration_text
 
 FIELDS = (
     "name",

@@ -16,6 +16,7 @@ from tasks_app.schedules.runner import schedules_sweep
 
 logger = logging.getLogger("sf.schedules")
 _lock = threading.Lock()
+_stop = threading.Event()
 _thread: threading.Thread | None = None
 
 
@@ -26,21 +27,28 @@ def schedules_inline_start() -> bool:
         return False
     with _lock:
         if _thread is None or not _thread.is_alive():
+            _stop.clear()
             _thread = threading.Thread(target=_run, name="sf-schedules", daemon=True)
             _thread.start()
     return True
 
 
+def schedules_inline_stop(timeout: float = 10) -> None:
+    """Stop the thread (tests; a daemon thread otherwise ends with its process)."""
+    _stop.set()
+    if _thread is not None:
+        _thread.join(timeout)
+
+
 def _run() -> None:
     interval = settings.SF_SWEEP_INTERVAL.total_seconds()
-    stop = threading.Event()  # never set: a daemon thread ends with its process
     try:
-        while True:
+        while not _stop.is_set():
             try:
                 close_old_connections()
                 schedules_sweep()
             except Exception:  # the database may be back next time
                 logger.warning("embedded schedule sweep failed", exc_info=True)
-            stop.wait(interval)
+            _stop.wait(interval)
     finally:
         connection.close()

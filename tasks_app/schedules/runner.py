@@ -49,7 +49,7 @@ from tasks_app.models import (
 )
 from tasks_app.schedules.access import schedule_actor, schedule_refusal
 from tasks_app.schedules.selectors import schedule_busy_run
-from tasks_app.schedules.timing import catch_up, local_text
+from tasks_app.schedules.timing import catch_up, duration_text, local_text
 
 logger = logging.getLogger("sf.schedules")
 S = ScheduleRunStatus
@@ -112,7 +112,7 @@ def _row(schedule: Schedule, occurrence: datetime, status: str, **fields: Any) -
 
 
 def _missed_row(schedule: Schedule, span: Any, zone: ZoneInfo) -> ScheduleRun:
-    window = f"the catch-up window ({schedule.catch_up_window}) had passed"
+    window = f"the catch-up window ({duration_text(schedule.catch_up_window)}) had passed"
     if span.count == 1:
         reason = f"missed: SF was not running at {local_text(span.first, zone)}, and {window}"
     else:
@@ -153,7 +153,8 @@ def schedule_run_start(*, run_id: int, now: datetime | None = None) -> ScheduleR
 def _decide(schedule: Schedule, run: ScheduleRun, now: datetime) -> tuple[str, dict[str, Any]]:
     late = now - run.occurrence
     if run.trigger == ScheduleRunTrigger.SCHEDULED and late > schedule.catch_up_window:
-        return S.MISSED, {"reason": f"missed: not started within {schedule.catch_up_window}"}
+        within = duration_text(schedule.catch_up_window)
+        return S.MISSED, {"reason": f"missed: not started within the catch-up window ({within})"}
     refusal = schedule_refusal(schedule=schedule)
     if refusal:
         return S.REFUSED, {"reason": f"refused: {refusal}"}
@@ -220,7 +221,7 @@ def schedule_run_follow(*, run_id: int) -> ScheduleRun | None:
     while it still plans (or if another sweep followed it)."""
     with transaction.atomic():
         run = (
-            ScheduleRun.objects.select_for_update()
+            ScheduleRun.objects.select_for_update(of=("self",))  # the run's row alone
             .select_related("schedule__project", "plan_request__plan")
             .filter(pk=run_id, status=S.PLANNING)
             .first()

@@ -17,7 +17,7 @@ from tasks_app.models import (
     Schedule,
     ScheduleRun,
 )
-from tasks_app.schedules.timing import local_text
+from tasks_app.schedules.timing import duration_text, local_text
 
 # A plan of the session that still waits for a person or still runs.
 OPEN_PLAN_STATUSES = (PlanStatus.DRAFT, PlanStatus.PROPOSED, PlanStatus.ACCEPTED)
@@ -48,8 +48,8 @@ class ScheduleRow:
     last_run: ScheduleRun | None
 
     @property
-    def zone(self) -> str:
-        return self.schedule.timezone
+    def catch_up(self) -> str:
+        return duration_text(self.schedule.catch_up_window)
 
 
 def schedule_row(schedule: Schedule, last_run: ScheduleRun | None) -> ScheduleRow:

@@ -18,7 +18,13 @@ from sf_core.errors import PlanInvalid
 from tasks_app.intake import plan_upload_read
 from tasks_app.models import ScheduleKind
 from tasks_app.models.schedules import DEFAULT_CATCH_UP
-from tasks_app.schedules.timing import MIN_CATCH_UP, ScheduleInvalid, cron_parse, zone_parse
+from tasks_app.schedules.timing import (
+    MIN_CATCH_UP,
+    ScheduleInvalid,
+    cron_parse,
+    duration_text,
+    zone_parse,
+)
 
 PLAN_FORMATS = ("yaml", "json", "md")
 MAX_CATCH_UP = timedelta(days=7)
@@ -33,14 +39,6 @@ def duration_parse(text: str) -> timedelta:
     if match is None:
         raise ScheduleInvalid("catch_up_window", f"{text!r} is not {DURATION_HELP}")
     return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2) or "s"])
-
-
-def duration_text(value: timedelta) -> str:
-    seconds = int(value.total_seconds())
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds % size == 0:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
 
 
 class ScheduleSpec(BaseModel):

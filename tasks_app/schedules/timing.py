@@ -213,3 +213,12 @@ def _spans(tally: _Tally) -> tuple[MissedSpan, ...]:
 def local_text(instant: datetime, zone: ZoneInfo) -> str:
     """``2026-03-29 03:00 CEST``: an instant as the schedule's people read it."""
     return instant.astimezone(zone).strftime("%Y-%m-%d %H:%M %Z")
+
+
+def duration_text(value: timedelta) -> str:
+    """``90s``, ``30m``, ``6h``, ``1d``: a duration as SF's settings write them."""
+    seconds = int(value.total_seconds())
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds and seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
