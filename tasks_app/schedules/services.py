@@ -15,7 +15,7 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from agents_app.access import Action, require_actor
+from agents_app.access import AccessDenied, Action, require_actor
 from agents_app.models import Project
 from sf_core.actors import Actor
 from tasks_app.models import Schedule, ScheduleOwner, ScheduleRun, ScheduleRunStatus
@@ -31,7 +31,14 @@ def _run_as(spec: ScheduleSpec, actor: Actor, project: Project) -> tuple[str, Us
     me = person_of(actor)
     if not spec.run_as or (me is not None and spec.run_as == me.get_username()):
         return (ScheduleOwner.PERSON, me) if me is not None else (ScheduleOwner.SYSTEM, None)
-    require_actor(actor, project, Action.MANAGE_MEMBERS)  # acting as another is an admin's
+    try:  # making a schedule act as another person is an admin's choice
+        require_actor(actor, project, Action.MANAGE_MEMBERS)
+    except AccessDenied:
+        raise ScheduleInvalid(
+            "run_as",
+            f"only a project admin may make a schedule run as someone else ({spec.run_as}); "
+            "leave it empty to run it as yourself",
+        ) from None
     person = User.objects.filter(username=spec.run_as, is_active=True).first()
     if person is None:
         raise ScheduleInvalid("run_as", f"no active user {spec.run_as!r}")

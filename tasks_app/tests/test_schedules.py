@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
+from agents_app.access import AccessDenied
 from agents_app.models import AgentSession, Project
 from conftest import grant
 from sf_core.actors import Actor
@@ -19,6 +20,7 @@ from tasks_app.schedules.services import (
     schedule_run_now,
     schedule_set_paused,
 )
+from tasks_app.schedules.timing import ScheduleInvalid
 from tasks_app.services import plan_reject
 from tasks_app.tests.schedule_helpers import plan_spec
 
@@ -192,3 +194,18 @@ def test_run_now_starts_at_once_without_moving_the_schedule(project: Project, us
     assert Schedule.objects.get(pk=schedule.pk).next_run_at == due
     again = schedule_run_now(schedule=schedule, actor=actor)  # the first still waits
     assert again.status == "skipped"
+
+
+def test_only_an_admin_names_another_person_and_that_person_is_checked_too(
+    project: Project, user: User, django_user_model: Any
+) -> None:
+    bob = django_user_model.objects.create(username="bob")
+    carol = django_user_model.objects.create(username="carol")
+    grant(bob, project, "approver")
+    grant(carol, project, "viewer")
+    with pytest.raises(ScheduleInvalid, match="only a project admin may make a schedule run as"):
+        schedule_create(project=project, spec=plan_spec(run_as="ada"), actor=Actor.of(bob))
+    with pytest.raises(AccessDenied, match="needs the operator role"):
+        schedule_create(project=project, spec=plan_spec(run_as="carol"), actor=Actor.of(user))
+    made = schedule_create(project=project, spec=plan_spec(run_as="bob"), actor=Actor.of(user))
+    assert (made.run_as, made.created_by) == (bob, user)
