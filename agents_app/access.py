@@ -7,8 +7,9 @@ Every surface asks here — web views, websocket consumers, the CLI with an acti
 
 - viewers read (board, session, unit, plans, approvals);
 - operators create sessions, state intents, upload plans, retry or cancel tasks, sync
-  the project's skills from its repository and steer — commands and axis changes — as
-  long as the session stays at ``normal`` or below (lowering the profile, /pause and
+  the project's skills from its repository, manage schedules (within what their own
+  role lets the schedule do: tasks_app.schedules.access) and steer — commands and axis
+  changes — as long as the session stays at ``normal`` or below (lowering the profile, /pause and
   /stop are always steering);
 - approvers accept plans, approve risk decisions and task reviews, request changes,
   skip tasks and raise a session to ``trusted``;
@@ -53,6 +54,7 @@ class Action(StrEnum):
     STEER = "steer the session"
     RECOVER_TASK = "retry or cancel a task"
     SYNC_SKILLS = "sync the project's skills"
+    MANAGE_SCHEDULES = "create, change or run a schedule"
     RAISE_TRUSTED = "raise the permission profile to trusted"
     ACCEPT_PLAN = "accept or reject a plan"
     APPROVE_DECISION = "approve or reject a risk decision"
@@ -70,6 +72,7 @@ ACTION_ROLES: dict[Action, Role] = {
     Action.STEER: Role.OPERATOR,
     Action.RECOVER_TASK: Role.OPERATOR,
     Action.SYNC_SKILLS: Role.OPERATOR,
+    Action.MANAGE_SCHEDULES: Role.OPERATOR,
     Action.RAISE_TRUSTED: Role.APPROVER,
     Action.ACCEPT_PLAN: Role.APPROVER,
     Action.APPROVE_DECISION: Role.APPROVER,

@@ -15,6 +15,7 @@ from ninja import NinjaAPI
 
 from api_app.auth import TokenAuth
 from api_app.problems import problems_install
+from api_app.routes.schedules import router as schedules_router
 from api_app.routes.sessions import router as sessions_router
 from api_app.routes.work import router as work_router
 
@@ -35,6 +36,7 @@ api = NinjaAPI(
 problems_install(api)
 api.add_router("", sessions_router)
 api.add_router("", work_router)
+api.add_router("", schedules_router)
 
 
 def openapi_document() -> dict[str, Any]:

@@ -8,8 +8,10 @@ from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from agents_app.access import projects_visible
 from dashboard_app.sessions import Outcome, project_choices, session_table
 from dashboard_app.status import system_status
+from tasks_app.schedules.selectors import schedules_upcoming
 
 
 @require_GET
@@ -23,6 +25,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "table": session_table(request.GET, request.user),
         "projects": project_choices(request.user),
         "outcomes": Outcome.ALL,
+        "upcoming": schedules_upcoming(projects=projects_visible(request.user)),
     }
     return render(request, "dashboard_app/dashboard.html", context)
 

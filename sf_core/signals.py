@@ -37,7 +37,8 @@ session_report_requested = Signal()
 skill_command_requested = Signal()
 
 # A worker's heartbeat thread swept the engine (every ``SF_SWEEP_INTERVAL``); other
-# apps recover what they own the same way (the notification outbox). No arguments.
+# apps recover what they own the same way (the notification outbox) or run what is due
+# (recurring schedules). No arguments.
 # Sent outside any transaction; receivers are called with ``send_robust``.
 sweep_due = Signal()
 

@@ -29,6 +29,10 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from mcp_app.http import McpHttpApp  # noqa: E402
 from sf_web.origins import HttpOriginValidator, OriginValidator  # noqa: E402
 from sf_web.routing import websocket_urlpatterns  # noqa: E402
+from tasks_app.schedules.inline import schedules_inline_start  # noqa: E402
+
+# Embedded mode has no workers to sweep the schedules: this process does (team mode: no-op).
+schedules_inline_start()
 
 MCP_PATHS = frozenset({"/mcp", "/mcp/"})
 mcp_asgi_app = HttpOriginValidator(McpHttpApp())

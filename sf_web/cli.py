@@ -20,6 +20,7 @@ SUBCOMMAND_MODULES = (
     "tasks_app.cli",
     "tasks_app.headless.cli",
     "tasks_app.skills_cli",
+    "tasks_app.schedules.cli",
     "mcp_app.cli",
 )
 

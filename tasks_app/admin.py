@@ -1,5 +1,5 @@
 """Admin: plans, tasks (with their read-only transition log, units and merge-queue
-entries), units and workers."""
+entries), units, workers, and recurring schedules with their read-only runs."""
 
 from __future__ import annotations
 
@@ -9,7 +9,16 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from agents_app.admin_scope import ProjectScopedAdmin
-from tasks_app.models import MergeRequest, Plan, Task, TaskTransition, Unit, Worker
+from tasks_app.models import (
+    MergeRequest,
+    Plan,
+    Schedule,
+    ScheduleRun,
+    Task,
+    TaskTransition,
+    Unit,
+    Worker,
+)
 
 
 class ReadOnlyInline(admin.TabularInline):
@@ -106,3 +115,49 @@ class WorkerAdmin(admin.ModelAdmin):
         "last_heartbeat_at",
         "stopped_at",
     )
+
+
+class ScheduleRunInline(ReadOnlyInline):
+    """What became of each occurrence: evidence, never edited."""
+
+    model = ScheduleRun
+    fields = ("occurrence", "occurrences", "trigger", "status", "reason", "session", "plan")
+    readonly_fields = fields
+    ordering = ("-occurrence",)
+
+
+@admin.register(Schedule)
+class ScheduleAdmin(ProjectScopedAdmin):
+    """Recurring schedules (not a task's dispatch state: that is TaskSchedule). Changed
+    through the schedules page, CLI or API, whose services check the roles of what a
+    schedule runs; here they are read, and their runs are read-only."""
+
+    list_display = ("name", "project", "cron", "timezone", "kind", "run_control", "paused")
+    list_filter = ("paused", "kind", "run_control", "permission_profile")
+    search_fields = ("name", "intent")
+    readonly_fields = tuple(
+        field.name
+        for field in Schedule._meta.get_fields()
+        if field.concrete and not field.many_to_many
+    )
+    inlines = (ScheduleRunInline,)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+@admin.register(ScheduleRun)
+class ScheduleRunAdmin(ProjectScopedAdmin):
+    project_lookup = "schedule__project"
+    list_display = ("schedule", "occurrence", "trigger", "status", "session", "reason")
+    list_filter = ("status", "trigger")
+    search_fields = ("schedule__name", "reason")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

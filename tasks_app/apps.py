@@ -11,9 +11,11 @@ class TasksAppConfig(AppConfig):
         from sf_core.signals import session_report_requested
         from tasks_app.engine import receivers, workers  # noqa: F401  (worker heartbeats)
         from tasks_app.headless.query import session_report_snapshot
+        from tasks_app.schedules import receivers as schedule_receivers
         from tasks_app.selectors import session_report_fields
 
         receivers.connect()
+        schedule_receivers.connect()  # schedules run on the workers' sweep
         session_report_requested.connect(
             session_report_fields, dispatch_uid="tasks_app.selectors.session_report"
         )

@@ -35,6 +35,7 @@ from tasks_app.models import Plan, PlanRequest, PlanRequestStatus, PlanSource
 from tasks_app.plan_files import MAX_PLAN_BYTES, plan_file_read
 from tasks_app.planning import plan_from_intent
 from tasks_app.replays import planning_replay
+from tasks_app.schemas import PlanSpec
 from tasks_app.services import plan_accept, plan_create, plans_changed
 
 logger = logging.getLogger("sf.planning")
@@ -181,9 +182,9 @@ def _reason(exc: Exception) -> str:
 # --- plan files and the plan page ---------------------------------------------------------
 
 
-def plan_upload(*, session: AgentSession, name: str, content: bytes) -> Plan:
-    """An uploaded plan file, read and validated as ``sf plan import`` reads one; the
-    messages name the uploaded file. Nothing is written when anything is wrong."""
+def plan_upload_read(*, name: str, content: bytes) -> PlanSpec:
+    """A plan file's content read and validated as ``sf plan import`` reads the file;
+    the messages name ``name`` (its suffix says the format). Writes nothing."""
     name = Path(name or "plan").name
     if len(content) > MAX_PLAN_BYTES:
         raise PlanInvalid(f"{name}: larger than {MAX_PLAN_BYTES // 1024} KiB")
@@ -191,9 +192,15 @@ def plan_upload(*, session: AgentSession, name: str, content: bytes) -> Plan:
         path = Path(folder) / name
         path.write_bytes(content)
         try:
-            spec = plan_file_read(path)
+            return plan_file_read(path)
         except PlanInvalid as exc:
             raise PlanInvalid(str(exc).replace(str(path), name)) from None
+
+
+def plan_upload(*, session: AgentSession, name: str, content: bytes) -> Plan:
+    """An uploaded plan file, read and validated as ``sf plan import`` reads one; the
+    messages name the uploaded file. Nothing is written when anything is wrong."""
+    spec = plan_upload_read(name=name, content=content)
     return plan_create(session=session, spec=spec, source=PlanSource.FILE)
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.urls import path
 
 from tasks_app import comment_views, intake_views, skill_views, unit_views, views
+from tasks_app.schedules import views as schedule_views
 
 urlpatterns = [
     path("plans/<int:plan_id>/", views.plan_detail, name="plan-detail"),
@@ -21,6 +22,19 @@ urlpatterns = [
     ),
     path("demo/replay", intake_views.demo_replay_view, name="demo-replay"),
     path("tasks/", views.task_board_view, name="task-board"),
+    path(
+        "projects/<int:project_id>/schedules/",
+        schedule_views.project_schedules_view,
+        name="project-schedules",
+    ),
+    path(
+        "schedules/<int:schedule_id>/", schedule_views.schedule_detail_view, name="schedule-detail"
+    ),
+    path(
+        "schedules/<int:schedule_id>/<str:action>",
+        schedule_views.schedule_action_view,
+        name="schedule-action",
+    ),
     path("tasks/<int:task_id>/review", unit_views.task_review, name="task-review"),
     path(
         "tasks/<int:task_id>/<str:action>",

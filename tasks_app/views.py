@@ -24,6 +24,7 @@ from tasks_app.intake import plan_start, units_problem
 from tasks_app.intake_views import session_plans_context
 from tasks_app.models import Plan, Task, TaskStatus
 from tasks_app.replays import recorded_header, recorded_model, recorded_profile
+from tasks_app.schedules.selectors import schedules_upcoming
 from tasks_app.selectors import plan_waves, task_board
 
 
@@ -85,6 +86,11 @@ def task_board_view(request: AuthedRequest) -> HttpResponse:
     # The notice is the page's, outside the live partial: the consumer's re-render
     # every SF_STATUS_REFRESH does not query skills.
     context["invalid_skills"] = invalid_skills(session.project) if session else []
+    # The schedules' next runs: the session's project, or every visible project.
+    projects = projects_visible(request.user)
+    if session is not None:
+        projects = projects.filter(pk=session.project_id)
+    context["upcoming"] = schedules_upcoming(projects=projects)
     return render(request, "tasks_app/board.html", context)
 
 

@@ -1,5 +1,6 @@
 """Models of the tasks app: plans and tasks, their scheduler and runtime state, units,
-and the worker registry."""
+the worker registry, and recurring schedules (``Schedule``: a saved intent or plan run
+by a cron expression; not ``TaskSchedule``, one task's dispatch state)."""
 
 from tasks_app.models.forge import ForgePullRequest, PullRequestState
 from tasks_app.models.merge import ACTIVE_MERGE_STATUSES, MergeRequest, MergeStatus
@@ -23,6 +24,15 @@ from tasks_app.models.plan import (
 from tasks_app.models.request import PlanRequest, PlanRequestStatus
 from tasks_app.models.review import DiffComment, DiffSide, SetupStatus, WorktreeSetup
 from tasks_app.models.runtime import ScheduleStatus, TaskRuntime, TaskSchedule, Unit, UnitStatus
+from tasks_app.models.schedules import (
+    STARTED_RUN_STATUSES,
+    Schedule,
+    ScheduleKind,
+    ScheduleOwner,
+    ScheduleRun,
+    ScheduleRunStatus,
+    ScheduleRunTrigger,
+)
 from tasks_app.models.worker import Worker, WorkerProbe
 
 __all__ = [
@@ -30,6 +40,7 @@ __all__ = [
     "ENGINE_HOLDS",
     "FINISHED_PLAN_STATUSES",
     "HELD_STATUSES",
+    "STARTED_RUN_STATUSES",
     "DependencyCondition",
     "DiffComment",
     "DiffSide",
@@ -45,6 +56,12 @@ __all__ = [
     "PlanStatus",
     "PullRequestState",
     "RiskLevel",
+    "Schedule",
+    "ScheduleKind",
+    "ScheduleOwner",
+    "ScheduleRun",
+    "ScheduleRunStatus",
+    "ScheduleRunTrigger",
     "ScheduleStatus",
     "SetupStatus",
     "Task",
