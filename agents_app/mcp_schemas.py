@@ -90,6 +90,13 @@ class McpServer(BaseModel):
         return env
 
 
+def _absolute(paths: list[str]) -> list[str]:
+    for path in paths:
+        if not path.startswith("/") or path.rstrip("/") == "" or "\x00" in path:
+            raise ValueError(f"{path!r}: an absolute path other than /")
+    return paths
+
+
 class McpPolicyServer(McpServer):
     """A server of the project's policy, with what SF needs to gate and confine it."""
 
@@ -97,18 +104,12 @@ class McpPolicyServer(McpServer):
     tools: dict[str, McpRisk] = Field(default_factory=dict)
     network: bool = False  # the sandbox's network for this server (off by default)
     # Host paths the server may read (where it is installed, if the sandbox hides it:
-    # under $HOME, say); absolute. SF's data directory is never exposed.
+    # under $HOME, say); absolute. SF's data directory and $HOME itself never are.
     expose: list[str] = Field(default_factory=list, max_length=20)
     startup_timeout_s: int = Field(default=30, ge=1, le=600)
     call_timeout_s: int = Field(default=120, ge=1, le=3600)
 
-    @field_validator("expose")
-    @classmethod
-    def _absolute(cls, paths: list[str]) -> list[str]:
-        for path in paths:
-            if not path.startswith("/") or path.rstrip("/") == "" or "\x00" in path:
-                raise ValueError(f"{path!r}: an absolute path other than /")
-        return paths
+    _expose_absolute = field_validator("expose")(_absolute)
 
     @property
     def startup_timeout(self) -> timedelta:
@@ -131,6 +132,10 @@ class McpPolicy(BaseModel):
     tools: dict[str, McpRisk] = Field(default_factory=dict)
     # Whether the servers of skills' mcp.json files start at all.
     skill_servers: bool = True
+    # Host paths every server (skills' too) may read: where servers are installed.
+    expose: list[str] = Field(default_factory=list, max_length=20)
+
+    _expose_absolute = field_validator("expose")(_absolute)
 
     @field_validator("servers")
     @classmethod

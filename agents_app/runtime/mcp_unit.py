@@ -141,7 +141,7 @@ def _start(
     recorder: TraceRecorder,
 ) -> None:
     try:
-        listed = hub.start(launch_of(entry, sandbox))
+        listed = hub.start(launch_of(entry, sandbox, policy))
     except McpStartFailed as exc:
         _failed(mcp, recorder, entry.name, entry.skill, str(exc).removeprefix(f"{entry.name}: "))
         return
@@ -183,7 +183,7 @@ def _failed(mcp: UnitMcp, recorder: TraceRecorder, server: str, skill: str, why:
     )
 
 
-def launch_of(entry: ServerEntry, sandbox: SandboxPolicy) -> ServerLaunch:
+def launch_of(entry: ServerEntry, sandbox: SandboxPolicy, policy: McpPolicy) -> ServerLaunch:
     """What to run for ``entry``: secrets resolved, paths to expose checked."""
     server = entry.server
     env = {k: os.environ[k] for k in COMMAND_ENV_KEEP if k in os.environ} | {"TERM": "dumb"}
@@ -191,11 +191,15 @@ def launch_of(entry: ServerEntry, sandbox: SandboxPolicy) -> ServerLaunch:
         env |= {name: _with_secrets(value) for name, value in server.env.items()}
     except SecretMissing as exc:
         raise McpStartFailed(f"{entry.name}: {exc}") from None
+    own = server.expose if isinstance(server, McpPolicyServer) else []
+    expose = (
+        *(_exposable(entry.name, Path(path)) for path in [*policy.expose, *own]),
+        *entry.expose,
+    )
     if not isinstance(server, McpPolicyServer):  # a skill's: the commands' network
         return ServerLaunch(
-            entry.name, server.command, tuple(server.args), env, sandbox.network, entry.expose
+            entry.name, server.command, tuple(server.args), env, sandbox.network, expose
         )
-    expose = tuple(_exposable(entry.name, Path(path)) for path in server.expose)
     return ServerLaunch(
         entry.name,
         server.command,
