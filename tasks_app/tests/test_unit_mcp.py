@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from agents_app.gate.approvals import decision_review
+from agents_app.gate.approvals import decision_family, decision_review
 from agents_app.models import RiskDecision, TraceEvent
 from agents_app.runtime.recording import trace_export, trace_write
 from agents_app.runtime.replay import replay_load
@@ -134,12 +134,15 @@ def test_an_allowed_mcp_tool_runs_and_its_result_reaches_the_model_and_the_trace
     assert not alive(word)  # stopped with the unit
 
 
+@pytest.mark.parametrize(("scope", "match"), [("once", "exact"), ("session", "family")])
 def test_an_unclassed_tool_asks_blocks_the_task_and_runs_once_approved(
     repo: Path,
     word: str,
     provider: FakeProvider,
     staff_user: User,
     django_capture_on_commit_callbacks: Any,
+    scope: str,
+    match: str,
 ) -> None:
     session, plan = start(
         repo, task_spec(verify=["true"]), profile="trusted", policy=tracker_policy(word)
@@ -154,6 +157,7 @@ def test_an_unclassed_tool_asks_blocks_the_task_and_runs_once_approved(
         "mcp.unclassed",
         "mcp-unclassed",
     )
+    assert decision_family(decision) == "mcp__tracker__drop_all"  # "any call of" the tool
     task = Task.objects.get(plan=plan)
     assert task.status_reason.startswith(f"approval needed (decision {decision.pk})")
     items = workspace_of(task).path / "items"
@@ -162,14 +166,21 @@ def test_an_unclassed_tool_asks_blocks_the_task_and_runs_once_approved(
 
     grant(staff_user, session.project, "approver")
     with django_capture_on_commit_callbacks(execute=True):
-        decision_review(decision=decision, reviewer=staff_user, approve=True, scope="once")
+        decision_review(
+            decision=decision, reviewer=staff_user, approve=True, scope=scope, match=match
+        )
     assert Task.objects.get(plan=plan).status == "todo"
     provider.answer(drop, finish())
     again = run_unit(session)
     assert again.outcome == "verified", again.detail
     assert tool_results(provider, 2)[-1] == "dropped 1 items"
-    used = RiskDecision.objects.get(pk=decision.pk)
-    assert used.used_at is not None  # the once approval is spent
+    allowed = RiskDecision.objects.filter(tool="mcp__tracker__drop_all").exclude(pk=decision.pk)
+    if scope == "once":
+        assert RiskDecision.objects.get(pk=decision.pk).used_at is not None  # spent
+    else:
+        assert [d.rule for d in allowed] == [
+            "allow.approved:mcp__tracker__drop_all:mcp__tracker__drop_all …"
+        ]
     assert not items.exists()
     assert not alive(word)
 
