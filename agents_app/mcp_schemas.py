@@ -201,3 +201,13 @@ def risk_of(
         if fnmatchcase(tool, pattern):
             return risk
     return server_tools.get(remote)
+
+
+def policy_risk(tool: str, policy: McpPolicy) -> str:
+    """The risk class ``policy`` gives the namespaced ``tool`` ("" when none), read from
+    the name alone (``mcp__<server>__<tool>``), as ``sf gate`` shows it without a unit."""
+    _, server, remote = [*tool.split("__", 2), "", ""][:3]
+    configured = policy.servers.get(server)
+    own = configured.tools if configured is not None else {}
+    risk = risk_of(tool, server_tools=own, remote=remote, policy=policy)
+    return risk.value if risk else ""

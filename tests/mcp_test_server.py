@@ -5,8 +5,9 @@ A pretend issue tracker kept as files in its working directory (a unit's worktre
 ``drop_all`` deletes every item (destructive), ``credentials`` answers with the value of
 ``TRACKER_TOKEN`` (a project secret it was given: the trace must show it redacted) and
 ``inspect`` says what the server can see (its PID, its working directory, whether it
-reaches the network); ``wait`` and ``crash`` misbehave on purpose. Run: ``python mcp_test_server.py [--marker WORD]``; the marker
-only makes the process findable by ``pgrep -f``.
+reaches the network); ``wait`` and ``crash`` misbehave on purpose. Run:
+``python mcp_test_server.py [--items DIR] [--marker WORD]``; the marker only makes the
+process findable by ``pgrep -f``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from pathlib import Path
 from mcp.server.mcpserver import MCPServer
 
 server = MCPServer("tracker")
-ITEMS = Path("items")
+# The items: ``--items DIR`` (a folder the agent cannot see), else ./items (the worktree).
+ITEMS = Path(sys.argv[sys.argv.index("--items") + 1] if "--items" in sys.argv else "items")
 
 
 @server.tool()

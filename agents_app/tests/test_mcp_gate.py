@@ -3,6 +3,7 @@ tools asking, deny rules winning, allow rules and approvals lifting what they ma
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -123,3 +124,29 @@ def test_manual_run_control_asks_before_an_allowed_side_effect(tmp_path: Path) -
     assert decide(CALLS["mcp__tracker__lookup"], ctx).decision == "allow"  # a read
     write = decide(CALLS["mcp__tracker__create_item"], ctx)
     assert (write.decision, write.rule) == ("ask", "manual.side-effect")
+
+
+@pytest.mark.django_db
+def test_sf_gate_judges_an_mcp_tool_by_the_projects_policy(tmp_path: Path) -> None:
+    from agents_app.models import Project
+    from tests.cli import run_sf
+
+    policy = {
+        "mcp": {
+            "servers": {"tracker": {"command": "tracker-mcp", "tools": {"lookup": "read"}}},
+            "tools": {"mcp__docs__*": "external"},
+        }
+    }
+    project = Project.objects.create(name="p", repo_path=str(tmp_path), policy=policy)
+
+    def gate(tool: str, profile: str) -> dict[str, str]:
+        code, out, err = run_sf(
+            "gate", "--profile", profile, "--project", str(project.pk), "--tool", tool,
+            "--input", '{"key": "a1"}', "--output-format", "json",
+        )  # fmt: skip
+        assert code == 0, err
+        return dict(json.loads(out))
+
+    assert gate("mcp__tracker__lookup", "restricted")["decision"] == "allow"
+    assert gate("mcp__docs__post", "normal")["rule"] == "profile.normal.mcp-external"
+    assert gate("mcp__tracker__other", "trusted")["rule"] == "mcp.unclassed"
