@@ -6,8 +6,8 @@ A pretend issue tracker kept as files in its working directory (a unit's worktre
 ``TRACKER_TOKEN`` (a project secret it was given: the trace must show it redacted) and
 ``inspect`` says what the server can see (its PID, its working directory, whether it
 reaches the network); ``wait`` and ``crash`` misbehave on purpose. Run:
-``python mcp_test_server.py [--items DIR] [--marker WORD]``; the marker only makes the
-process findable by ``pgrep -f``.
+``python mcp_test_server.py [--items DIR] [--only TOOL,…] [--marker WORD]``; the marker
+only makes the process findable by ``pgrep -f``.
 """
 
 from __future__ import annotations
@@ -84,6 +84,19 @@ def crash() -> str:
 
 
 if __name__ == "__main__":
+    if "--only" in sys.argv:  # offer only these tools (a shorter prompt for a small model)
+        kept = sys.argv[sys.argv.index("--only") + 1].split(",")
+        for name in (
+            "lookup",
+            "create_item",
+            "drop_all",
+            "credentials",
+            "inspect",
+            "wait",
+            "crash",
+        ):
+            if name not in kept:
+                server.remove_tool(name)
     if "--slow" in sys.argv:
         import time
 
