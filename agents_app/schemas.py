@@ -7,6 +7,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from agents_app.mcp_schemas import McpPolicy
 from sf_core.env import http_url_problem
 from sf_core.errors import PolicyInvalid
 
@@ -213,6 +214,8 @@ class ProjectPolicy(BaseModel):
     worktree: WorktreeEnv = Field(default_factory=WorktreeEnv)
     # Prices of models litellm has no price for, by litellm model name.
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
+    # MCP servers started for every unit, and the risk classes of MCP tools (docs/agent-mcp.md).
+    mcp: McpPolicy = Field(default_factory=McpPolicy)
 
     @field_validator("default_verify")
     @classmethod

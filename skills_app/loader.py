@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db.models import Q
@@ -30,9 +30,9 @@ LIST_ALL = 8  # this many skills on offer or fewer: all listed, whatever the tas
 LIST_MAX = 8  # more on offer: at most this many, the ones the task's words point at
 DESCRIPTION_SHOWN = 160  # characters of a description in the list
 SEARCH_SHOWN = 10
-MCP_NOT_YET = (
-    "This skill declares MCP servers (mcp.json); SF does not connect skill MCP servers yet, "
-    "so their tools are not available in this unit."
+MCP_NOT_RUNNING = (
+    "This skill declares MCP servers (mcp.json); they are not running in this unit, so "
+    "their tools are not available."
 )
 
 
@@ -121,6 +121,9 @@ class SkillLoader:
     repo: Path  # the project's repository: a skill not yet in the worktree is read there
     session_id: int
     unit_id: int | None
+    # What load_skill says of a skill's MCP servers (skill → note): the engine sets it
+    # once they are started (``skills_app.mcp``, ``agents_app.runtime.mcp_unit``).
+    mcp_notes: dict[str, str] = field(default_factory=dict)
 
     def offered(self) -> list[Skill]:
         return [skill for skill in self.skills if model_may_see(skill)]
@@ -188,7 +191,7 @@ class SkillLoader:
         if listed:
             body += "\n\nSupporting files (load_skill with file=…): " + ", ".join(listed)
         if any(path == MCP_FILE for path in listed):
-            body += "\n\n" + MCP_NOT_YET
+            body += "\n\n" + self.mcp_notes.get(name, MCP_NOT_RUNNING)
         return body
 
     def _folder(self, skill: Skill) -> Path:

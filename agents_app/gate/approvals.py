@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from agents_app.access import Action, may, require
 from agents_app.gate.judge_shell import approval_family
+from agents_app.gate.mcp import family_approvable
 from agents_app.gate.normalize import approval_subject
 from agents_app.models import ApprovalRule, Project, ReviewScope, ReviewStatus, RiskDecision
 from sf_core.errors import InvalidTransition, SfError
@@ -60,7 +61,10 @@ def decision_review(
 
 
 def decision_family(decision: RiskDecision) -> str:
-    """The declared command family a reviewer may approve for this decision, or ""."""
+    """The declared command family a reviewer may approve for this decision, or "".
+    An MCP tool's family is the tool: every call of it (never a destructive one)."""
+    if family_approvable(decision.tool, decision.risk_class):
+        return decision.tool
     command = decision.input_normalized.get("command")
     if decision.tool != "run_command" or not isinstance(command, str):
         return ""

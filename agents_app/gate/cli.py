@@ -104,6 +104,7 @@ class GateCommand(Subcommand):
             work_mode=WorkMode(options["work_mode"]),
             worktree=worktree,
             rules=gate_rules(project) if project else PolicyRules(),
+            mcp_tools=_mcp_tools(options["tool"], project),
         )
         call = ToolCall(tool=options["tool"], input=arguments)
         verdict = decide(call, context)
@@ -126,6 +127,18 @@ class GateCommand(Subcommand):
     def _usage(self, message: str) -> int:
         self.err(f"error: {message}")
         return EXIT_USAGE
+
+
+def _mcp_tools(tool: str, project: Project | None) -> dict[str, str]:
+    """An MCP tool (``mcp__<server>__<tool>``) with the risk class the project's policy
+    gives it (none without a project: it asks), as a unit would offer it."""
+    from agents_app.gate.mcp import is_mcp
+    from agents_app.mcp_schemas import McpPolicy, policy_risk
+
+    if not is_mcp(tool):
+        return {}
+    policy = project.parsed_policy.mcp if project else McpPolicy()
+    return {tool: policy_risk(tool, policy)}
 
 
 class RedactCommand(Subcommand):

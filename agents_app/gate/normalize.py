@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from agents_app.gate.catalog.tools import TOOLS
+from agents_app.gate.mcp import is_mcp, mcp_approval_subject
 from agents_app.gate.paths import lexical_path
 from agents_app.gate.schemas import ToolCall
 
@@ -29,8 +30,10 @@ def normalize_input(call: ToolCall, worktree: Path | str | None = None) -> dict[
 
 def approval_subject(tool: str, normalized: dict[str, Any]) -> str:
     """What an exact approval of a call matches: the normalized command (with the
-    directory it runs in, when given), the skill loaded, or the normalized path; ""
-    when none."""
+    directory it runs in, when given), the skill loaded, an MCP call's arguments, or
+    the normalized path; "" when none."""
+    if is_mcp(tool):  # that call exactly: the tool with these arguments
+        return mcp_approval_subject(normalized)
     if tool == "run_command":
         command = normalized.get("command")
         if not isinstance(command, str):

@@ -15,6 +15,9 @@ a risk class and one sentence for a person. Layers, in order:
    a write outside the worktree below unrestricted, or an opaque command.
 5. Under ``manual`` run control an allowed side effect still asks.
 
+An MCP tool (``gate.mcp``) takes the same layers with its policy risk class in place of
+the profile table's command families and paths.
+
 Under ``restricted`` a profile refusal is a deny (read-only and explicitly allow-listed
 actions); under the other profiles it is an ask. ``work_mode`` is carried for the audit
 record only: the axes are independent, and the profile alone says what may proceed.
@@ -27,6 +30,7 @@ from agents_app.axes import PermissionProfile, profile_rank
 from agents_app.gate.catalog.tools import TOOLS
 from agents_app.gate.judge_paths import PathJudge
 from agents_app.gate.judge_shell import ShellJudge
+from agents_app.gate.mcp import mcp_hidden, mcp_subjects, mcp_verdict, risk_class
 from agents_app.gate.normalize import approval_subject, normalize_input
 from agents_app.gate.paths import ResolvedPath, real_root, resolve_path
 from agents_app.gate.rules import deny_rule, lift, manual
@@ -37,6 +41,8 @@ from agents_app.gate.verdicts import BadInput, Profile, Verdict, worst
 def decide(call: ToolCall, ctx: GateContext) -> Decision:
     """Allow, ask or deny ``call`` in the session described by ``ctx``."""
     profile = PermissionProfile(ctx.permission_profile).value
+    if call.tool in ctx.mcp_tools:
+        return _mcp(call, ctx, profile)
     spec = TOOLS.get(call.tool)
     if spec is None:
         return _refusal("tool.unknown", f"There is no tool called {call.tool!r}.")
@@ -58,6 +64,30 @@ def decide(call: ToolCall, ctx: GateContext) -> Decision:
     if ctx.approved_rules and any(v.decision == "ask" for v in verdicts):
         seen = approval_subject(call.tool, normalize_input(call, ctx.worktree))
     final = manual(worst([lift(v, ctx, call.tool, seen) for v in verdicts]), ctx)
+    return Decision(
+        decision=final.decision, rule=final.rule, risk_class=final.risk, reason=final.reason
+    )
+
+
+def _mcp(call: ToolCall, ctx: GateContext, profile: str) -> Decision:
+    """An MCP tool: its policy risk class on the profile table (``gate.mcp``)."""
+    risk = ctx.mcp_tools[call.tool]
+    if mcp_hidden(risk, profile):
+        reason = f"{call.tool} is not offered under the {profile} profile."
+        return Decision(
+            decision="deny",
+            rule=f"profile.{profile}.tool-hidden",
+            risk_class=risk_class(risk),
+            reason=reason,
+        )
+    denied = deny_rule(ctx.rules.deny, call.tool, mcp_subjects(call.tool, call.input))
+    if denied is not None:
+        return denied
+    verdict = mcp_verdict(call.tool, risk, profile)
+    seen = ""
+    if ctx.approved_rules and verdict.decision == "ask":
+        seen = approval_subject(call.tool, normalize_input(call, ctx.worktree))
+    final = manual(lift(verdict, ctx, call.tool, seen), ctx)
     return Decision(
         decision=final.decision, rule=final.rule, risk_class=final.risk, reason=final.reason
     )

@@ -14,7 +14,7 @@ from agents_app.axes import RunControl
 from agents_app.gate.schemas import Decision, GateContext, Rule
 from agents_app.gate.verdicts import Verdict, short
 
-_NO_SIDE_EFFECT = frozenset({"none", "read", "read-outside"})
+_NO_SIDE_EFFECT = frozenset({"none", "read", "read-outside", "mcp-read"})
 
 
 def lift(verdict: Verdict, ctx: GateContext, tool: str, call: str = "") -> Verdict:
@@ -80,7 +80,8 @@ def _allowed(verdict: Verdict, rule_id: str, rule: Rule) -> Verdict:
 
 
 def _matches(rule: Rule, tool: str, subject: str) -> bool:
-    return rule.tool in ("*", tool) and fnmatchcase(subject, rule.pattern)
+    """``rule.tool`` is a tool's name or a glob of names (``mcp__tracker__*``)."""
+    return fnmatchcase(tool, rule.tool) and fnmatchcase(subject, rule.pattern)
 
 
 def _rule_key(rule: Rule) -> str:

@@ -47,6 +47,9 @@ class GateContext(BaseModel):
     # The minimum profile of each skill the unit may load (name → profile): loading one
     # above the session's profile asks.
     skill_profiles: dict[str, PermissionProfile] = Field(default_factory=dict)
+    # The unit's MCP tools (``mcp__<server>__<tool>``) and the risk class the project's
+    # policy gives each ("" when none: it asks), ``agents_app.gate.mcp``.
+    mcp_tools: dict[str, str] = Field(default_factory=dict)
 
 
 class Decision(BaseModel):

@@ -21,6 +21,7 @@ from django.utils import timezone
 import sf_native
 from agents_app.axes import PermissionProfile, RunControl, WorkMode
 from agents_app.gate.catalog.tools import tools_for_profile
+from agents_app.gate.mcp import mcp_offered
 from agents_app.gate.normalize import normalize_input
 from agents_app.gate.policy import Decision, decide
 from agents_app.gate.redaction import redact_payload
@@ -52,7 +53,10 @@ def gate_rules(project: Project) -> PolicyRules:
 
 
 def gate_context(
-    session: AgentSession, worktree: Path, skill_profiles: dict[str, str] | None = None
+    session: AgentSession,
+    worktree: Path,
+    skill_profiles: dict[str, str] | None = None,
+    mcp_tools: dict[str, str] | None = None,
 ) -> GateContext:
     granted = ApprovalRule.objects.filter(project_id=session.project_id).filter(
         Q(scope=ReviewScope.PROJECT) | Q(session=session)
@@ -75,6 +79,7 @@ def gate_context(
         skill_profiles={
             name: PermissionProfile(profile) for name, profile in (skill_profiles or {}).items()
         },
+        mcp_tools=mcp_tools or {},
     )
 
 
@@ -86,13 +91,16 @@ class SessionGate:
     worktree: Path
     unit_id: int | None = None
     skill_profiles: dict[str, str] = field(default_factory=dict)  # name → minimum profile
+    # The unit's MCP tools and their policy risk classes ("" when none), ``gate.mcp``.
+    mcp_tools: dict[str, str] = field(default_factory=dict)
 
     def session(self) -> AgentSession:
         return AgentSession.objects.select_related("project").get(pk=self.session_id)
 
     def offered_tools(self) -> list[str]:
         """Layer 1: the tools the model is shown under the current profile."""
-        return tools_for_profile(self.session().permission_profile)
+        profile = self.session().permission_profile
+        return tools_for_profile(profile) + mcp_offered(profile, self.mcp_tools)
 
     def normalize(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         return normalize_input(ToolCall(tool=tool, input=arguments), self.worktree)
@@ -108,7 +116,7 @@ class SessionGate:
             )
         verdict = decide(
             ToolCall(tool=tool, input=arguments),
-            gate_context(session, self.worktree, self.skill_profiles),
+            gate_context(session, self.worktree, self.skill_profiles, self.mcp_tools),
         )
         with transaction.atomic():  # the decision and its notice commit together
             record = self._record(session, tool, normalized, hashed, verdict)

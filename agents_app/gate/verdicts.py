@@ -18,9 +18,9 @@ R, N, T, U = PROFILE_ORDER  # restricted, normal, trusted, unrestricted
 # Risk classes from the mildest; among verdicts of equal severity the riskier one decides.
 RISK_ORDER = tuple(
     str.split(
-        "none skill read read-outside eval-hidden write-worktree git-local exec-network "
-        "exec-build install exec-code git-remote write-outside unknown exec-host opaque "
-        "exec-destructive"
+        "none skill read mcp-read read-outside eval-hidden write-worktree mcp-write git-local "
+        "exec-network exec-build install exec-code git-remote mcp-external write-outside "
+        "unknown mcp-unclassed exec-host opaque mcp-destructive exec-destructive"
     )
 )
 _RISK_RANK = {risk: rank for rank, risk in enumerate(RISK_ORDER)}

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 import sf_native
+from agents_app.gate.mcp import is_mcp
 from agents_app.gate.normalize import normalize_input
 from agents_app.gate.redaction import redact_payload
 from agents_app.gate.schemas import ToolCall
@@ -75,15 +76,9 @@ def trace_from_steps(
             }
         )
         for tool, arguments in calls:
-            if tool not in TOOLS:
-                continue  # an unknown tool never runs: nothing to match on replay
-            try:
-                parsed = TOOLS[tool].parse(arguments).model_dump()
-            except ValidationError:
-                continue  # nor does a call with bad arguments
-            normalized = redact_payload(
-                normalize_input(ToolCall(tool=tool, input=parsed), worktree)
-            )  # hashed as stored, as the agent loop does
+            normalized = _normalized(tool, arguments, worktree)
+            if normalized is None:
+                continue
             records.append(
                 {
                     "type": "tool_call",
@@ -93,6 +88,23 @@ def trace_from_steps(
                 }
             )
     return records
+
+
+def _normalized(tool: str, arguments: dict[str, Any], worktree: Path) -> dict[str, Any] | None:
+    """A call's input as the agent loop hashes it (redacted, as stored); None for a call
+    that never runs (an unknown tool, bad arguments): nothing to match on replay."""
+    if is_mcp(tool):  # an MCP server's schema is checked when it runs; hashed as given
+        return redact_payload(dict(arguments))
+    if tool not in TOOLS:
+        return None
+    try:
+        parsed = TOOLS[tool].parse(arguments).model_dump()
+    except ValidationError:
+        return None
+    normalized: dict[str, Any] = redact_payload(
+        normalize_input(ToolCall(tool=tool, input=parsed), worktree)
+    )
+    return normalized
 
 
 def trace_write(path: Path, records: Iterable[dict[str, Any]]) -> Path:

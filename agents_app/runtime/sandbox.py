@@ -142,8 +142,26 @@ def sandbox_argv(
     home: Path | None = None,
     hidden: Sequence[Path] = (),
 ) -> list[str]:
-    """The argv that runs ``bash -c command`` in the sandbox. Mounts apply in order:
-    what is hidden first, then the worktree and git's directories bound over it."""
+    """The argv that runs ``bash -c command`` in the sandbox."""
+    prefix = sandbox_prefix(
+        worktree=worktree, policy=policy, bwrap=bwrap, cwd=cwd, home=home, hidden=hidden
+    )
+    return [*prefix, "bash", "-c", command]
+
+
+def sandbox_prefix(
+    *,
+    worktree: Path,
+    policy: SandboxPolicy,
+    bwrap: str,
+    cwd: Path | None = None,
+    home: Path | None = None,
+    hidden: Sequence[Path] = (),
+    expose: Sequence[Path] = (),
+) -> list[str]:
+    """The bwrap argv up to the program it runs. Mounts apply in order: what is hidden
+    first, then what is ``expose``d read-only over it (an MCP server installed under
+    ``$HOME``), then the worktree and git's directories."""
     worktree = worktree.resolve()
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     argv += ["--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
@@ -151,6 +169,8 @@ def sandbox_argv(
         argv += ["--tmpfs", "/run"]  # Unix sockets of local servers (PostgreSQL, Docker)
     for path in _hidden_paths(home, hidden):
         argv += ["--tmpfs", str(path)]
+    for path in expose:
+        argv += ["--ro-bind", str(path), str(path)]
     argv += ["--bind", str(worktree), str(worktree)]
     argv += git_binds(worktree)
     argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
@@ -159,8 +179,7 @@ def sandbox_argv(
     argv += ["--die-with-parent", "--new-session", "--chdir", str(cwd or worktree)]
     if home is not None:
         argv += ["--setenv", "HOME", str(home)]
-    argv += ["--setenv", "TMPDIR", "/tmp", "bash", "-c", command]
-    return argv
+    return [*argv, "--setenv", "TMPDIR", "/tmp"]
 
 
 def _hidden_paths(home: Path | None, hidden: Sequence[Path]) -> list[Path]:
@@ -261,8 +280,8 @@ def sandboxed_run(
             policy=policy,
             bwrap=state.bwrap,
             cwd=cwd,
-            home=_home(),
-            hidden=[Path(settings.BASE_DIR), Path(settings.SF_DATA_DIR)],
+            home=home_dir(),
+            hidden=sf_own_paths(),
         )
         env = dict(env)
     else:
@@ -274,9 +293,14 @@ def sandboxed_run(
     return CommandRun(exit_code, output, time.monotonic() - started, state.sandboxed)
 
 
-def _home() -> Path | None:
+def home_dir() -> Path | None:
     home = os.environ.get("HOME")
     return Path(home) if home else None
+
+
+def sf_own_paths() -> list[Path]:
+    """SF's own checkout and data directory: hidden from everything sandboxed."""
+    return [Path(settings.BASE_DIR), Path(settings.SF_DATA_DIR)]
 
 
 @cache

@@ -163,7 +163,7 @@ class ToolContext:
 @dataclass(frozen=True)
 class Tool:
     name: str
-    schema: type[_Input]
+    schema: type[BaseModel]  # the built-in tools' forbid extra fields (``_Input``)
     run: Callable[[ToolContext, Any], str]
 
     def openai_spec(self) -> dict[str, Any]:
@@ -178,7 +178,7 @@ class Tool:
             },
         }
 
-    def parse(self, arguments: dict[str, Any]) -> _Input:
+    def parse(self, arguments: dict[str, Any]) -> BaseModel:
         return self.schema.model_validate(arguments)
 
 

@@ -42,6 +42,7 @@ from sf_core.live import Groups, broadcast
 from skills_app.loader import SkillLoader, invocations_claim, skills_listing, unit_skills
 from tasks_app.engine.environment import worktree_prepare
 from tasks_app.engine.hooks import EngineHooks, Heartbeat
+from tasks_app.engine.mcp import unit_mcp_servers
 from tasks_app.engine.outcome import unit_complete, unit_fail
 from tasks_app.engine.prompts import unit_messages
 from tasks_app.engine.reservations import budget_more, unit_budget, unit_reservation, unit_settle
@@ -219,44 +220,58 @@ def _agent(
         session_id=session.pk,
         unit_id=unit.pk,
     )
+    recorder = TraceRecorder(session=session, unit_id=unit.pk)
+    # The unit's MCP servers run as long as its loop and are stopped however it ends.
+    with unit_mcp_servers(
+        session=session, skills=skills, worktree=ws.path, recorder=recorder
+    ) as mcp:
+        router = _router(session, options, unit.pk, hooks.started)
+        try:
+            loop = AgentLoop(
+                router=router,
+                tools=_tools(skills) | mcp.tools,
+                context=ToolContext(
+                    worktree=ws.path,
+                    skills=skills,
+                    answers=options.answers,
+                    sandbox=_sandbox_policy(session.pk),
+                    env=resources,
+                ),
+                gate=SessionGate(
+                    session_id=session.pk,
+                    worktree=ws.path,
+                    unit_id=unit.pk,
+                    skill_profiles=skills.profiles(),
+                    mcp_tools=mcp.risks,
+                ),
+                recorder=recorder,
+                hooks=hooks,
+                max_steps=settings.SF_UNIT_MAX_STEPS,
+                budget=unit_budget(task, session, Unit.objects.get(pk=unit.pk).cost_reserved),
+                budget_more=budget_more(task, unit.pk) if session.cost_budget is not None else None,
+                replay=options.replay,
+            )
+            return loop.run(
+                _messages(
+                    task, unit, skills, router, mcp.prompt_section(session.permission_profile)
+                )
+            )
+        finally:
+            if options.replay:
+                replay_deactivate(options.replay)
+
+
+def _messages(
+    task: Task, unit: Unit, skills: SkillLoader, router: ModelRouter, mcp_section: str
+) -> list[dict[str, Any]]:
+    """The unit's first messages (and its model, recorded on the unit and the runtime)."""
     previous = Unit.objects.filter(task=task, attempt__lt=unit.attempt).order_by("-attempt").first()
-    router = _router(session, options, unit.pk, hooks.started)
-    model = router.model
-    Unit.objects.filter(pk=unit.pk).update(model=model)
-    TaskRuntime.objects.filter(task=task).update(current_model=model)
-    messages = unit_messages(
-        task=task,
-        skills=_skills_section(skills, task, router),
-        previous=previous,
+    Unit.objects.filter(pk=unit.pk).update(model=router.model)
+    TaskRuntime.objects.filter(task=task).update(current_model=router.model)
+    extras = "\n\n".join(
+        part for part in (_skills_section(skills, task, router), mcp_section) if part
     )
-    loop = AgentLoop(
-        router=router,
-        tools=_tools(skills),
-        context=ToolContext(
-            worktree=ws.path,
-            skills=skills,
-            answers=options.answers,
-            sandbox=_sandbox_policy(session.pk),
-            env=resources,
-        ),
-        gate=SessionGate(
-            session_id=session.pk,
-            worktree=ws.path,
-            unit_id=unit.pk,
-            skill_profiles=skills.profiles(),
-        ),
-        recorder=TraceRecorder(session=session, unit_id=unit.pk),
-        hooks=hooks,
-        max_steps=settings.SF_UNIT_MAX_STEPS,
-        budget=unit_budget(task, session, Unit.objects.get(pk=unit.pk).cost_reserved),
-        budget_more=budget_more(task, unit.pk) if session.cost_budget is not None else None,
-        replay=options.replay,
-    )
-    try:
-        return loop.run(messages)
-    finally:
-        if options.replay:
-            replay_deactivate(options.replay)
+    return unit_messages(task=task, skills=extras, previous=previous)
 
 
 def _router(

@@ -2,8 +2,10 @@
 
 Every built-in tool has a use allowed under ``restricted`` (``write_file``/``edit_file``
 for planning artifacts, ``run_command`` for ``git log`` or ``curl``), so none is hidden
-and each call is decided on its own. A tool added later (deploy, MCP) sets a higher
+and each call is decided on its own. A tool added later (deploy) sets a higher
 ``min_profile`` and ``tools_for_profile`` hides it from the model (DESIGN §5, layer 1).
+MCP tools are not in this catalog: a unit learns them from its servers, and
+``gate.mcp`` hides and judges them by the risk class the project's policy gives them.
 """
 
 from __future__ import annotations
