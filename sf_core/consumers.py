@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
+from collections.abc import Awaitable, Callable, Hashable
+from dataclasses import dataclass
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -12,6 +15,8 @@ from channels.layers import InMemoryChannelLayer
 from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
 from django.http import Http404
+
+from sf_core.live import BROADCAST_ID
 
 # Close codes in the application range (4000-4999): the browser sees why it was refused.
 CLOSE_UNAUTHENTICATED = 4401
@@ -29,6 +34,10 @@ class LivePartialConsumer(AsyncWebsocketConsumer):
     subclass sets ``refresh_always`` (a worker killed with ``kill -9`` says nothing),
     and for every consumer in embedded mode, whose in-memory channel layer never hears
     the CLI, ``sf headless`` or any other process.
+
+    A subclass whose partial is the same for everyone who may open it returns what it
+    depends on from ``render_key``: the consumers of one process then share one render
+    per message (``SharedRenders``) instead of one per browser.
     """
 
     live_groups: list[str]
@@ -49,8 +58,9 @@ class LivePartialConsumer(AsyncWebsocketConsumer):
             return
         for group in self.live_groups:
             await self.channel_layer.group_add(group, self.channel_name)
+        joined = time.monotonic()  # a render started from now on sees every change we hear of
         await self.accept()
-        await self.push()
+        await self._push_since(joined)
         if self.refresh_always or isinstance(self.channel_layer, InMemoryChannelLayer):
             self.refresh_task = asyncio.create_task(self._refresh_forever())
 
@@ -63,7 +73,17 @@ class LivePartialConsumer(AsyncWebsocketConsumer):
             await self.channel_layer.group_discard(group, self.channel_name)
 
     async def push(self, event: dict[str, Any] | None = None) -> None:
-        html = await database_sync_to_async(self.render)()
+        """Render the partial again for ``event`` and send it."""
+        await self._push_since(SHARED_RENDERS.since(event))
+
+    async def _push_since(self, since: float) -> None:
+        key = self.render_key()
+        if key is None:
+            html = await database_sync_to_async(self.render)()
+        else:
+            html = await SHARED_RENDERS.render(key, since, database_sync_to_async(self.render))
+            if html is self.last_html:  # this very render already went to this browser
+                return
         self.last_html = html
         await self.send(text_data=html)
 
@@ -82,3 +102,72 @@ class LivePartialConsumer(AsyncWebsocketConsumer):
 
     def render(self) -> str:
         raise NotImplementedError
+
+    def render_key(self) -> Hashable | None:
+        """What ``render`` depends on, if that is all: consumers with equal keys get the
+        same HTML. None (the default): this consumer renders for itself alone."""
+        return None
+
+
+@dataclass
+class _Render:
+    started: float  # time.monotonic() when it started reading the database
+    result: asyncio.Future[str]
+
+
+class SharedRenders:
+    """One render per partial and message for all the consumers of a process.
+
+    Every browser on a board receives the same broadcast; rendering the board once for
+    each of 200 browsers, one after the other on the thread that runs database work,
+    made the last one wait 200 renders. A render started after a message first reached
+    this process reflects everything committed before the message was sent (broadcasts
+    go out on commit), so every consumer that received that message may use it — and
+    a render of a later message serves the earlier ones too.
+    """
+
+    MAX_KEYS = 2048  # of renders kept, and of messages remembered
+
+    def __init__(self) -> None:
+        self.latest: dict[Hashable, _Render] = {}
+        self.first_seen: dict[str, float] = {}
+
+    def since(self, event: dict[str, Any] | None) -> float:
+        """The instant after which a render must start to reflect ``event``: when the
+        process first received it (or now, for an event without an id)."""
+        now = time.monotonic()
+        message_id = (event or {}).get(BROADCAST_ID)
+        if not isinstance(message_id, str):
+            return now
+        if len(self.first_seen) >= self.MAX_KEYS:  # oldest first: dicts keep their order
+            for old in list(self.first_seen)[: self.MAX_KEYS // 2]:
+                del self.first_seen[old]
+        return self.first_seen.setdefault(message_id, now)
+
+    async def render(
+        self, key: Hashable, since: float, render: Callable[[], Awaitable[str]]
+    ) -> str:
+        """The HTML of a render of ``key`` started at or after ``since``: the one in
+        flight or done if it qualifies, else a new one that later callers may share."""
+        loop = asyncio.get_running_loop()
+        current = self.latest.get(key)
+        if current is None or current.started < since or current.result.get_loop() is not loop:
+            current = _Render(started=time.monotonic(), result=asyncio.ensure_future(render()))
+            current.result.add_done_callback(lambda done: self._forget_failed(key, done))
+            self._trim()
+            self.latest[key] = current
+        # One browser leaving must not cancel the render the others are waiting for.
+        return await asyncio.shield(current.result)
+
+    def _forget_failed(self, key: Hashable, done: asyncio.Future[str]) -> None:
+        failed = done.cancelled() or done.exception() is not None
+        if failed and (entry := self.latest.get(key)) is not None and entry.result is done:
+            del self.latest[key]
+
+    def _trim(self) -> None:
+        if len(self.latest) >= self.MAX_KEYS:
+            for key in [key for key, entry in self.latest.items() if entry.result.done()]:
+                del self.latest[key]
+
+
+SHARED_RENDERS = SharedRenders()

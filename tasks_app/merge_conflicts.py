@@ -18,6 +18,7 @@ import ast
 import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from sf_core.git import GitError, git
 from tasks_app.engine.worktrees import workspace_for
@@ -86,8 +87,40 @@ def _changes(repo: str, merge_base: str, head: str) -> dict[str, frozenset[str]]
     return changes
 
 
-def branch_changes(task: Task) -> dict[str, frozenset[str]]:
-    """What ``task``'s branch changes against its base; nothing if it has no branch."""
+@functools.lru_cache(maxsize=1024)
+def _merge_base(repo: str, base: str, head: str) -> str | None:
+    """The merge base of two commits (by id, so the answer never changes)."""
+    try:
+        return git("merge-base", base, head, cwd=repo)
+    except GitError:
+        return None
+
+
+def branch_heads(repo: str) -> dict[str, str]:
+    """Every local branch's commit, by branch name: one ``git for-each-ref`` for the
+    whole repository, where the board used to run two git commands per task."""
+    try:
+        listed = git("for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/", cwd=repo)
+    except GitError:
+        return {}
+    heads = {}
+    for line in listed.splitlines():
+        commit, _, ref = line.partition(" ")
+        heads[ref.removeprefix("refs/heads/")] = commit
+    return heads
+
+
+def _commit_of(repo: Path, revision: str) -> str | None:
+    """A base that is not a local branch (a remote branch, a tag): asked of git."""
+    try:
+        return git("rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}", cwd=repo)
+    except GitError:
+        return None
+
+
+def branch_changes(task: Task, heads: Mapping[str, str]) -> dict[str, frozenset[str]]:
+    """What ``task``'s branch changes against its base (``heads``: the repository's
+    ``branch_heads``); nothing if it has no branch."""
     project = task.plan.session.project  # board_tasks selects it with the task
     ws = workspace_for(
         repo=project.repo_path,
@@ -97,10 +130,9 @@ def branch_changes(task: Task) -> dict[str, frozenset[str]]:
         base=project.base_branch,
         attempt=task.branch_attempt,
     )
-    try:
-        head = git("rev-parse", "--verify", "--quiet", f"refs/heads/{ws.branch}", cwd=ws.repo)
-        merge_base = git("merge-base", ws.base, head, cwd=ws.repo)
-    except GitError:
+    head, base = heads.get(ws.branch), heads.get(ws.base) or _commit_of(ws.repo, ws.base)
+    merge_base = _merge_base(str(ws.repo), base, head) if head and base else None
+    if merge_base is None:
         return {}
     return _changes(str(ws.repo), merge_base, head)
 
@@ -127,7 +159,12 @@ def merge_conflicts(tasks: list[Task], depends_on: Mapping[int, Iterable[int]]) 
     if len(waiting) < 2:
         return []
     ordered = ordered_pairs(depends_on)
-    changes = {task.pk: branch_changes(task) for task in waiting}
+    repos = {task.plan.session.project.repo_path for task in waiting}
+    heads = {repo: branch_heads(repo) for repo in repos}
+    changes = {
+        task.pk: branch_changes(task, heads[task.plan.session.project.repo_path])
+        for task in waiting
+    }
     conflicts = []
     for index, first in enumerate(waiting):
         for second in waiting[index + 1 :]:
