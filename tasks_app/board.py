@@ -21,6 +21,7 @@ from django.conf import settings
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum
 from django.utils import timezone
+from django.utils.functional import cached_property
 
 from agents_app.models import ModeTransition, Project, TransitionStatus
 from tasks_app.lifecycle import recovery_actions
@@ -186,7 +187,7 @@ def task_board(
     if page is None:
         tasks = list(rows_query)
     else:
-        shown = Paginator(rows_query, page_size).get_page(page)
+        shown = _Pages(rows_query, page_size, count=total).get_page(page)
         tasks = list(shown.object_list)
     now = timezone.now()
     merge_found = _merge_conflicts(scope)
@@ -209,6 +210,18 @@ def task_board(
         total=total,
         page=shown,
     )
+
+
+class _Pages(Paginator):
+    """A paginator told its count: the totals query already has it."""
+
+    def __init__(self, tasks: QuerySet[Task], per_page: int, *, count: int) -> None:
+        super().__init__(tasks, per_page)
+        self.known_count = count
+
+    @cached_property
+    def count(self) -> int:
+        return self.known_count
 
 
 def _totals(scope: QuerySet[Task]) -> dict[str, Any]:

@@ -137,17 +137,23 @@ def branch_changes(task: Task, heads: Mapping[str, str]) -> dict[str, frozenset[
     return _changes(str(ws.repo), merge_base, head)
 
 
-def ordered_pairs(depends_on: Mapping[int, Iterable[int]]) -> set[tuple[int, int]]:
-    """Every (earlier, later) pair ``depends_on`` orders, transitively, by task id."""
+def ordered_pairs(
+    depends_on: Mapping[int, Iterable[int]], among: Iterable[int] | None = None
+) -> set[tuple[int, int]]:
+    """Every (earlier, later) pair ``depends_on`` orders, transitively, by task id; with
+    ``among``, only pairs of those tasks (the closure of a 1,000-task board is ~10⁵
+    pairs, and only the few tasks waiting to merge are ever asked about)."""
+    wanted = None if among is None else set(among)
     pairs: set[tuple[int, int]] = set()
-    for task in depends_on:
+    for task in depends_on if wanted is None else wanted:
         stack, seen = list(depends_on.get(task, ())), set()
         while stack:
             earlier = stack.pop()
             if earlier in seen:
                 continue
             seen.add(earlier)
-            pairs.add((earlier, task))
+            if wanted is None or earlier in wanted:
+                pairs.add((earlier, task))
             stack.extend(depends_on.get(earlier, ()))
     return pairs
 
@@ -158,17 +164,17 @@ def merge_conflicts(tasks: list[Task], depends_on: Mapping[int, Iterable[int]]) 
     waiting = [task for task in tasks if task.status in WAITING_TO_MERGE]
     if len(waiting) < 2:
         return []
-    ordered = ordered_pairs(depends_on)
-    repos = {task.plan.session.project.repo_path for task in waiting}
+    ordered = ordered_pairs(depends_on, among=[task.pk for task in waiting])
+    projects = {task.pk: task.plan.session.project for task in waiting}
+    repos = {project.repo_path for project in projects.values()}
     heads = {repo: branch_heads(repo) for repo in repos}
     changes = {
-        task.pk: branch_changes(task, heads[task.plan.session.project.repo_path])
-        for task in waiting
+        task.pk: branch_changes(task, heads[projects[task.pk].repo_path]) for task in waiting
     }
     conflicts = []
     for index, first in enumerate(waiting):
         for second in waiting[index + 1 :]:
-            if _ordered(first, second, ordered) or not _same_project(first, second):
+            if _ordered(first, second, ordered) or projects[first.pk] != projects[second.pk]:
                 continue
             conflict = _conflict(first, second, changes[first.pk], changes[second.pk])
             if conflict is not None:
@@ -178,10 +184,6 @@ def merge_conflicts(tasks: list[Task], depends_on: Mapping[int, Iterable[int]]) 
 
 def _ordered(first: Task, second: Task, ordered: set[tuple[int, int]]) -> bool:
     return (first.pk, second.pk) in ordered or (second.pk, first.pk) in ordered
-
-
-def _same_project(first: Task, second: Task) -> bool:
-    return bool(first.plan.session.project_id == second.plan.session.project_id)
 
 
 def _conflict(
