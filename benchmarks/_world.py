@@ -147,7 +147,10 @@ def _trace(session: AgentSession, unit: Unit, count: int) -> None:
         if seq % 2 == 0:
             kind, name = TraceKind.MODEL_STEP, "bench/m"
             call = {"id": f"c{seq}", "name": "read_file", "arguments": {"path": path}}
-            payload = {"content": f"Reading {path} to see how step {seq} fits.", "tool_calls": [call]}
+            payload = {
+                "content": f"Reading {path} to see how step {seq} fits.",
+                "tool_calls": [call],
+            }
         elif seq % 6 == 1:
             kind, name = TraceKind.TOOL_CALL, "read_file"
             payload = {"arguments": {"path": path}, "output": source[:6000]}

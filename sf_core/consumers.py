@@ -44,6 +44,7 @@ class LivePartialConsumer(AsyncWebsocketConsumer):
     refresh_always = False
     refresh_task: asyncio.Task[None] | None = None
     last_html: str | None = None
+    current_event: dict[str, Any] | None = None
 
     async def connect(self) -> None:
         self.live_groups = []
@@ -72,9 +73,18 @@ class LivePartialConsumer(AsyncWebsocketConsumer):
         for group in self.live_groups:
             await self.channel_layer.group_discard(group, self.channel_name)
 
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        # Handlers call ``push()`` without the event; the render to share depends on it.
+        self.current_event = message
+        try:
+            await super().dispatch(message)
+        finally:
+            self.current_event = None
+
     async def push(self, event: dict[str, Any] | None = None) -> None:
-        """Render the partial again for ``event`` and send it."""
-        await self._push_since(SHARED_RENDERS.since(event))
+        """Render the partial again for ``event`` (by default the one being handled)
+        and send it."""
+        await self._push_since(SHARED_RENDERS.since(event or self.current_event))
 
     async def _push_since(self, since: float) -> None:
         key = self.render_key()

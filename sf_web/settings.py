@@ -113,8 +113,9 @@ TEMPLATES = [
 # --- database -------------------------------------------------------------------------
 
 _database_url = env.database_url("DATABASE_URL")
-# daphne started this process (its script, or ``python -m daphne``): the web server.
-_SERVING_ASGI = "daphne" in (Path(sys.argv[0]).name, Path(sys.argv[0]).parent.name)
+# daphne's command line started this process (it loads the application, so settings,
+# after daphne.cli): the web server.
+_SERVING_ASGI = "daphne.cli" in sys.modules
 if _database_url is not None and env.flag("SF_DB_POOL", _SERVING_ASGI):
     # The web server: Django runs each ASGI request in a thread of its own, so a
     # persistent connection is opened per request and left open until it ages out — 20
@@ -161,7 +162,11 @@ if REDIS_URL is not None:
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             "CONFIG": {
-                "hosts": [REDIS_URL],
+                # redis-py 8 reads with a 5 s socket timeout by default, the same as
+                # channels-redis's blocking pop (BZPOPMIN, 5 s): an idle pop answered a
+                # moment late timed out and killed the consumer (close 1011) — 4 of 200
+                # browsers on one board in benchmarks/fanout.py. Reads wait longer.
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 30}],
                 "prefix": env.string("SF_CHANNELS_PREFIX", "sf"),
                 "capacity": 1000,
                 "expiry": 30,

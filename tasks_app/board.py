@@ -52,6 +52,17 @@ ACTIVE_STATUSES = frozenset({"in_progress", "verifying", "retrying"})
 # Rows on one page of the board: a screenful or two, and a render well under 50 ms.
 BOARD_PAGE_SIZE = 50
 CLOSED_STATUSES = (TaskStatus.DONE, TaskStatus.CANCELLED, TaskStatus.FAILED)
+# A row never shows a task's spec (description, criteria, verify commands): not loaded.
+ROW_UNUSED = ("description", "acceptance_criteria", "verify")
+# What finding a task's branch needs (tasks_app.merge_conflicts.branch_changes).
+BRANCH_FIELDS = (
+    "key",
+    "status",
+    "plan_id",
+    "branch_attempt",
+    "plan__session__project__repo_path",
+    "plan__session__project__base_branch",
+)
 
 
 @dataclass
@@ -147,7 +158,8 @@ def board_tasks(
     last_unit = Unit.objects.filter(task=OuterRef("pk")).order_by("-attempt")
     tasks = (
         board_scope(session_id=session_id, projects=projects)
-        .select_related("plan__session__project", "schedule", "runtime")
+        .select_related("plan", "schedule", "runtime")
+        .defer(*ROW_UNUSED)
         # Every attempt, for the board's links to the unit pages: one query for all rows.
         .prefetch_related(attempts_prefetch())
         .annotate(
@@ -413,7 +425,9 @@ def _merge_conflicts(scope: QuerySet[Task]) -> list[Conflict]:
     a dependency of any condition orders two tasks, so those are not flagged. Only the
     tasks in review are read, and the graph only when two of them could conflict."""
     waiting = list(
-        scope.filter(status__in=WAITING_TO_MERGE).select_related("plan__session__project")
+        scope.filter(status__in=WAITING_TO_MERGE)
+        .select_related("plan__session__project")
+        .only(*BRANCH_FIELDS)
     )
     if len(waiting) < 2:
         return []

@@ -1,0 +1,197 @@
+"""Live fan-out: 200 browsers on one task board while units run.
+
+A real daphne process (the Redis channel layer) serves the board of a session whose
+tasks are being run by 2 Celery worker processes (solo pool; the replayed model and
+``true`` as the verify command, as in ``dispatch.py``). 200 websocket clients (aiohttp,
+each with a logged-in session cookie) hold the board's socket open, as 200 browsers
+on its first page would. Every transition the units make (todo → in_progress →
+verifying → review → done) is re-rendered and pushed to every client.
+
+``fanout_p95_ms``: for each transition of a task on the page, from its commit (the
+``TaskTransition`` row's time, written in the committing transaction) to the first
+message at each client that shows the task in that state or a later one; p95 over
+every (transition, client). Target: ≤ 150 ms, the badge's target, now under load.
+Also: the median, ``missed`` (transitions a client never saw), messages and bytes a
+client received. Needs team mode (.sf/env).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import statistics
+import tempfile
+import time
+import uuid
+from collections import defaultdict
+from pathlib import Path
+
+from _common import django_team_mode, percentile, report
+
+django_team_mode()
+
+import aiohttp  # noqa: E402
+from django.conf import settings  # noqa: E402
+from django.contrib.auth.models import User  # noqa: E402
+from django.test import Client  # noqa: E402
+from django.test.utils import override_settings  # noqa: E402
+
+from _load import Daphne  # noqa: E402
+from dispatch import setup, start_workers, wait_for_plan  # noqa: E402
+from tasks_app.engine.dispatch import dispatch  # noqa: E402
+from tasks_app.models import Plan, TaskTransition  # noqa: E402
+
+ROW = re.compile(r'data-task="([^"]+)" data-status="([^"]+)"')
+
+
+class Received:
+    """What the clients received: each client's (time, message) list, every distinct
+    message kept once (all 200 clients get the same HTML for one render)."""
+
+    def __init__(self) -> None:
+        self.by_client: list[list[tuple[float, int]]] = []
+        self.texts: dict[int, str] = {}
+        self.bytes = 0
+
+    def client(self) -> list[tuple[float, int]]:
+        self.by_client.append([])
+        return self.by_client[-1]
+
+    def add(self, log: list[tuple[float, int]], text: str) -> None:
+        key = hash(text)
+        self.texts.setdefault(key, text)
+        self.bytes += len(text)
+        log.append((time.time(), key))
+
+
+async def listen(ws: aiohttp.ClientWebSocketResponse, log: list, received: Received) -> None:
+    async for message in ws:
+        if message.type == aiohttp.WSMsgType.TEXT:
+            received.add(log, message.data)
+
+
+async def connect(
+    session: aiohttp.ClientSession, url: str, headers: dict[str, str], received: Received
+) -> tuple[aiohttp.ClientWebSocketResponse, asyncio.Task[None]]:
+    ws = await session.ws_connect(url, headers=headers, max_msg_size=0, timeout=60)
+    log = received.client()
+    received.add(log, await ws.receive_str(timeout=60))  # the board as it is now
+    return ws, asyncio.create_task(listen(ws, log, received))
+
+
+async def watch(url: str, headers: dict[str, str], clients: int, run: object) -> Received:
+    """Connect ``clients`` sockets (20 at a time), then ``run()`` in a thread, then
+    listen two seconds more and close."""
+    received = Received()
+    connector = aiohttp.TCPConnector(limit=0)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        sockets = []
+        for start in range(0, clients, 20):
+            batch = [
+                connect(session, url, headers, received)
+                for _ in range(start, min(clients, start + 20))
+            ]
+            sockets += await asyncio.gather(*batch)
+        print(f"{len(sockets)} clients connected")
+        assert callable(run)
+        await asyncio.to_thread(run)
+        await asyncio.sleep(2)
+        for ws, listener in sockets:
+            await ws.close()
+            listener.cancel()
+    return received
+
+
+def latencies(received: Received, plan: Plan, since: float) -> tuple[list[float], int]:
+    """Per (transition, client): commit → the first message showing that state or a
+    later one of the same task. Only tasks the page shows are counted."""
+    shown = {key: dict(ROW.findall(text)) for key, text in received.texts.items()}
+    on_page = set().union(*(rows.keys() for rows in shown.values()))
+    moves: dict[str, list[tuple[float, str]]] = defaultdict(list)
+    rows = TaskTransition.objects.filter(task__plan=plan).order_by("created_at", "pk")
+    for key, to, at in rows.values_list("task__key", "to_status", "created_at"):
+        if key in on_page and at.timestamp() >= since:
+            moves[key].append((at.timestamp(), to))
+    found, missed = [], 0
+    for log in received.by_client:
+        for key, sequence in moves.items():
+            for index, (committed, _) in enumerate(sequence):
+                later = {status for _, status in sequence[index:]}
+                seen = next(
+                    (at for at, text in log if at >= committed and shown[text].get(key) in later),
+                    None,
+                )
+                if seen is None:
+                    missed += 1
+                else:
+                    found.append((seen - committed) * 1000)
+    return found, missed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--clients", type=int, default=200)
+    parser.add_argument("--tasks", type=int, default=40)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    assert not settings.CELERY_TASK_ALWAYS_EAGER, "needs REDIS_URL (team mode)"
+    with tempfile.TemporaryDirectory() as tmp:
+        project, session, plan = setup(Path(tmp), "fanout", args.tasks, driver="workers")
+        user = User.objects.create_superuser(f"bench-{uuid.uuid4().hex[:8]}", password=None)
+        browser = Client(HTTP_HOST="127.0.0.1")
+        browser.force_login(user)
+        cookie = f"sessionid={browser.cookies['sessionid'].value}"
+        queue = f"bench-{uuid.uuid4().hex[:8]}"
+        workers = start_workers(queue, args.workers)
+        server = Daphne()
+        try:
+            server.wait_ready(f"/tasks/?session={session.pk}", cookie)
+            time.sleep(6)  # the workers import everything before the clock starts
+            url = f"ws://127.0.0.1:{server.port}/ws/tasks/?session={session.pk}"
+            headers = {"Cookie": cookie, "Origin": server.url}
+
+            def run_units() -> None:
+                with override_settings(CELERY_TASK_DEFAULT_QUEUE=queue):
+                    dispatch(session_id=session.pk)
+                wait_for_plan(plan, timeout_s=600)
+
+            started = time.time()
+            received = asyncio.run(watch(url, headers, args.clients, run_units))
+            elapsed = time.time() - started
+            found, missed = latencies(received, plan, started)
+        finally:
+            server.stop()
+            for worker in workers:
+                worker.terminate()
+            for worker in workers:
+                worker.wait(timeout=30)
+            project.delete()
+            user.delete()
+    messages = sum(len(log) for log in received.by_client)
+    median, p95 = statistics.median(found), percentile(found, 0.95)
+    print(
+        f"{args.clients} clients, {args.tasks} tasks through {args.workers} workers in "
+        f"{elapsed:.0f} s: {len(found)} (transition, client) pairs, {missed} missed"
+    )
+    print(f"commit → client: median {median:.1f} ms, p95 {p95:.1f} ms, max {max(found):.1f} ms")
+    print(
+        f"{messages / len(received.by_client):.0f} messages a client, "
+        f"{received.bytes / len(received.by_client) / 1e6:.1f} MB a client, "
+        f"{len(received.texts)} distinct renders"
+    )
+    report(
+        {
+            "clients": args.clients,
+            "fanout_median_ms": round(median, 1),
+            "fanout_p95_ms": round(p95, 1),
+            "fanout_max_ms": round(max(found), 1),
+            "missed": missed,
+            "pairs": len(found),
+            "distinct_renders": len(received.texts),
+        }
+    )
+
+
+if __name__ == "__main__":
+    main()
