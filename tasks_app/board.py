@@ -202,7 +202,9 @@ def task_board(
         shown = _Pages(rows_query, page_size, count=total).get_page(page)
         tasks = list(shown.object_list)
     now = timezone.now()
-    merge_found = _merge_conflicts(scope)
+    # Two tasks in review are needed for a conflict; the counts say whether there are.
+    waiting = sum(counts.get(status, 0) for status in WAITING_TO_MERGE)
+    merge_found = _merge_conflicts(scope) if waiting >= 2 else []
     claims = _open_claims(scope)
     rows = _rows(tasks, now, _overlaps(claims), conflicts_by_task(merge_found))
     return Board(
@@ -213,7 +215,7 @@ def task_board(
         workers_online=_workers_online(now),
         pending_approvals=_pending_approvals(session_id, projects),
         scheduled=totals["scheduled"],
-        stuck=_stuck(scope, statuses, now),
+        stuck=_stuck(scope, statuses, now) if counts.keys() & ACTIVE_STATUSES else 0,
         warnings=[
             f"{a} and {b} both claim {', '.join(paths)}" for a, b, paths in claims_overlap(claims)
         ],
