@@ -3,7 +3,7 @@
 ``wrk`` (C, event-driven) is the load generator: it costs the two cores far less than
 a Python client would, and its Lua hooks give exact percentiles. Closed loop: each of
 the connections sends its next request when the last answer arrived, so the figures
-are the server at saturation. Paced: each connection waits a random 0.5–1.5 s between
+are the server at saturation. Paced: each connection waits a random 0.5 to 1.5 s between
 requests (``wrk``'s ``delay()``), people reading pages rather than a flood.
 """
 

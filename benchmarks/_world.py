@@ -15,11 +15,11 @@ from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
+from _common import ROOT, throwaway_repo
 from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
-from _common import ROOT, throwaway_repo
 from agents_app.models import AgentSession, Project, TraceEvent, TraceKind
 from agents_app.services import project_create, session_create
 from sf_core.actors import Actor

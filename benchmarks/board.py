@@ -28,12 +28,12 @@ from _common import django_team_mode, report
 
 django_team_mode()
 
+import _world  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.template.loader import render_to_string  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
-import _world  # noqa: E402
 from tasks_app.board import task_board  # noqa: E402
 
 

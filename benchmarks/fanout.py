@@ -32,13 +32,13 @@ from _common import django_team_mode, percentile, report
 django_team_mode()
 
 import aiohttp  # noqa: E402
+from _load import Daphne  # noqa: E402
+from dispatch import setup, start_workers, wait_for_plan  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.contrib.auth.models import User  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import override_settings  # noqa: E402
 
-from _load import Daphne  # noqa: E402
-from dispatch import setup, start_workers, wait_for_plan  # noqa: E402
 from tasks_app.engine.dispatch import dispatch  # noqa: E402
 from tasks_app.models import Plan, TaskTransition  # noqa: E402
 

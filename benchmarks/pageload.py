@@ -2,11 +2,11 @@
 page (a 300-event trace), each served by a real daphne process on real PostgreSQL and
 Redis, with a logged-in session cookie; Debian's ``wrk`` as the load (``_load``).
 
-For each page, two loads of ``--seconds`` each:
+For each page, two loads of ``--seconds`` each, ``--runs`` times (medians reported):
 
 * closed loop (``*_p95_ms``): 20 connections, each asking again as soon as it has its
-  answer — the server saturated, so p95 ≈ 20 × the time one request takes;
-* paced (``*_paced_p95_ms``): the same 20 connections, each waiting 0.5–1.5 s between
+  answer — the server saturated, so p95 ≈ 20 times the time one request takes;
+* paced (``*_paced_p95_ms``): the same 20 connections, each waiting 0.5 to 1.5 s between
   pages, as people reading them would.
 
 The target is p95 ≤ 100 ms. ``--processes 2`` runs two daphne processes on one socket
@@ -16,8 +16,10 @@ The target is p95 ≤ 100 ms. ``--processes 2`` runs two daphne processes on one
 from __future__ import annotations
 
 import argparse
+import statistics
 import tempfile
 import uuid
+from collections import defaultdict
 from pathlib import Path
 
 from _common import django_team_mode, report
@@ -31,11 +33,12 @@ from _load import Daphne, wrk  # noqa: E402
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--connections", type=int, default=20)
     parser.add_argument("--processes", type=int, default=1)
     parser.add_argument("--tasks", type=int, default=1000)
     args = parser.parse_args()
-    figures: dict[str, object] = {"connections": args.connections, "processes": args.processes}
+    found: dict[str, list[dict[str, float]]] = defaultdict(list)
     with tempfile.TemporaryDirectory() as tmp:
         world = _world.build(Path(tmp), tag=uuid.uuid4().hex[:8], tasks=args.tasks)
         pages = {
@@ -47,26 +50,32 @@ def main() -> None:
         try:
             for path in pages.values():
                 server.wait_ready(path, world.cookie)
-            headers = {"Cookie": world.cookie}
-            for name, path in pages.items():
-                for paced in (False, True):
-                    found = wrk(
-                        server.url + path,
-                        headers=headers,
-                        connections=args.connections,
-                        seconds=args.seconds,
-                        paced=paced,
-                    )
-                    label = f"{name}_paced" if paced else name
-                    print(f"{label:>16}: {found}")
-                    assert found["errors"] == 0, f"{label}: {found['errors']} errors"
-                    figures[f"{label}_p95_ms"] = found["p95_ms"]
-                    figures[f"{label}_p50_ms"] = found["p50_ms"]
-                    figures[f"{label}_per_s"] = found["per_s"]
+            for run in range(args.runs):
+                for name, path in pages.items():
+                    for paced in (False, True):
+                        label = f"{name}_paced" if paced else name
+                        figures = wrk(
+                            server.url + path,
+                            headers={"Cookie": world.cookie},
+                            connections=args.connections,
+                            seconds=args.seconds,
+                            paced=paced,
+                        )
+                        print(f"run {run + 1} {label:>16}: {figures}")
+                        assert figures["errors"] == 0, f"{label}: {figures['errors']} errors"
+                        found[label].append(figures)
         finally:
             server.stop()
             world.delete()
-    report(figures)
+    result: dict[str, object] = {
+        "connections": args.connections,
+        "processes": args.processes,
+        "runs": args.runs,
+    }
+    for label, runs in found.items():
+        for key in ("p95_ms", "p50_ms", "per_s"):
+            result[f"{label}_{key}"] = round(statistics.median(run[key] for run in runs), 1)
+    report(result)
 
 
 if __name__ == "__main__":
