@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import ast
 import functools
+import os
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,7 +100,41 @@ def _merge_base(repo: str, base: str, head: str) -> str | None:
 
 def branch_heads(repo: str) -> dict[str, str]:
     """Every local branch's commit, by branch name: one ``git for-each-ref`` for the
-    whole repository, where the board used to run two git commands per task."""
+    whole repository, where the board used to run two git commands per task. Kept
+    while the refs on disk are unchanged: a process per board render cost more (a fork)
+    than the rest of the merge-conflict check."""
+    stamp = _refs_stamp(Path(repo))
+    cached = _HEADS.get(repo)
+    if stamp is not None and cached is not None and cached[0] == stamp:
+        return cached[1]
+    heads = _branch_heads(repo)
+    # A folder's time moves in clock ticks (a few ms): a change in the same tick as the
+    # last one would look like no change, so refs that just moved are not kept.
+    if stamp is not None and time.time_ns() - max(stamp) > SETTLED_NS:
+        _HEADS[repo] = (stamp, heads)
+    return heads
+
+
+SETTLED_NS = 100_000_000  # 0.1 s
+_HEADS: dict[str, tuple[tuple[int, ...], dict[str, str]]] = {}
+
+
+def _refs_stamp(repo: Path) -> tuple[int, ...] | None:
+    """When the branches last changed: git writes a ref through a lock file renamed
+    into place, so every change touches its folder under refs/heads (or packed-refs).
+    None where refs are not plain files (a reftable repository): no caching."""
+    git_dir, heads = repo / ".git", repo / ".git" / "refs" / "heads"
+    if not heads.is_dir():
+        return None
+    stamps = [os.stat(heads).st_mtime_ns, len(list(heads.iterdir()))]
+    for folder, children, _ in os.walk(heads):
+        stamps += [os.stat(os.path.join(folder, child)).st_mtime_ns for child in children]
+    packed = git_dir / "packed-refs"
+    stamps.append(packed.stat().st_mtime_ns if packed.exists() else 0)
+    return tuple(stamps)
+
+
+def _branch_heads(repo: str) -> dict[str, str]:
     try:
         listed = git("for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/", cwd=repo)
     except GitError:
