@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,7 +91,7 @@ class LivePartialConsumer(AsyncWebsocketConsumer):
         if key is None:
             html = await database_sync_to_async(self.render)()
         else:
-            html = await SHARED_RENDERS.render(key, since, database_sync_to_async(self.render))
+            html = await SHARED_RENDERS.render(key, since, self.render)
             if html is self.last_html:  # this very render already went to this browser
                 return
         self.last_html = html
@@ -121,8 +121,13 @@ class LivePartialConsumer(AsyncWebsocketConsumer):
 
 @dataclass
 class _Render:
-    started: float  # time.monotonic() when it started reading the database
     result: asyncio.Future[str]
+    # time.monotonic() when it began reading the database, on the thread that does
+    # database work; None while it waits for that thread (it will begin after now).
+    started: float | None = None
+
+    def serves(self, since: float) -> bool:
+        return self.started is None or self.started >= since
 
 
 class SharedRenders:
@@ -130,10 +135,12 @@ class SharedRenders:
 
     Every browser on a board receives the same broadcast; rendering the board once for
     each of 200 browsers, one after the other on the thread that runs database work,
-    made the last one wait 200 renders. A render started after a message first reached
-    this process reflects everything committed before the message was sent (broadcasts
-    go out on commit), so every consumer that received that message may use it — and
-    a render of a later message serves the earlier ones too.
+    made the last one wait 200 renders. A render that began after a message first
+    reached this process reflects everything committed before the message was sent
+    (broadcasts go out on commit), so every consumer that received that message may
+    use it — and so may a render still waiting for the thread, and a render of a later
+    message. So a partial has at most one render running and one waiting, however many
+    browsers and messages arrive meanwhile.
     """
 
     MAX_KEYS = 2048  # of renders kept, and of messages remembered
@@ -143,7 +150,7 @@ class SharedRenders:
         self.first_seen: dict[str, float] = {}
 
     def since(self, event: dict[str, Any] | None) -> float:
-        """The instant after which a render must start to reflect ``event``: when the
+        """The instant after which a render must begin to reflect ``event``: when the
         process first received it (or now, for an event without an id)."""
         now = time.monotonic()
         message_id = (event or {}).get(BROADCAST_ID)
@@ -154,20 +161,27 @@ class SharedRenders:
                 del self.first_seen[old]
         return self.first_seen.setdefault(message_id, now)
 
-    async def render(
-        self, key: Hashable, since: float, render: Callable[[], Awaitable[str]]
-    ) -> str:
-        """The HTML of a render of ``key`` started at or after ``since``: the one in
-        flight or done if it qualifies, else a new one that later callers may share."""
+    async def render(self, key: Hashable, since: float, render: Callable[[], str]) -> str:
+        """The HTML of a render of ``key`` (``render`` run where database work runs)
+        that began at or after ``since``: one running, waiting or done if it qualifies,
+        else a new one that later callers may share."""
         loop = asyncio.get_running_loop()
         current = self.latest.get(key)
-        if current is None or current.started < since or current.result.get_loop() is not loop:
-            current = _Render(started=time.monotonic(), result=asyncio.ensure_future(render()))
-            current.result.add_done_callback(lambda done: self._forget_failed(key, done))
-            self._trim()
-            self.latest[key] = current
+        if current is None or not current.serves(since) or current.result.get_loop() is not loop:
+            current = self._start(key, render)
         # One browser leaving must not cancel the render the others are waiting for.
         return await asyncio.shield(current.result)
+
+    def _start(self, key: Hashable, render: Callable[[], str]) -> _Render:
+        def timed() -> str:
+            entry.started = time.monotonic()  # before the first query
+            return render()
+
+        entry = _Render(result=asyncio.ensure_future(database_sync_to_async(timed)()))
+        entry.result.add_done_callback(lambda done: self._forget_failed(key, done))
+        self._trim()
+        self.latest[key] = entry
+        return entry
 
     def _forget_failed(self, key: Hashable, done: asyncio.Future[str]) -> None:
         failed = done.cancelled() or done.exception() is not None

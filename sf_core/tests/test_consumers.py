@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -128,23 +129,27 @@ async def test_browsers_on_one_partial_share_one_render_per_message(
         await ws.disconnect()
 
 
-async def test_a_render_begun_before_a_message_first_arrived_is_not_reused_for_it() -> None:
-    """It may have read the database before the change the message announces."""
-    renders, calls, gate = SharedRenders(), [], asyncio.Event()
+async def test_a_render_begun_before_a_message_arrived_is_not_reused_for_it() -> None:
+    """It may have read the database before the change the message announces; the
+    render waiting behind it is shared by every message and browser that comes."""
+    renders, calls = SharedRenders(), []
+    begun, release = threading.Event(), threading.Event()
 
-    async def render() -> str:
-        number = len(calls) + 1
-        calls.append(number)
-        await gate.wait()
-        return f"render {number}"
+    def render() -> str:  # runs on the thread that does database work
+        calls.append(len(calls) + 1)
+        begun.set()
+        release.wait(timeout=10)
+        return f"render {len(calls)}"
 
     first = asyncio.ensure_future(renders.render("k", renders.since({BROADCAST_ID: "a"}), render))
-    await asyncio.sleep(0.01)  # that render has begun
+    assert await asyncio.to_thread(begun.wait, 10)  # that render has begun reading
     same = renders.render("k", renders.since({BROADCAST_ID: "a"}), render)  # "a" again
-    later = renders.render("k", renders.since({BROADCAST_ID: "b"}), render)  # new message
-    waiting = asyncio.gather(same, later)
-    await asyncio.sleep(0.01)
-    gate.set()
+    later = renders.render("k", renders.since({BROADCAST_ID: "b"}), render)  # a new message
+    after = renders.render("k", renders.since({BROADCAST_ID: "c"}), render)  # and another
+    waiting = asyncio.gather(same, later, after)
+    await asyncio.sleep(0.05)
+    assert calls == [1]  # "b" and "c" wait for one render behind the first
+    release.set()
     assert await first == "render 1"
-    assert await waiting == ["render 1", "render 2"]
+    assert await waiting == ["render 1", "render 2", "render 2"]
     assert calls == [1, 2]
