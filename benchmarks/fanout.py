@@ -144,13 +144,19 @@ def latencies(received: Received, plan: Plan, since: float) -> tuple[list[float]
     return found, missed
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--clients", type=int, default=200)
-    parser.add_argument("--tasks", type=int, default=40)
-    parser.add_argument("--workers", type=int, default=2)
-    args = parser.parse_args()
-    assert not settings.CELERY_TASK_ALWAYS_EAGER, "needs REDIS_URL (team mode)"
+def stop_workers(workers: list[subprocess.Popen[bytes]]) -> None:
+    for worker in workers:
+        worker.terminate()
+    for worker in workers:
+        try:
+            worker.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # still in a unit: warm shutdown waits
+            worker.kill()
+            worker.wait()
+
+
+def measure(args: argparse.Namespace) -> tuple[Received, list[float], int, float]:
+    """Units through workers while the clients watch; what the clients received."""
     with tempfile.TemporaryDirectory() as tmp:
         project, session, plan = setup(Path(tmp), "fanout", args.tasks, driver="workers")
         user = User.objects.create_superuser(f"bench-{uuid.uuid4().hex[:8]}", password=None)
@@ -177,16 +183,20 @@ def main() -> None:
             found, missed = latencies(received, plan, started)
         finally:
             server.stop()
-            for worker in workers:
-                worker.terminate()
-            for worker in workers:
-                try:
-                    worker.wait(timeout=30)
-                except subprocess.TimeoutExpired:  # still in a unit: warm shutdown waits
-                    worker.kill()
-                    worker.wait()
+            stop_workers(workers)
             project.delete()
             user.delete()
+    return received, found, missed, elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--clients", type=int, default=200)
+    parser.add_argument("--tasks", type=int, default=40)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    assert not settings.CELERY_TASK_ALWAYS_EAGER, "needs REDIS_URL (team mode)"
+    received, found, missed, elapsed = measure(args)
     messages = sum(len(log) for log in received.by_client)
     median, p95 = statistics.median(found), percentile(found, 0.95)
     print(

@@ -9,6 +9,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
+from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import InMemoryChannelLayer
@@ -74,10 +75,21 @@ class LivePartialConsumer(AsyncWebsocketConsumer):
             await self.channel_layer.group_discard(group, self.channel_name)
 
     async def dispatch(self, message: dict[str, Any]) -> None:
+        """Channels' dispatch, less its ``aclose_old_connections()`` before each group
+        event: that is a job on the one thread that does all database work, so 200
+        browsers on a board queued 200 jobs per event behind the renders (seconds of
+        delay, benchmarks/fanout.py). A render closes old connections itself, before and
+        after (``database_sync_to_async``); the socket's own messages keep the close."""
+        if message["type"].startswith("websocket."):
+            await super().dispatch(message)
+            return
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
         # Handlers call ``push()`` without the event; the render to share depends on it.
         self.current_event = message
         try:
-            await super().dispatch(message)
+            await handler(message)
         finally:
             self.current_event = None
 

@@ -124,13 +124,14 @@ def _refs_stamp(repo: Path) -> tuple[int, ...] | None:
     into place, so every change touches its folder under refs/heads (or packed-refs).
     None where refs are not plain files (a reftable repository): no caching."""
     git_dir, heads = repo / ".git", repo / ".git" / "refs" / "heads"
-    if not heads.is_dir():
+    try:
+        stamps = [os.stat(heads).st_mtime_ns, len(os.listdir(heads))]
+        for folder, children, _ in os.walk(heads):
+            stamps += [os.stat(os.path.join(folder, child)).st_mtime_ns for child in children]
+        packed = git_dir / "packed-refs"
+        stamps.append(packed.stat().st_mtime_ns if packed.exists() else 0)
+    except OSError:  # no such folder (reftable), or a branch deleted while we looked
         return None
-    stamps = [os.stat(heads).st_mtime_ns, len(list(heads.iterdir()))]
-    for folder, children, _ in os.walk(heads):
-        stamps += [os.stat(os.path.join(folder, child)).st_mtime_ns for child in children]
-    packed = git_dir / "packed-refs"
-    stamps.append(packed.stat().st_mtime_ns if packed.exists() else 0)
     return tuple(stamps)
 
 
