@@ -71,9 +71,9 @@ def test_the_page_its_buttons_and_its_socket_stay_on_page_two(
     assert "page 2 of 3" in html
     assert f'href="?session={big_session.pk}&amp;page=3" rel="next"' in html
     failed = Task.objects.get(plan__session=big_session, key="t60")
-    assert f'hx-post="/tasks/{failed.pk}/retry/?session={big_session.pk}&amp;page=2"' in html
+    assert f'hx-post="/tasks/{failed.pk}/retry?session={big_session.pk}&amp;page=2"' in html
     answer = logged_in_client.post(
-        f"/tasks/{failed.pk}/retry/?session={big_session.pk}&page=2", **HTMX
+        f"/tasks/{failed.pk}/retry?session={big_session.pk}&page=2", **HTMX
     ).content.decode()
     assert 'data-task="t60" data-status="todo"' in answer
     assert 'data-task="t0"' not in answer  # still page 2
