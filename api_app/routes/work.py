@@ -91,8 +91,6 @@ def session_tasks(
     """The session's tasks in plan order, a page at a time (``limit`` ≤ 100)."""
     session = visible_or_404(request, AgentSession.objects.all(), session_id, "project")
     tasks = Task.objects.filter(plan__session=session).order_by("plan__created_at", "position")
-    # Only what TaskOut shows: the spec's JSON (criteria, verify commands) is not read.
-    tasks = tasks.only(*TaskOut.model_fields)
     if status:
         tasks = tasks.filter(status=status)
     items = tasks[page.offset : page.offset + page.limit]
