@@ -12,6 +12,7 @@ on for their blockers. The number of queries stays the same whatever the task co
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -30,6 +31,7 @@ from tasks_app.merge_conflicts import (
     Conflict,
     conflicts_by_task,
     merge_conflicts,
+    ordered_pairs,
 )
 from tasks_app.models import (
     ACTIVE_MERGE_STATUSES,
@@ -433,11 +435,20 @@ def _merge_conflicts(scope: QuerySet[Task]) -> list[Conflict]:
     )
     if len(waiting) < 2:
         return []
-    edges = TaskDependency.objects.filter(task__in=scope.values("pk"))
+    return merge_conflicts(waiting, _ordered_among(frozenset(task.pk for task in waiting)))
+
+
+@functools.lru_cache(maxsize=256)
+def _ordered_among(tasks: frozenset[int]) -> frozenset[tuple[int, int]]:
+    """The pairs of ``tasks`` their plans' dependencies order. A plan's dependencies
+    are written with it and never change (``plan_create``), and never cross plans, so
+    the answer for a set of tasks is read once per process, not on every render."""
+    plans = Task.objects.filter(pk__in=tasks).values("plan_id")
+    edges = TaskDependency.objects.filter(task__plan__in=plans)
     depends_on: dict[int, list[int]] = {}
     for task_id, on in edges.values_list("task_id", "depends_on_id"):
         depends_on.setdefault(task_id, []).append(on)
-    return merge_conflicts(waiting, depends_on)
+    return frozenset(ordered_pairs(depends_on, among=tasks))
 
 
 def _workers_online(now: datetime) -> int:

@@ -18,7 +18,7 @@ import ast
 import functools
 import os
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -195,13 +195,12 @@ def ordered_pairs(
     return pairs
 
 
-def merge_conflicts(tasks: list[Task], depends_on: Mapping[int, Iterable[int]]) -> list[Conflict]:
+def merge_conflicts(tasks: list[Task], ordered: Collection[tuple[int, int]]) -> list[Conflict]:
     """Pairs of tasks waiting to merge into the same project's base branch whose
-    branches change the same files, except pairs ``depends_on`` orders."""
+    branches change the same files, except the ``ordered`` pairs (``ordered_pairs``)."""
     waiting = [task for task in tasks if task.status in WAITING_TO_MERGE]
     if len(waiting) < 2:
         return []
-    ordered = ordered_pairs(depends_on, among=[task.pk for task in waiting])
     projects = {task.pk: task.plan.session.project for task in waiting}
     repos = {project.repo_path for project in projects.values()}
     heads = {repo: branch_heads(repo) for repo in repos}
@@ -219,7 +218,7 @@ def merge_conflicts(tasks: list[Task], depends_on: Mapping[int, Iterable[int]]) 
     return conflicts
 
 
-def _ordered(first: Task, second: Task, ordered: set[tuple[int, int]]) -> bool:
+def _ordered(first: Task, second: Task, ordered: Collection[tuple[int, int]]) -> bool:
     return (first.pk, second.pk) in ordered or (second.pk, first.pk) in ordered
 
 
