@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import uuid
 from concurrent.futures import Future
 from typing import Any
 
@@ -23,6 +24,8 @@ from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.db import transaction
 
 logger = logging.getLogger("sf.live")
+
+BROADCAST_ID = "broadcast_id"  # the key of each message's unique id
 
 
 class Groups:
@@ -63,7 +66,9 @@ def broadcast(group: str, event_type: str, **payload: Any) -> None:
     Outside a transaction it is sent at once. A failure to reach the channel layer
     is logged, never raised: a live update must not undo the write it reports.
     """
-    message = {"type": event_type, **payload}
+    # The id lets the consumers of one process render once for every browser they
+    # serve that received this very message (sf_core.consumers.SharedRenders).
+    message = {"type": event_type, **payload, BROADCAST_ID: uuid.uuid4().hex}
     transaction.on_commit(lambda: _SENDER.send(group, message))
 
 

@@ -10,6 +10,7 @@ layer and Celery workers. ``SF_PROFILE=production`` hardens everything that
 from __future__ import annotations
 
 import os
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -113,7 +114,26 @@ TEMPLATES = [
 # --- database -------------------------------------------------------------------------
 
 _database_url = env.database_url("DATABASE_URL")
-if _database_url is not None:
+# daphne's command line started this process (it loads the application, so settings,
+# after daphne.cli): the web server.
+_SERVING_ASGI = "daphne.cli" in sys.modules
+if _database_url is not None and env.flag("SF_DB_POOL", _SERVING_ASGI):
+    # The web server: Django runs each ASGI request in a thread of its own, so a
+    # persistent connection is opened per request and left open until it ages out — 20
+    # busy clients ran PostgreSQL out of connections ("too many clients"). Django's advice
+    # for ASGI: no persistent connections, a pool instead. psycopg's pool (Django 5.1+)
+    # lends each request a connection and takes it back. SF_DB_POOL=1 asks for it under
+    # another ASGI server; workers keep one connection for a whole unit (below).
+    _database = _database_url.as_django()
+    _pool = {"min_size": 2, "max_size": env.integer("SF_DB_POOL_SIZE", 10, minimum=1)}
+    DATABASES = {
+        "default": {
+            **_database,
+            "OPTIONS": {**_database["OPTIONS"], "pool": {**_pool, "timeout": 30}},  # type: ignore[dict-item]
+            "CONN_MAX_AGE": 0,  # Django refuses persistent connections with a pool
+        }
+    }
+elif _database_url is not None:
     DATABASES = {
         "default": {
             **_database_url.as_django(),
@@ -143,7 +163,11 @@ if REDIS_URL is not None:
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             "CONFIG": {
-                "hosts": [REDIS_URL],
+                # redis-py 8 reads with a 5 s socket timeout by default, the same as
+                # channels-redis's blocking pop (BZPOPMIN, 5 s): an idle pop answered a
+                # moment late timed out and killed the consumer (close 1011) — 4 of 200
+                # browsers on one board in benchmarks/fanout.py. Reads wait longer.
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 30}],
                 "prefix": env.string("SF_CHANNELS_PREFIX", "sf"),
                 "capacity": 1000,
                 "expiry": 30,

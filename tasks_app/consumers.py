@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -20,20 +21,32 @@ from tasks_app.views import board_context, board_filters
 
 
 class TaskBoardConsumer(LivePartialConsumer):
+    """The board, filtered and on the page the browser shows (its websocket URL carries
+    the page's query string): a live update never sends it back to page 1."""
+
     def resolve_groups(self) -> list[str]:
         query = parse_qs(self.scope.get("query_string", b"").decode())
         self.session_id, self.statuses = board_filters(
             (query.get("session") or [None])[0], query.get("status", [])
         )
+        self.page = (query.get("page") or ["1"])[0]
         if self.session_id is None:
             return [Groups.ALL_TASKS]
         _require_session_view(self.scope["user"], self.session_id)
         # The session group too: the board's badge follows the session's axes.
         return [Groups.tasks(self.session_id), Groups.session(self.session_id)]
 
+    def render_key(self) -> Hashable:
+        """One session's board is the same for everyone who may view the session (checked
+        on connect, as every live consumer does); the board of all sessions shows only
+        the projects each person may view, so it is theirs alone."""
+        who = self.scope["user"].pk if self.session_id is None else None
+        return ("tasks-board", self.session_id, tuple(self.statuses), self.page, who)
+
     def render(self) -> str:
         session = AgentSession.objects.get(pk=self.session_id) if self.session_id else None
-        context = board_context(session, self.statuses, projects_visible(self.scope["user"]))
+        projects = projects_visible(self.scope["user"]) if session is None else None
+        context = board_context(session, self.statuses, projects, page=self.page)
         html = render_to_string("tasks_app/board.html#board", context)
         if session is not None:
             html += render_to_string("agents_app/_badge.html", context)
@@ -56,6 +69,9 @@ class UnitConsumer(LivePartialConsumer):
         )
         require(self.scope["user"], unit.task.plan.session.project, Action.VIEW)
         return [Groups.unit(self.unit_id), *task_groups(unit.task)]
+
+    def render_key(self) -> Hashable:
+        return ("unit", self.unit_id)  # the same for everyone who may view the unit
 
     def render(self) -> str:
         unit = Unit.objects.select_related("task__plan").get(pk=self.unit_id)
@@ -85,6 +101,9 @@ class SessionPlansConsumer(LivePartialConsumer):
         self.session_id = int(self.scope["url_route"]["kwargs"]["session_id"])
         _require_session_view(self.scope["user"], self.session_id)
         return [Groups.session(self.session_id), Groups.tasks(self.session_id)]
+
+    def render_key(self) -> Hashable:
+        return ("session-plans", self.session_id)
 
     def render(self) -> str:
         context = {

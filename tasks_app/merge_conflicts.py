@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Iterable, Mapping
+import os
+import time
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from sf_core.git import GitError, git
 from tasks_app.engine.worktrees import workspace_for
@@ -86,8 +89,75 @@ def _changes(repo: str, merge_base: str, head: str) -> dict[str, frozenset[str]]
     return changes
 
 
-def branch_changes(task: Task) -> dict[str, frozenset[str]]:
-    """What ``task``'s branch changes against its base; nothing if it has no branch."""
+@functools.lru_cache(maxsize=1024)
+def _merge_base(repo: str, base: str, head: str) -> str | None:
+    """The merge base of two commits (by id, so the answer never changes)."""
+    try:
+        return git("merge-base", base, head, cwd=repo)
+    except GitError:
+        return None
+
+
+def branch_heads(repo: str) -> dict[str, str]:
+    """Every local branch's commit, by branch name: one ``git for-each-ref`` for the
+    whole repository, where the board used to run two git commands per task. Kept
+    while the refs on disk are unchanged: a process per board render cost more (a fork)
+    than the rest of the merge-conflict check."""
+    stamp = _refs_stamp(Path(repo))
+    cached = _HEADS.get(repo)
+    if stamp is not None and cached is not None and cached[0] == stamp:
+        return cached[1]
+    heads = _branch_heads(repo)
+    # A folder's time moves in clock ticks (a few ms): a change in the same tick as the
+    # last one would look like no change, so refs that just moved are not kept.
+    if stamp is not None and time.time_ns() - max(stamp) > SETTLED_NS:
+        _HEADS[repo] = (stamp, heads)
+    return heads
+
+
+SETTLED_NS = 100_000_000  # 0.1 s
+_HEADS: dict[str, tuple[tuple[int, ...], dict[str, str]]] = {}
+
+
+def _refs_stamp(repo: Path) -> tuple[int, ...] | None:
+    """When the branches last changed: git writes a ref through a lock file renamed
+    into place, so every change touches its folder under refs/heads (or packed-refs).
+    None where refs are not plain files (a reftable repository): no caching."""
+    git_dir, heads = repo / ".git", repo / ".git" / "refs" / "heads"
+    try:
+        stamps = [os.stat(heads).st_mtime_ns, len(os.listdir(heads))]
+        for folder, children, _ in os.walk(heads):
+            stamps += [os.stat(os.path.join(folder, child)).st_mtime_ns for child in children]
+        packed = git_dir / "packed-refs"
+        stamps.append(packed.stat().st_mtime_ns if packed.exists() else 0)
+    except OSError:  # no such folder (reftable), or a branch deleted while we looked
+        return None
+    return tuple(stamps)
+
+
+def _branch_heads(repo: str) -> dict[str, str]:
+    try:
+        listed = git("for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/", cwd=repo)
+    except GitError:
+        return {}
+    heads = {}
+    for line in listed.splitlines():
+        commit, _, ref = line.partition(" ")
+        heads[ref.removeprefix("refs/heads/")] = commit
+    return heads
+
+
+def _commit_of(repo: Path, revision: str) -> str | None:
+    """A base that is not a local branch (a remote branch, a tag): asked of git."""
+    try:
+        return git("rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}", cwd=repo)
+    except GitError:
+        return None
+
+
+def branch_changes(task: Task, heads: Mapping[str, str]) -> dict[str, frozenset[str]]:
+    """What ``task``'s branch changes against its base (``heads``: the repository's
+    ``branch_heads``); nothing if it has no branch."""
     project = task.plan.session.project  # board_tasks selects it with the task
     ws = workspace_for(
         repo=project.repo_path,
@@ -97,41 +167,50 @@ def branch_changes(task: Task) -> dict[str, frozenset[str]]:
         base=project.base_branch,
         attempt=task.branch_attempt,
     )
-    try:
-        head = git("rev-parse", "--verify", "--quiet", f"refs/heads/{ws.branch}", cwd=ws.repo)
-        merge_base = git("merge-base", ws.base, head, cwd=ws.repo)
-    except GitError:
+    head, base = heads.get(ws.branch), heads.get(ws.base) or _commit_of(ws.repo, ws.base)
+    merge_base = _merge_base(str(ws.repo), base, head) if head and base else None
+    if merge_base is None:
         return {}
     return _changes(str(ws.repo), merge_base, head)
 
 
-def ordered_pairs(depends_on: Mapping[int, Iterable[int]]) -> set[tuple[int, int]]:
-    """Every (earlier, later) pair ``depends_on`` orders, transitively, by task id."""
+def ordered_pairs(
+    depends_on: Mapping[int, Iterable[int]], among: Iterable[int] | None = None
+) -> set[tuple[int, int]]:
+    """Every (earlier, later) pair ``depends_on`` orders, transitively, by task id; with
+    ``among``, only pairs of those tasks (the closure of a 1,000-task board is ~10⁵
+    pairs, and only the few tasks waiting to merge are ever asked about)."""
+    wanted = None if among is None else set(among)
     pairs: set[tuple[int, int]] = set()
-    for task in depends_on:
+    for task in depends_on if wanted is None else wanted:
         stack, seen = list(depends_on.get(task, ())), set()
         while stack:
             earlier = stack.pop()
             if earlier in seen:
                 continue
             seen.add(earlier)
-            pairs.add((earlier, task))
+            if wanted is None or earlier in wanted:
+                pairs.add((earlier, task))
             stack.extend(depends_on.get(earlier, ()))
     return pairs
 
 
-def merge_conflicts(tasks: list[Task], depends_on: Mapping[int, Iterable[int]]) -> list[Conflict]:
+def merge_conflicts(tasks: list[Task], ordered: Collection[tuple[int, int]]) -> list[Conflict]:
     """Pairs of tasks waiting to merge into the same project's base branch whose
-    branches change the same files, except pairs ``depends_on`` orders."""
+    branches change the same files, except the ``ordered`` pairs (``ordered_pairs``)."""
     waiting = [task for task in tasks if task.status in WAITING_TO_MERGE]
     if len(waiting) < 2:
         return []
-    ordered = ordered_pairs(depends_on)
-    changes = {task.pk: branch_changes(task) for task in waiting}
+    projects = {task.pk: task.plan.session.project for task in waiting}
+    repos = {project.repo_path for project in projects.values()}
+    heads = {repo: branch_heads(repo) for repo in repos}
+    changes = {
+        task.pk: branch_changes(task, heads[projects[task.pk].repo_path]) for task in waiting
+    }
     conflicts = []
     for index, first in enumerate(waiting):
         for second in waiting[index + 1 :]:
-            if _ordered(first, second, ordered) or not _same_project(first, second):
+            if _ordered(first, second, ordered) or projects[first.pk] != projects[second.pk]:
                 continue
             conflict = _conflict(first, second, changes[first.pk], changes[second.pk])
             if conflict is not None:
@@ -139,12 +218,8 @@ def merge_conflicts(tasks: list[Task], depends_on: Mapping[int, Iterable[int]]) 
     return conflicts
 
 
-def _ordered(first: Task, second: Task, ordered: set[tuple[int, int]]) -> bool:
+def _ordered(first: Task, second: Task, ordered: Collection[tuple[int, int]]) -> bool:
     return (first.pk, second.pk) in ordered or (second.pk, first.pk) in ordered
-
-
-def _same_project(first: Task, second: Task) -> bool:
-    return bool(first.plan.session.project_id == second.plan.session.project_id)
 
 
 def _conflict(

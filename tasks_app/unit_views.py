@@ -11,7 +11,6 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from agents_app.access import Action, may, require
-from agents_app.models import TraceEvent
 from sf_core.actors import Actor
 from sf_core.errors import SfError
 from sf_core.http import AuthedRequest
@@ -21,14 +20,14 @@ from tasks_app.engine.review import task_approve, task_request_changes
 from tasks_app.line_comments import carried_comments
 from tasks_app.models import Task, Unit
 from tasks_app.selectors import unit_merge
-from tasks_app.trace_display import trace_entries
+from tasks_app.trace_html import trace_html
 
 
 def unit_context(unit: Unit) -> dict[str, object]:
     return {
         "unit": unit,
         "task": unit.task,
-        "entries": trace_entries(TraceEvent.objects.filter(unit=unit).order_by("seq")),
+        "trace": trace_html(unit.pk),
         "units": unit.task.units.order_by("attempt"),
     }
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.db.models import QuerySet
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -80,7 +80,8 @@ def session_plans_view(request: AuthedRequest, session_id: int) -> HttpResponse:
 def task_board_view(request: AuthedRequest) -> HttpResponse:
     session_id, statuses = board_filters(request.GET.get("session"), request.GET.getlist("status"))
     session = _board_session(request, session_id)
-    context = board_context(session, statuses, projects_visible(request.user))
+    page = request.GET.get("page")
+    context = board_context(session, statuses, projects_visible(request.user), page=page)
     if request.htmx:
         return render(request, "tasks_app/board.html#board", context)
     # The notice is the page's, outside the live partial: the consumer's re-render
@@ -98,8 +99,8 @@ def task_board_view(request: AuthedRequest) -> HttpResponse:
 @login_required
 def task_recover_view(request: AuthedRequest, task_id: int, action: str) -> HttpResponse:
     """**Retry**, **Skip** or **Cancel** a task from the board (``hx-post``; the CSRF
-    header is on ``<body>``). Answers with the board, filtered as the page was, and the
-    refusal's words when the service refused; without htmx, back to the board."""
+    header is on ``<body>``). Answers with the board, filtered and on the page it was,
+    and the refusal's words when the service refused; without htmx, back to the board."""
     task = get_object_or_404(Task.objects.select_related("plan__session__project"), pk=task_id)
     service = RECOVERY.get(action)
     if service is None:
@@ -114,7 +115,9 @@ def task_recover_view(request: AuthedRequest, task_id: int, action: str) -> Http
     if not request.htmx:
         return redirect(f"{reverse('task-board')}?session={task.plan.session_id}")
     session = _board_session(request, session_id)
-    context = {**board_context(session, statuses, projects_visible(request.user)), "error": error}
+    visible = projects_visible(request.user)
+    context = board_context(session, statuses, visible, page=request.GET.get("page"))
+    context["error"] = error
     return render(request, "tasks_app/board.html#board", context, status=200)
 
 
@@ -133,20 +136,38 @@ def _board_session(request: AuthedRequest, session_id: int | None) -> AgentSessi
 
 
 def board_context(
-    session: AgentSession | None, statuses: list[str], projects: QuerySet[Project] | None
+    session: AgentSession | None,
+    statuses: list[str],
+    projects: QuerySet[Project] | None,
+    *,
+    page: int | str | None = 1,
 ) -> dict[str, object]:
-    """The board of one session, or of every session of ``projects`` (None: all)."""
-    query = "&".join([f"session={session.pk}"] if session else [])
-    query += "".join(f"&status={status}" for status in statuses)
+    """One page of the board of one session, or of every session of ``projects`` (None:
+    all). ``ws_query`` carries the filters and the page: the websocket re-renders that
+    very page, and the buttons' answers stay on it."""
+    board = task_board(
+        session_id=session.pk if session else None,
+        statuses=statuses,
+        projects=projects,
+        page=page or 1,
+    )
+    filters = QueryDict(mutable=True)
+    if session is not None:
+        filters["session"] = str(session.pk)
+    filters.setlist("status", statuses)
+    query = filters.urlencode()
+    number = board.page.number if board.page is not None else 1
     return {
-        "board": task_board(
-            session_id=session.pk if session else None, statuses=statuses, projects=projects
-        ),
+        "board": board,
         "session": session,
         "badge": badge_for(session) if session else None,
         "all_statuses": TaskStatus.values,
         "selected_statuses": statuses,
-        "ws_query": query.lstrip("&"),
+        # For the pages' links: the filters, ready for ``page=`` to follow.
+        "page_query": f"{query}&" if query else "",
+        "ws_query": "&".join(
+            part for part in (query, f"page={number}" if number > 1 else "") if part
+        ),
     }
 
 

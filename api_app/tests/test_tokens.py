@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import hashlib
+from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import User
@@ -72,3 +73,15 @@ def test_a_project_restricted_token_sees_only_its_projects(
     assert api.get(f"/sessions/{agent_session.pk}").status_code == 404
     everywhere = api_for(client, user)
     assert [p["name"] for p in everywhere.get("/projects").json()] == ["other", "sample"]
+
+
+def test_last_used_is_written_at_most_once_a_minute(client: Client, user: User) -> None:
+    api = api_for(client, user)
+    assert api.get("/projects").status_code == 200
+    first = ApiToken.objects.get(user=user).last_used_at
+    assert first is not None
+    assert api.get("/projects").status_code == 200
+    assert ApiToken.objects.get(user=user).last_used_at == first  # no write per call
+    ApiToken.objects.filter(user=user).update(last_used_at=first - timedelta(minutes=2))
+    assert api.get("/projects").status_code == 200
+    assert ApiToken.objects.get(user=user).last_used_at > first - timedelta(minutes=1)

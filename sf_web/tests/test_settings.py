@@ -7,6 +7,7 @@ import runpy
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -62,10 +63,26 @@ def test_database_and_redis_urls_switch_to_team_mode(
     assert loaded["DATABASES"]["default"]["HOST"] == "db"
     layer = loaded["CHANNEL_LAYERS"]["default"]
     assert layer["BACKEND"] == "channels_redis.core.RedisChannelLayer"
-    assert layer["CONFIG"]["hosts"] == ["redis://cache:6379/2"]
+    assert layer["CONFIG"]["hosts"] == [{"address": "redis://cache:6379/2", "socket_timeout": 30}]
     assert loaded["CELERY_BROKER_URL"] == "redis://cache:6379/2"
     assert loaded["CELERY_TASK_ALWAYS_EAGER"] is False
     assert not (tmp_path / "data").exists(), "team mode must not create the SQLite folder"
+
+
+def test_the_web_server_borrows_connections_from_a_pool(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    team = {"DATABASE_URL": "postgres://sf@db/sf", "SF_DB_POOL_SIZE": "7"}
+    elsewhere = load_settings(monkeypatch, tmp_path, **team)["DATABASES"]["default"]
+    assert "pool" not in elsewhere["OPTIONS"]
+    assert elsewhere["CONN_MAX_AGE"] == 60  # a worker keeps its connection for a unit
+    monkeypatch.setitem(sys.modules, "daphne.cli", ModuleType("daphne.cli"))
+    served = load_settings(monkeypatch, tmp_path, **team)["DATABASES"]["default"]
+    assert served["OPTIONS"]["pool"] == {"min_size": 2, "max_size": 7, "timeout": 30}
+    assert served["CONN_MAX_AGE"] == 0  # Django refuses persistent connections with a pool
+    monkeypatch.delitem(sys.modules, "daphne.cli")
+    asked = load_settings(monkeypatch, tmp_path, SF_DB_POOL="1", **team)["DATABASES"]["default"]
+    assert asked["OPTIONS"]["pool"]["max_size"] == 7
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,122 @@
+"""The task board in pages: rows of one page, figures over every task, the page kept by
+the links, the buttons and the live socket; the branch heads the conflict check reads."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from django.test import Client
+
+from agents_app.models import AgentSession
+from conftest import make_git_repo, websocket
+from sf_core.actors import Actor
+from tasks_app.board import task_board
+from tasks_app.merge_conflicts import branch_heads, ordered_pairs
+from tasks_app.models import Task
+from tasks_app.services import plan_accept
+from tasks_app.tests.conftest import make_plan, task_data
+
+pytestmark = pytest.mark.django_db
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def big_session(plan_session: AgentSession) -> AgentSession:
+    """120 tasks, t0…t119, accepted but not started; t10 and t60 failed, t61 done."""
+    plan = make_plan(plan_session, *(task_data(f"t{index}") for index in range(120)))
+    plan_accept(plan=plan, actor=Actor.system("t"), start=False)
+    Task.objects.filter(plan=plan, key__in=["t10", "t60"]).update(status="failed")
+    Task.objects.filter(plan=plan, key="t61").update(status="done")
+    return plan_session
+
+
+def keys(board_rows: list) -> list[str]:  # type: ignore[type-arg]
+    return [row.task.key for row in board_rows]
+
+
+def test_a_page_holds_its_rows_and_the_counts_cover_every_page(
+    big_session: AgentSession,
+) -> None:
+    board = task_board(session_id=big_session.pk, page=2)
+    assert keys(board.rows) == [f"t{index}" for index in range(50, 100)]
+    assert board.counts == {"todo": 117, "done": 1, "failed": 2}
+    assert board.total == 120
+    assert board.page is not None
+    assert (board.page.number, board.page.paginator.num_pages) == (2, 3)
+    assert task_board(session_id=big_session.pk, page=99).page.number == 3  # type: ignore[union-attr]
+    assert task_board(session_id=big_session.pk, page="x").page.number == 1  # type: ignore[union-attr]
+
+
+def test_a_status_filter_pages_what_it_lets_through(big_session: AgentSession) -> None:
+    board = task_board(session_id=big_session.pk, statuses=["failed"], page=1)
+    assert keys(board.rows) == ["t10", "t60"]
+    assert board.total == 2
+    assert board.counts["todo"] == 117  # the counts stay over every task
+
+
+def test_without_a_page_every_row_is_there(big_session: AgentSession) -> None:
+    board = task_board(session_id=big_session.pk)
+    assert len(board.rows) == 120
+    assert board.page is None
+
+
+def test_the_page_its_buttons_and_its_socket_stay_on_page_two(
+    logged_in_client: Client, big_session: AgentSession
+) -> None:
+    html = logged_in_client.get(f"/tasks/?session={big_session.pk}&page=2").content.decode()
+    assert f'ws-connect="/ws/tasks/?session={big_session.pk}&amp;page=2"' in html
+    assert "page 2 of 3" in html
+    assert f'href="?session={big_session.pk}&amp;page=3" rel="next"' in html
+    failed = Task.objects.get(plan__session=big_session, key="t60")
+    assert f'hx-post="/tasks/{failed.pk}/retry?session={big_session.pk}&amp;page=2"' in html
+    answer = logged_in_client.post(
+        f"/tasks/{failed.pk}/retry?session={big_session.pk}&page=2", **HTMX
+    ).content.decode()
+    assert 'data-task="t60" data-status="todo"' in answer
+    assert 'data-task="t0"' not in answer  # still page 2
+    assert 'data-page="2"' in answer
+
+
+@pytest.mark.asyncio
+@pytest.mark.django_db(transaction=True)
+async def test_the_live_board_renders_the_page_its_socket_names(
+    session_cookie: bytes, big_session: AgentSession
+) -> None:
+    communicator = websocket(f"/ws/tasks/?session={big_session.pk}&page=3", cookie=session_cookie)
+    connected, _ = await communicator.connect()
+    try:
+        assert connected
+        html = await communicator.receive_from(timeout=5)
+        assert 'data-task="t119"' in html
+        assert 'data-task="t0"' not in html
+        assert 'data-page="3"' in html
+    finally:
+        await communicator.disconnect()
+
+
+def test_branch_heads_follow_new_and_moved_branches(tmp_path: Path) -> None:
+    repo = make_git_repo(tmp_path / "repo")
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True)
+        return done.stdout.strip()
+
+    git("branch", "sf/p1/a/1")
+    time.sleep(0.15)  # settled: kept
+    assert set(branch_heads(str(repo))) == {"main", "sf/p1/a/1"}
+    git("branch", "sf/p1/b/1")
+    assert set(branch_heads(str(repo))) == {"main", "sf/p1/a/1", "sf/p1/b/1"}
+    time.sleep(0.15)
+    assert branch_heads(str(repo))["sf/p1/a/1"] == git("rev-parse", "main")
+    git("switch", "-q", "sf/p1/a/1")
+    git("commit", "-q", "--allow-empty", "-m", "moved")
+    assert branch_heads(str(repo))["sf/p1/a/1"] == git("rev-parse", "HEAD")
+
+
+def test_only_the_asked_pairs_are_ordered() -> None:
+    depends_on = {3: [2], 2: [1], 5: [4]}
+    assert ordered_pairs(depends_on) == {(2, 3), (1, 3), (1, 2), (4, 5)}
+    assert ordered_pairs(depends_on, among=[1, 3, 5]) == {(1, 3)}
