@@ -83,7 +83,9 @@ def session_tasks(*, token: ApiToken, session_id: int, page: Page, status: str =
     tasks = Task.objects.filter(plan__session=session).order_by("plan__created_at", "position")
     if status:
         tasks = tasks.filter(status=status)
-    items = tasks[page.offset : page.offset + page.limit]
+    # Only the columns TaskOut shows: a task's description, criteria and verify
+    # commands are most of its row and nothing of the list's.
+    items = tasks.only(*TaskOut.model_fields)[page.offset : page.offset + page.limit]
     return TaskPage(
         count=tasks.count(),
         limit=page.limit,
