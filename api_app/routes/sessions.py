@@ -13,7 +13,7 @@ from ninja import Router
 from api_app.auth import api_token
 from api_app.idempotency import idempotent
 from api_app.operations import projects as ops
-from api_app.problems import Problem
+from api_app.problems import ERRORS
 from api_app.schemas import (
     CommandIn,
     CommandOut,
@@ -29,7 +29,6 @@ from api_app.schemas import (
 )
 
 router = Router(tags=["projects and sessions"])
-ERRORS: dict[int, type] = {400: Problem, 403: Problem, 404: Problem, 409: Problem, 422: Problem}
 
 
 @router.get("/projects", response=list[ProjectOut])

@@ -10,7 +10,7 @@ from ninja import Query, Router
 
 from api_app.auth import api_token
 from api_app.operations import work as ops
-from api_app.problems import Problem
+from api_app.problems import ERRORS
 from api_app.schemas import (
     AcceptIn,
     DecisionOut,
@@ -27,7 +27,6 @@ from api_app.schemas import (
 )
 
 router = Router(tags=["plans, tasks and reviews"])
-ERRORS: dict[int, type] = {400: Problem, 403: Problem, 404: Problem, 409: Problem, 422: Problem}
 
 
 @router.get("/plan-requests/{request_id}", response={200: PlanRequestOut, **ERRORS})
