@@ -105,7 +105,8 @@ class ObserverState:
         if not text.startswith(VERSION):
             raise ValueError(f"not an event id of this server (it starts with {VERSION!r})")
         try:
-            packed = base64.urlsafe_b64decode(text[len(VERSION) :] + "=" * (-len(text) % 4))
+            body = text[len(VERSION) :]
+            packed = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
             inflater = zlib.decompressobj()
             raw = inflater.decompress(packed, MAX_STATE)
             if inflater.unconsumed_tail:

@@ -210,8 +210,9 @@ class Observer:
                 continue
             if started:
                 events.append(self._unit_event(unit, UnitStatus.RUNNING, unit.started_at))
-            if unit.status != UnitStatus.RUNNING:
-                events.append(self._unit_event(unit, unit.status, unit.finished_at))
+            if unit.status != UnitStatus.RUNNING:  # its end never before its start
+                ended = max(unit.finished_at or timezone.now(), unit.started_at)
+                events.append(self._unit_event(unit, unit.status, ended))
             known[unit.pk] = unit.status
         return events
 
