@@ -12,12 +12,29 @@ from agents_app.models import AgentSession
 from api_app.auth import api_token, visible_or_404
 from api_app.events import StreamTimes, event_stream, in_database, sse_message
 from api_app.problems import ERRORS, ApiProblem
-from tasks_app.headless.cursor import ObserverState
+from tasks_app.headless.cursor import MAX_TOKEN, ObserverState
 from tasks_app.headless.watch import watch_begin, watch_step
 
 router = Router(tags=["live events"])
 
 STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+# Each message of the stream, as JSON Schema reads a server-sent event (OpenAPI 3.1:
+# the media type's schema describes one event; its data is JSON of ``HeadlessEvent``).
+SSE_MESSAGE = {
+    "type": "object",
+    "description": "One server-sent event: `data` is one event of the `HeadlessEvent` schema.",
+    "properties": {
+        "id": {"type": "string", "description": "resume after this event with Last-Event-ID"},
+        "event": {"type": "string", "enum": ["message"]},
+        "retry": {"type": "integer"},
+        "data": {
+            "type": "string",
+            "contentMediaType": "application/json",
+            "contentSchema": {"$ref": "#/components/schemas/HeadlessEvent"},
+        },
+    },
+    "required": ["data"],
+}
 EVENTS_OPENAPI: dict[str, Any] = {
     "responses": {
         200: {
@@ -27,12 +44,7 @@ EVENTS_OPENAPI: dict[str, Any] = {
                 "stream-json`), and every event but `heartbeat` has an `id` to resume "
                 "from with `Last-Event-ID`."
             ),
-            "content": {
-                "text/event-stream": {
-                    "schema": {"type": "string"},
-                    "x-sf-event-schema": {"$ref": "#/components/schemas/HeadlessEvent"},
-                }
-            },
+            "content": {"text/event-stream": {"schema": SSE_MESSAGE}},
         },
     }
 }
@@ -65,7 +77,13 @@ async def session_events(
     request: HttpRequest,
     session_id: int,
     since: Literal["start", "now"] = "start",
-    last_event_id: str | None = Header(None, alias="Last-Event-ID"),
+    last_event_id: str | None = Header(
+        None,
+        alias="Last-Event-ID",
+        max_length=MAX_TOKEN,
+        pattern=r"^1\.[A-Za-z0-9_-]+$",
+        description="the `id` of the last event received: the stream goes on after it",
+    ),
 ) -> HttpResponse | StreamingHttpResponse:
     """A `session` event, then the session's events — its whole history with
     `since=start` (the default), or only what happens from now with `since=now` — and,
