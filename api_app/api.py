@@ -17,6 +17,7 @@ from ninja.openapi.schema import OpenAPISchema
 from api_app.auth import TokenAuth
 from api_app.problems import PROBLEM_TYPE, problems_install
 from api_app.routes.events import router as events_router
+from api_app.routes.reads import router as reads_router
 from api_app.routes.schedules import router as schedules_router
 from api_app.routes.sessions import router as sessions_router
 from api_app.routes.work import router as work_router
@@ -72,6 +73,7 @@ problems_install(api)
 api.add_router("", sessions_router)
 api.add_router("", work_router)
 api.add_router("", schedules_router)
+api.add_router("", reads_router)
 api.add_router("", events_router)
 
 

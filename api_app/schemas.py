@@ -145,6 +145,8 @@ class UnitBriefOut(Schema):
     id: int
     attempt: int
     status: str
+    model: str
+    cost: str
     summary: str
     verification_passed: bool | None
     started_at: datetime
@@ -153,6 +155,12 @@ class UnitBriefOut(Schema):
 
 class TaskDetailOut(TaskOut):
     session_id: int
+    description: str
+    acceptance_criteria: list[str] = Field(description="R1…Rn, in order")
+    verify: list[str] = Field(description="the commands the verification gate runs")
+    depends_on: list[str] = Field(description="keys of the tasks it waits for")
+    hold_reason: str = Field(description="why a paused or blocked task is held")
+    max_retries: int
     units: list[UnitBriefOut] = Field(description="the task's units (attempts), oldest first")
 
 
@@ -302,14 +310,23 @@ def task_out(task: Task) -> TaskOut:
 
 
 def task_detail_out(task: Task, units: list[Unit]) -> TaskDetailOut:
+    depends_on = task.dependencies.select_related("depends_on").order_by("depends_on__position")
     return TaskDetailOut(
         **task_out(task).model_dump(),
         session_id=task.plan.session_id,
+        description=task.description,
+        acceptance_criteria=[str(item) for item in task.acceptance_criteria],
+        verify=[str(item) for item in task.verify],
+        depends_on=[edge.depends_on.key for edge in depends_on],
+        hold_reason=task.hold_reason,
+        max_retries=task.max_retries,
         units=[
             UnitBriefOut(
                 id=unit.pk,
                 attempt=unit.attempt,
                 status=unit.status,
+                model=unit.model,
+                cost=str(unit.cost),
                 summary=unit.summary,
                 verification_passed=unit.verification_passed,
                 started_at=unit.started_at,
