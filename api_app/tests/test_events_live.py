@@ -4,6 +4,8 @@ stream-json gives for a run of the same trace; resumable without duplicates."""
 
 from __future__ import annotations
 
+import asyncio
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +25,7 @@ from tasks_app.engine.replaying import demo_repo_create
 from tasks_app.engine.unit import UnitOptions
 from tasks_app.replays import recorded_profile
 from tests.headless_runs import headless, new_run
-from tests.processes import ROOT, WebProcess
+from tests.processes import ROOT, WebProcess, backends_of
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 TRACE = ROOT / "examples" / "demo-trace.jsonl"
@@ -131,6 +133,50 @@ def test_a_replayed_run_streams_headless_events_in_order_and_resumes(
     last = read(url, {**headers, "Last-Event-ID": str(stream.messages[-1].id)}, Stream())
     assert last.status == 204
     assert last.messages == []
+
+
+async def _hold_streams(url: str, headers: dict[str, str], count: int, measure: Any) -> Any:
+    """Open ``count`` streams at once (as many clients do), wait until each has had its
+    first event, measure, then hang up."""
+    opened = asyncio.Semaphore(0)
+    release = asyncio.Event()
+
+    async def watch(client: httpx.AsyncClient) -> None:
+        async with client.stream("GET", url, headers=headers) as response:
+            async for line in response.aiter_lines():
+                if line.startswith("data:"):
+                    opened.release()
+                    await release.wait()
+                    return
+
+    async with httpx.AsyncClient(timeout=60) as client:
+        watchers = [asyncio.create_task(watch(client)) for _ in range(count)]
+        for _ in range(count):
+            await asyncio.wait_for(opened.acquire(), timeout=60)
+        result = measure()
+        release.set()
+        await asyncio.gather(*watchers)
+    return result
+
+
+def test_open_streams_hold_no_thread_or_database_connection_each(
+    web: WebProcess, user: User, tmp_path: Path
+) -> None:
+    project = project_create(name="many", repo_path=str(make_git_repo(tmp_path / "r")))
+    ProjectMembership.objects.create(project=project, user=user, role=Role.ADMIN)
+    session = AgentSession.objects.create(project=project, title="watched by many")
+    assert web.process is not None
+    pid = web.process.pid
+
+    def measure() -> tuple[int, int]:
+        return len(os.listdir(f"/proc/{pid}/task")), backends_of(web.name)
+
+    url = f"{web.url}/api/sessions/{session.pk}/events"
+    threads, connections = asyncio.run(_hold_streams(url, bearer(user), 30, measure))
+    # Django would hold a thread (and its connection) per open request; the streams
+    # share one thread for Django's work and the loop's executor for their looks.
+    assert threads < 15, threads
+    assert connections < 10, connections
 
 
 def test_strangers_get_404_and_no_token_401(
