@@ -18,6 +18,7 @@ more often than every ``GAP`` (a streaming unit broadcasts many times a second).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -148,6 +149,8 @@ class Wakeup:
     async def __aexit__(self, *exc: object) -> None:
         if self.receiver is not None:
             self.receiver.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.receiver
         if self.layer is None:
             return
         for group in self.groups | self.unit_groups:
