@@ -106,7 +106,7 @@ def test_an_unexpected_error_is_a_logged_problem(
     def explode(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("api_app.routes.sessions.role_of", explode)
+    monkeypatch.setattr("api_app.operations.projects.role_of", explode)
     with caplog.at_level("ERROR", logger="sf.api"):
         response = api.get("/projects")
     assert response.status_code == 500
