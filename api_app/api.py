@@ -12,14 +12,50 @@ import json
 from typing import Any
 
 from ninja import NinjaAPI
+from ninja.openapi.schema import OpenAPISchema
 
 from api_app.auth import TokenAuth
-from api_app.problems import problems_install
+from api_app.problems import PROBLEM_TYPE, problems_install
+from api_app.routes.events import router as events_router
+from api_app.routes.reads import router as reads_router
 from api_app.routes.schedules import router as schedules_router
 from api_app.routes.sessions import router as sessions_router
 from api_app.routes.work import router as work_router
+from tasks_app.headless.events import EVENT_ADAPTER
 
-api = NinjaAPI(
+
+class SfApi(NinjaAPI):
+    """ninja's document, completed with what its type hints cannot say: errors are
+    ``application/problem+json`` (ninja would write its renderer's JSON type), every
+    secured operation may answer 401, and the live events' schema is a component."""
+
+    def get_openapi_schema(
+        self, *, path_prefix: str | None = None, path_params: dict[str, Any] | None = None
+    ) -> OpenAPISchema:
+        schema = super().get_openapi_schema(path_prefix=path_prefix, path_params=path_params)
+        problem = {PROBLEM_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}}
+        for path_item in schema["paths"].values():
+            for operation in path_item.values():
+                responses = operation["responses"]
+                if operation.get("security"):
+                    responses.setdefault(401, {"description": "Unauthorized"})
+                for status, response in responses.items():
+                    if int(status) >= 400:
+                        response["content"] = problem
+        schema["components"]["schemas"].update(_event_components())
+        return schema
+
+
+def _event_components() -> dict[str, Any]:
+    """The events of headless's stream-json (``HeadlessEvent``, one of them by
+    ``type``) and the models they use, as OpenAPI components."""
+    events = EVENT_ADAPTER.json_schema(ref_template="#/components/schemas/{model}")
+    components: dict[str, Any] = dict(events.pop("$defs"))
+    components["HeadlessEvent"] = events
+    return components
+
+
+api = SfApi(
     title="SF API",
     version="1",
     description=(
@@ -37,6 +73,8 @@ problems_install(api)
 api.add_router("", sessions_router)
 api.add_router("", work_router)
 api.add_router("", schedules_router)
+api.add_router("", reads_router)
+api.add_router("", events_router)
 
 
 def openapi_document() -> dict[str, Any]:

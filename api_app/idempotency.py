@@ -16,6 +16,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse
+from ninja import Header
 from pydantic import BaseModel
 
 from api_app.auth import api_token
@@ -38,18 +39,31 @@ def _json(status: int, body: Any, replayed: bool = False) -> HttpResponse:
     return response
 
 
+# The header as a parameter of the creating calls, so the document names it.
+KEY_PARAM = Header(
+    None,
+    alias=HEADER,
+    max_length=MAX_KEY,
+    description="a key of your choice: a repeat with the same body returns the first answer",
+)
+
+
 def idempotent(
-    request: HttpRequest, body: Any, create: Callable[[], BaseModel], status: int = 201
+    request: HttpRequest,
+    key: str | None,
+    body: BaseModel | dict[str, Any],
+    create: Callable[[], BaseModel],
+    status: int = 201,
 ) -> HttpResponse:
-    """Run ``create`` once per key; answer with its output as JSON at ``status``."""
-    key = request.headers.get(HEADER, "").strip()
+    """Run ``create`` once per ``key`` (the Idempotency-Key header); answer with its
+    output as JSON at ``status``."""
+    key = (key or "").strip()
     if not key:
         return _json(status, create().model_dump(mode="json"))
-    if len(key) > MAX_KEY:
-        raise ApiProblem(422, "validation", f"{HEADER} is longer than {MAX_KEY} characters")
     user = api_token(request).user
     route = f"{request.method} {request.path}"
-    digest = request_hash(route, body)
+    payload = body.model_dump(mode="json") if isinstance(body, BaseModel) else body
+    digest = request_hash(route, payload)
     previous = IdempotencyRecord.objects.filter(user=user, key=key).first()
     if previous is not None:
         return _replay(previous, digest)

@@ -7,9 +7,11 @@ problems add ``errors`` (one per field: ``loc``, ``msg``, ``type``).
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.errors import AuthorizationError as NinjaAuthorizationError
@@ -18,6 +20,7 @@ from pydantic import BaseModel
 from agents_app.access import AccessDenied
 from sf_core.errors import CommandRejected, InvalidTransition, NotAllowed, PlanInvalid, SfError
 
+logger = logging.getLogger("sf.api")
 PROBLEM_TYPE = "application/problem+json"
 PROBLEM_BASE = "/api/problems/"
 
@@ -31,8 +34,10 @@ TITLES: dict[str, str] = {
     "command-rejected": "The command was rejected",
     "plan-invalid": "The plan is invalid",
     "rejected": "SF refused the request",
+    "bad-request": "The request could not be read",
+    "method-not-allowed": "This path does not take that method",
     "http": "HTTP error",
-    "internal": "SF failed to answer",
+    "internal": "SF failed to answer; the error is logged",
 }
 
 
@@ -47,12 +52,25 @@ class Problem(BaseModel):
     errors: list[dict[str, Any]] | None = None
 
 
+# The problems every route may answer with (401 is added to each secured operation
+# of the document by ``api.SfApi``).
+ERRORS: dict[int, type] = {400: Problem, 403: Problem, 404: Problem, 409: Problem, 422: Problem}
+
+
 class ApiProblem(Exception):
     """Raised by the API's own code to answer with a problem."""
 
-    def __init__(self, status: int, code: str, detail: str) -> None:
+    def __init__(
+        self, status: int, code: str, detail: str, errors: list[dict[str, Any]] | None = None
+    ) -> None:
         super().__init__(detail)
-        self.status, self.code, self.detail = status, code, detail
+        self.status, self.code, self.detail, self.errors = status, code, detail, errors
+
+    @classmethod
+    def invalid(cls, source: str, name: str, message: str) -> ApiProblem:
+        """A 422 ``validation`` problem about one input, named as ninja names fields."""
+        error = {"loc": [source, name], "msg": message, "type": "value_error"}
+        return cls(422, "validation", f"{name}: {message}", [error])
 
 
 def problem(
@@ -81,10 +99,13 @@ def problem_of(exc: Exception) -> Problem | None:
     """The problem an error of SF's own answers with (every interface: the API's
     problem+json, the MCP server's tool errors), or None for an unexpected error."""
     if isinstance(exc, ApiProblem):
-        return problem(exc.status, exc.code, exc.detail)
+        return problem(exc.status, exc.code, exc.detail, exc.errors)
     if isinstance(exc, SfError):
         return problem(exc.status_code, sf_error_code(exc), str(exc))
     return None
+
+
+HTTP_CODES = {400: "bad-request", 401: "unauthenticated", 403: "forbidden", 404: "not-found"}
 
 
 def sf_error_code(exc: SfError) -> str:
@@ -126,12 +147,26 @@ def problems_install(api: NinjaAPI) -> None:
         return problem_response(403, "forbidden", str(exc) or "forbidden")
 
     def on_http(request: HttpRequest, exc: HttpError) -> HttpResponse:
-        code = {404: "not-found", 401: "unauthenticated", 403: "forbidden"}.get(
-            exc.status_code, "http"
-        )
-        return problem_response(exc.status_code, code, str(exc))
+        code = HTTP_CODES.get(exc.status_code, "http")
+        detail = str(exc)
+        if detail.startswith("Cannot parse request body"):  # ninja's words for bad JSON
+            detail = "the body is not valid JSON (send Content-Type: application/json)"
+        return problem_response(exc.status_code, code, detail)
+
+    def on_unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
+        logger.error("API error on %s %s", request.method, request.path, exc_info=exc)
+        return problem_response(500, "internal", f"{type(exc).__name__}; see the server log")
+
+    def on_404(request: HttpRequest, exc: Exception) -> HttpResponse:
+        return problem_response(404, "not-found", "no such object, or not visible to you")
+
+    def on_denied(request: HttpRequest, exc: Exception) -> HttpResponse:
+        return problem_response(403, "forbidden", str(exc) or "forbidden")
 
     handlers: list[tuple[type[Exception], Any]] = [
+        (Exception, on_unexpected),
+        (Http404, on_404),
+        (PermissionDenied, on_denied),
         (ApiProblem, on_sf_problem),
         (SfError, on_sf_problem),
         (ValidationError, on_validation),

@@ -10,24 +10,48 @@ from datetime import datetime
 from typing import Any, Literal
 
 from ninja import Schema
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
+from agents_app.axes import ModelMode, PermissionProfile, RunControl, WorkMode
 from agents_app.models import AgentSession, Project, RiskDecision
 from tasks_app.models import Plan, PlanRequest, Task, Unit
 
 MAX_LIMIT = 100  # the largest page any list answers
+MAX_OFFSET = 1_000_000_000  # PostgreSQL's OFFSET is a bigint; nobody pages this far
+
+# Text the database can store: PostgreSQL refuses NUL in text (and in JSON).
+NO_NUL = r"^[^\x00]*$"
+# Text that says something: at least one character that is not white space, no NUL.
+SAYS = r"^[^\x00]*[^\s\x00][^\x00]*$"
 
 
-class Page(Schema):
+def text_field(max_length: int, *, required: bool = False, description: str = "") -> Any:
+    """A string field the database can hold (and, ``required``, not blank)."""
+    return Field(
+        ... if required else "",
+        max_length=max_length,
+        min_length=1 if required else 0,
+        pattern=SAYS if required else NO_NUL,
+        description=description or None,
+    )
+
+
+class In(Schema):
+    """An input: unknown fields are an error (a misspelt field is not ignored)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Page(In):
     limit: int = Field(50, ge=1, le=MAX_LIMIT, description=f"at most {MAX_LIMIT}")
-    offset: int = Field(0, ge=0)
+    offset: int = Field(0, ge=0, le=MAX_OFFSET)
 
 
-class ProjectIn(Schema):
-    name: str
-    repo_path: str
-    base_branch: str = "main"
-    policy: dict[str, Any] | None = None
+class ProjectIn(In):
+    name: str = text_field(200, required=True)
+    repo_path: str = text_field(1000, required=True, description="a git repository on the server")
+    base_branch: str = Field(default="main", min_length=1, max_length=200, pattern=SAYS)
+    policy: dict[str, Any] | None = Field(default=None, description="the project's policy")
 
 
 class ProjectOut(Schema):
@@ -38,10 +62,22 @@ class ProjectOut(Schema):
     role: str | None
 
 
-class SessionIn(Schema):
+class AxesIn(In):
+    """Axes to start a session with; the others take SF's defaults for a new session."""
+
+    work_mode: WorkMode | None = None
+    run_control: RunControl | None = None
+    permission_profile: PermissionProfile | None = None
+    model_mode: ModelMode | None = None
+
+    def chosen(self) -> dict[str, str]:
+        return {axis: str(value) for axis, value in self.model_dump().items() if value}
+
+
+class SessionIn(In):
     project_id: int
-    title: str = ""
-    axes: dict[str, str] = Field(default_factory=dict, description="work_mode, run_control, …")
+    title: str = text_field(300)
+    axes: AxesIn = Field(default_factory=AxesIn)
 
 
 class SessionOut(Schema):
@@ -56,8 +92,10 @@ class SessionOut(Schema):
     created_at: datetime
 
 
-class CommandIn(Schema):
-    text: str = Field(description="one command of the grammar, e.g. '/mode build --autonomous'")
+class CommandIn(In):
+    text: str = text_field(
+        2000, required=True, description="one command of the grammar, e.g. '/mode build'"
+    )
 
 
 class CommandOut(Schema):
@@ -68,9 +106,9 @@ class CommandOut(Schema):
     data: dict[str, Any]
 
 
-class IntentIn(Schema):
-    intent: str
-    replay: str = Field("", description="an offered recorded trace to plan from")
+class IntentIn(In):
+    intent: str = text_field(20_000, required=True, description="what you want, in your words")
+    replay: str = text_field(1000, description="an offered recorded trace to plan from")
 
 
 class PlanRequestOut(Schema):
@@ -82,9 +120,14 @@ class PlanRequestOut(Schema):
     plan_id: int | None
 
 
-class PlanUploadIn(Schema):
-    name: str = Field("plan.yaml", description="the file's name: .yaml, .json or .md")
-    content: str
+class PlanUploadIn(In):
+    name: str = Field(
+        default="plan.yaml",
+        max_length=200,
+        pattern=r"^[\w][\w .-]*\.(yaml|yml|json|md)$",
+        description="the file's name: .yaml, .yml, .json or .md",
+    )
+    content: str = text_field(512 * 1024, required=True, description="the plan file's text")
 
 
 class TaskOut(Schema):
@@ -102,6 +145,8 @@ class UnitBriefOut(Schema):
     id: int
     attempt: int
     status: str
+    model: str
+    cost: str
     summary: str
     verification_passed: bool | None
     started_at: datetime
@@ -110,6 +155,12 @@ class UnitBriefOut(Schema):
 
 class TaskDetailOut(TaskOut):
     session_id: int
+    description: str
+    acceptance_criteria: list[str] = Field(description="R1…Rn, in order")
+    verify: list[str] = Field(description="the commands the verification gate runs")
+    depends_on: list[str] = Field(description="keys of the tasks it waits for")
+    hold_reason: str = Field(description="why a paused or blocked task is held")
+    max_retries: int
     units: list[UnitBriefOut] = Field(description="the task's units (attempts), oldest first")
 
 
@@ -125,16 +176,16 @@ class PlanOut(Schema):
     tasks: list[TaskOut]
 
 
-class AcceptIn(Schema):
+class AcceptIn(In):
     autonomous: bool = False
-    permission_profile: str | None = None
-    replay: str = ""
+    permission_profile: Literal["restricted", "normal", "trusted", "unrestricted"] | None = None
+    replay: str = text_field(1000, description="an offered recorded trace the units answer from")
     confirm_unrestricted: bool = False
 
 
-class TaskReviewIn(Schema):
+class TaskReviewIn(In):
     action: Literal["approve", "request_changes"]
-    reason: str = Field("", description="what should change (request_changes)")
+    reason: str = text_field(20_000, description="what should change (request_changes)")
 
 
 class TaskPage(Schema):
@@ -194,10 +245,10 @@ class DecisionPage(Schema):
     items: list[DecisionOut]
 
 
-class ReviewIn(Schema):
+class ReviewIn(In):
     action: Literal["approve", "reject"]
     scope: Literal["once", "session", "project"] = "once"
-    note: str = ""
+    note: str = text_field(2000)
     match: Literal["exact", "family"] = "exact"
 
 
@@ -259,14 +310,23 @@ def task_out(task: Task) -> TaskOut:
 
 
 def task_detail_out(task: Task, units: list[Unit]) -> TaskDetailOut:
+    depends_on = task.dependencies.select_related("depends_on").order_by("depends_on__position")
     return TaskDetailOut(
         **task_out(task).model_dump(),
         session_id=task.plan.session_id,
+        description=task.description,
+        acceptance_criteria=[str(item) for item in task.acceptance_criteria],
+        verify=[str(item) for item in task.verify],
+        depends_on=[edge.depends_on.key for edge in depends_on],
+        hold_reason=task.hold_reason,
+        max_retries=task.max_retries,
         units=[
             UnitBriefOut(
                 id=unit.pk,
                 attempt=unit.attempt,
                 status=unit.status,
+                model=unit.model,
+                cost=str(unit.cost),
                 summary=unit.summary,
                 verification_passed=unit.verification_passed,
                 started_at=unit.started_at,

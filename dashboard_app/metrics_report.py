@@ -23,6 +23,9 @@ from dashboard_app.metrics import (
 from sf_core.errors import SfError
 
 DEFAULT_DAYS = 28
+# The most periods one report has: the series is built period by period, so a window of
+# centuries would keep a request busy for minutes (the API's fuzzing found it).
+MAX_PERIODS = 400
 
 
 class MetricsQueryInvalid(SfError):
@@ -51,9 +54,17 @@ def window_parse(since: str | None, until: str | None, by: str | None) -> Window
         raise MetricsQueryInvalid(f"dates are YYYY-MM-DD: {exc}") from None
     if start > end:
         raise MetricsQueryInvalid(f"--since {start} is after --until {end}")
+    if end >= date.max:
+        raise MetricsQueryInvalid(f"--until {end} is past the last day SF can count")
     bucket = by or "day"
     if bucket not in BUCKETS:
         raise MetricsQueryInvalid(f"by {bucket!r}: accepted: {', '.join(BUCKETS)}")
+    days = MAX_PERIODS * (7 if bucket == "week" else 1)
+    if (end - start).days >= days:
+        raise MetricsQueryInvalid(
+            f"a window of at most {days} days by {bucket}; {start} to {end} is "
+            f"{(end - start).days + 1} days"
+        )
     return Window(start, end, bucket)
 
 

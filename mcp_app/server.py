@@ -55,7 +55,11 @@ class SfMcpServer(MCPServer):
     ) -> CallToolResult | InputRequiredResult:
         try:
             return await super().call_tool(name, arguments, context)
-        except UnexpectedToolError:
+        except UnexpectedToolError as exc:
+            # A tool builds the API's input schema from its arguments: what that schema
+            # refuses (a blank intent, NUL in a title) is the caller's error, as in the API.
+            if isinstance(exc.__cause__, ValidationError):
+                return problem_result(_validation_problem(exc.__cause__))
             raise
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):

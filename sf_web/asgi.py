@@ -4,7 +4,8 @@ server's streamable HTTP endpoint at ``/mcp`` (``mcp_app.http``) beside Django.
 Websockets are wrapped origin check outermost, then session authentication, then
 the URL router; each consumer still refuses anonymous users itself. ``/mcp`` is
 wrapped in the HTTP origin check (DNS-rebinding protection, as the MCP specification
-asks), then its own bearer-token check.
+asks), then its own bearer-token check. HTTP requests for a session's live events
+share one thread for Django's synchronous work (``api_app.asgi``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from api_app.asgi import SharedThreadForStreams  # noqa: E402
 from mcp_app.http import McpHttpApp  # noqa: E402
 from sf_web.origins import HttpOriginValidator, OriginValidator  # noqa: E402
 from sf_web.routing import websocket_urlpatterns  # noqa: E402
@@ -36,6 +38,9 @@ schedules_inline_start()
 
 MCP_PATHS = frozenset({"/mcp", "/mcp/"})
 mcp_asgi_app = HttpOriginValidator(McpHttpApp())
+# A session's live events (long responses) share one thread for Django's own
+# synchronous work instead of holding one each (api_app/asgi.py).
+django_http_app = SharedThreadForStreams(django_asgi_app)
 
 
 async def http_application(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -43,7 +48,7 @@ async def http_application(scope: dict[str, Any], receive: Any, send: Any) -> No
     if scope["path"] in MCP_PATHS:
         await mcp_asgi_app(scope, receive, send)
     else:
-        await django_asgi_app(scope, receive, send)
+        await django_http_app(scope, receive, send)
 
 
 application = ProtocolTypeRouter(

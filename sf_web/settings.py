@@ -82,6 +82,8 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # Under /api/, Django's 404 and ninja's 405 answer as problem+json too.
+    "api_app.middleware.ApiProblemsMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -349,6 +351,21 @@ EMAIL_HOST_PASSWORD = env.string("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env.flag("EMAIL_USE_TLS", False)
 EMAIL_TIMEOUT = 10
 DEFAULT_FROM_EMAIL = env.string("DEFAULT_FROM_EMAIL", "sf@localhost")
+
+# The API's live events (GET /api/sessions/{id}/events, docs/api.md): a heartbeat event
+# this often keeps proxies from closing a quiet stream; the stream looks at the
+# database when the engine broadcasts, and at least this often without one; a stream
+# ends after SF_API_EVENTS_MAX_AGE (the client reconnects with Last-Event-ID), so no
+# connection lives forever behind a proxy or a load balancer.
+SF_API_EVENTS_HEARTBEAT = env.duration(
+    "SF_API_EVENTS_HEARTBEAT", timedelta(seconds=15), minimum=timedelta(milliseconds=100)
+)
+SF_API_EVENTS_POLL = env.duration(
+    "SF_API_EVENTS_POLL", timedelta(seconds=5), minimum=timedelta(milliseconds=100)
+)
+SF_API_EVENTS_MAX_AGE = env.duration(
+    "SF_API_EVENTS_MAX_AGE", timedelta(minutes=30), minimum=timedelta(milliseconds=100)
+)
 
 # Headless (``manage.py sf headless``): how often it emits a heartbeat event, how long
 # it waits for a running unit to stop after SIGINT/SIGTERM, and after how many units

@@ -25,6 +25,7 @@ import logging
 from collections.abc import Iterable
 
 from django.db import transaction
+from django.utils import timezone
 
 from agents_app.models import AgentSession, SessionStatus
 from agents_app.services import session_finish, session_reopen
@@ -69,7 +70,7 @@ def plan_settle(*, plan_id: int, actor: Actor = SF) -> str | None:
             return None
         counts = _counts(plan)
         Plan.objects.filter(pk=plan.pk, status=PlanStatus.ACCEPTED).update(
-            status=outcome, status_reason=f"{outcome}: {counts}"
+            status=outcome, status_reason=f"{outcome}: {counts}", finished_at=timezone.now()
         )
         logger.info("plan %s %s (%s)", plan.pk, outcome, counts)
         plans_changed(session_id=plan.session_id)
@@ -107,7 +108,7 @@ def plan_reopen(*, plan: Plan, reason: str, actor: Actor) -> bool:
     with transaction.atomic():
         _lock(plan.pk)
         reopened = Plan.objects.filter(pk=plan.pk, status__in=FINISHED_PLAN_STATUSES).update(
-            status=PlanStatus.ACCEPTED, status_reason=f"re-opened: {reason}"
+            status=PlanStatus.ACCEPTED, status_reason=f"re-opened: {reason}", finished_at=None
         )
         session = AgentSession.objects.get(pk=plan.session_id)
         session_reopen(session=session, reason=reason, actor=actor)

@@ -84,10 +84,11 @@ def session_open(*, token: ApiToken, data: SessionIn) -> SessionOut:
     user = token.user
     project = project_find(token=token, project_id=data.project_id)
     require(user, project, Action.CREATE_SESSION)
-    profile = data.axes.get("permission_profile")
-    if profile:
+    axes = data.axes.chosen()
+    profile = axes.get("permission_profile")
+    if profile:  # a session created at trusted or unrestricted is a raise to it
         require(user, project, profile_action(profile))
-    session = session_create(project=project, created_by=user, title=data.title, axes=data.axes)
+    session = session_create(project=project, created_by=user, title=data.title, axes=axes)
     return session_out(session)
 
 

@@ -77,7 +77,9 @@ def plan_accept(*, token: ApiToken, plan_id: int, data: AcceptIn) -> PlanOut:
     return plan_out(plan)
 
 
-def session_tasks(*, token: ApiToken, session_id: int, page: Page, status: str = "") -> TaskPage:
+def session_tasks(
+    *, token: ApiToken, session_id: int, page: Page, status: str | None = None
+) -> TaskPage:
     """The session's tasks in plan order, a page at a time."""
     session = visible_or_404(token, AgentSession.objects.all(), session_id, "project")
     tasks = Task.objects.filter(plan__session=session).order_by("plan__created_at", "position")
@@ -145,9 +147,9 @@ def unit_show(*, token: ApiToken, unit_id: int) -> UnitOut:
 
 def decisions_list(*, token: ApiToken, page: Page, status: str = "pending") -> DecisionPage:
     """Risk decisions of the visible projects, newest first (``status``: pending,
-    approved, rejected, or empty for all)."""
+    approved, rejected, not_needed, or all; empty is all too)."""
     found = RiskDecision.objects.filter(session__project__in=token_projects(token))
-    if status:
+    if status and status != "all":
         found = found.filter(review_status=status)
     found = found.select_related("session").order_by("-created_at", "-pk")
     items = found[page.offset : page.offset + page.limit]

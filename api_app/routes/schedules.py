@@ -10,15 +10,14 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router
 
 from api_app.auth import api_token
-from api_app.idempotency import idempotent
+from api_app.idempotency import KEY_PARAM, idempotent
 from api_app.operations import schedules as ops
 from api_app.operations.schedules import ScheduleOut, ScheduleRunOut, ScheduleRunPage
-from api_app.problems import Problem
+from api_app.problems import ERRORS
 from api_app.schemas import Page
 from tasks_app.schedules.spec import ScheduleSpec
 
 router = Router(tags=["schedules"])
-ERRORS: dict[int, type] = {400: Problem, 403: Problem, 404: Problem, 409: Problem, 422: Problem}
 
 
 @router.get("/projects/{project_id}/schedules", response={200: list[ScheduleOut], **ERRORS})
@@ -27,13 +26,16 @@ def schedules_list(request: HttpRequest, project_id: int) -> list[ScheduleOut]:
 
 
 @router.post("/projects/{project_id}/schedules", response={201: ScheduleOut, **ERRORS})
-def schedules_create(request: HttpRequest, project_id: int, data: ScheduleSpec) -> HttpResponse:
+def schedules_create(
+    request: HttpRequest, project_id: int, data: ScheduleSpec, key: str | None = KEY_PARAM
+) -> HttpResponse:
     """A cron expression (five fields, wall-clock time) in an IANA time zone, and an
     intent or a plan template; runs act as the caller unless an admin names ``run_as``."""
     token = api_token(request)
     return idempotent(
         request,
-        data.model_dump(mode="json"),
+        key,
+        data,
         lambda: ops.schedule_register(token=token, project_id=project_id, spec=data),
     )
 
@@ -70,12 +72,15 @@ def schedule_remove(request: HttpRequest, schedule_id: int) -> HttpResponse:
 
 
 @router.post("/schedules/{schedule_id}/run", response={201: ScheduleRunOut, **ERRORS})
-def schedule_run(request: HttpRequest, schedule_id: int) -> HttpResponse:
+def schedule_run(
+    request: HttpRequest, schedule_id: int, key: str | None = KEY_PARAM
+) -> HttpResponse:
     """Run once now, as the schedule's person; *skipped* while its previous run's work
     is still going."""
     token = api_token(request)
     return idempotent(
         request,
+        key,
         {"schedule": schedule_id},
         lambda: ops.schedule_run(token=token, schedule_id=schedule_id),
     )

@@ -11,9 +11,9 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Router
 
 from api_app.auth import api_token
-from api_app.idempotency import idempotent
+from api_app.idempotency import KEY_PARAM, idempotent
 from api_app.operations import projects as ops
-from api_app.problems import Problem
+from api_app.problems import ERRORS
 from api_app.schemas import (
     CommandIn,
     CommandOut,
@@ -29,7 +29,6 @@ from api_app.schemas import (
 )
 
 router = Router(tags=["projects and sessions"])
-ERRORS: dict[int, type] = {400: Problem, 403: Problem, 404: Problem, 409: Problem, 422: Problem}
 
 
 @router.get("/projects", response=list[ProjectOut])
@@ -38,11 +37,11 @@ def projects_list(request: HttpRequest) -> list[ProjectOut]:
 
 
 @router.post("/projects", response={201: ProjectOut, **ERRORS})
-def projects_create(request: HttpRequest, data: ProjectIn) -> HttpResponse:
+def projects_create(
+    request: HttpRequest, data: ProjectIn, key: str | None = KEY_PARAM
+) -> HttpResponse:
     token = api_token(request)
-    return idempotent(
-        request, data.model_dump(), lambda: ops.project_register(token=token, data=data)
-    )
+    return idempotent(request, key, data, lambda: ops.project_register(token=token, data=data))
 
 
 @router.get("/projects/{project_id}", response={200: ProjectOut, **ERRORS})
@@ -56,9 +55,11 @@ def project_skills_list(request: HttpRequest, project_id: int) -> list[SkillOut]
 
 
 @router.post("/sessions", response={201: SessionOut, **ERRORS})
-def sessions_create(request: HttpRequest, data: SessionIn) -> HttpResponse:
+def sessions_create(
+    request: HttpRequest, data: SessionIn, key: str | None = KEY_PARAM
+) -> HttpResponse:
     token = api_token(request)
-    return idempotent(request, data.model_dump(), lambda: ops.session_open(token=token, data=data))
+    return idempotent(request, key, data, lambda: ops.session_open(token=token, data=data))
 
 
 @router.get("/sessions/{session_id}", response={200: SessionOut, **ERRORS})
@@ -67,7 +68,9 @@ def session_show(request: HttpRequest, session_id: int) -> SessionOut:
 
 
 @router.post("/sessions/{session_id}/commands", response={200: CommandOut, **ERRORS})
-def session_command(request: HttpRequest, session_id: int, data: CommandIn) -> HttpResponse:
+def session_command(
+    request: HttpRequest, session_id: int, data: CommandIn, key: str | None = KEY_PARAM
+) -> HttpResponse:
     """One command of the grammar the command bar, CLI and headless share (``/mode build
     --autonomous``, ``/steer …``, ``/pause``); the role it needs is the service's to judge."""
     token = api_token(request)
@@ -75,11 +78,13 @@ def session_command(request: HttpRequest, session_id: int, data: CommandIn) -> H
     def create() -> CommandOut:
         return ops.session_command(token=token, session_id=session_id, text=data.text)
 
-    return idempotent(request, data.model_dump(), create, status=200)
+    return idempotent(request, key, data, create, status=200)
 
 
 @router.post("/sessions/{session_id}/intents", response={202: PlanRequestOut, **ERRORS})
-def session_intent(request: HttpRequest, session_id: int, data: IntentIn) -> HttpResponse:
+def session_intent(
+    request: HttpRequest, session_id: int, data: IntentIn, key: str | None = KEY_PARAM
+) -> HttpResponse:
     """Plan an intent on a worker: the answer is the plan request (``planning``); its
     ``plan_id`` appears when planning is done (poll ``GET /api/plan-requests/{id}``)."""
     token = api_token(request)
@@ -87,18 +92,20 @@ def session_intent(request: HttpRequest, session_id: int, data: IntentIn) -> Htt
     def create() -> PlanRequestOut:
         return ops.session_intent(token=token, session_id=session_id, data=data)
 
-    return idempotent(request, data.model_dump(), create, status=202)
+    return idempotent(request, key, data, create, status=202)
 
 
 @router.post("/sessions/{session_id}/plans", response={201: PlanOut, **ERRORS})
-def session_plan_upload(request: HttpRequest, session_id: int, data: PlanUploadIn) -> HttpResponse:
+def session_plan_upload(
+    request: HttpRequest, session_id: int, data: PlanUploadIn, key: str | None = KEY_PARAM
+) -> HttpResponse:
     """A plan file's text (YAML, JSON or Markdown), checked as ``sf plan import`` does."""
     token = api_token(request)
 
     def create() -> PlanOut:
         return ops.session_plan_upload(token=token, session_id=session_id, data=data)
 
-    return idempotent(request, data.model_dump(), create)
+    return idempotent(request, key, data, create)
 
 
 @router.get("/sessions/{session_id}/snapshot", response={200: dict[str, Any], **ERRORS})

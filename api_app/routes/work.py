@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import date
+from typing import Any, Literal
 
 from django.http import HttpRequest
 from ninja import Query, Router
 
+from agents_app.models import ReviewStatus
 from api_app.auth import api_token
 from api_app.operations import work as ops
-from api_app.problems import Problem
+from api_app.problems import ERRORS
 from api_app.schemas import (
     AcceptIn,
     DecisionOut,
@@ -25,9 +27,9 @@ from api_app.schemas import (
     TaskReviewIn,
     UnitOut,
 )
+from tasks_app.models import TaskStatus
 
 router = Router(tags=["plans, tasks and reviews"])
-ERRORS: dict[int, type] = {400: Problem, 403: Problem, 404: Problem, 409: Problem, 422: Problem}
 
 
 @router.get("/plan-requests/{request_id}", response={200: PlanRequestOut, **ERRORS})
@@ -48,7 +50,7 @@ def plan_accept(request: HttpRequest, plan_id: int, data: AcceptIn) -> PlanOut:
 
 @router.get("/sessions/{session_id}/tasks", response={200: TaskPage, **ERRORS})
 def session_tasks(
-    request: HttpRequest, session_id: int, page: Query[Page], status: str = ""
+    request: HttpRequest, session_id: int, page: Query[Page], status: TaskStatus | None = None
 ) -> TaskPage:
     """The session's tasks in plan order, a page at a time (``limit`` ≤ 100)."""
     return ops.session_tasks(
@@ -70,7 +72,9 @@ def task_review(request: HttpRequest, task_id: int, data: TaskReviewIn) -> TaskO
 
 
 @router.post("/tasks/{task_id}/{action}", response={200: TaskOut, **ERRORS})
-def task_recover(request: HttpRequest, task_id: int, action: str) -> TaskOut:
+def task_recover(
+    request: HttpRequest, task_id: int, action: Literal["retry", "cancel", "skip"]
+) -> TaskOut:
     """``retry``, ``cancel`` or ``skip`` a task, as the board's buttons do."""
     return ops.task_recover(token=api_token(request), task_id=task_id, action=action)
 
@@ -83,10 +87,12 @@ def unit_show(request: HttpRequest, unit_id: int) -> UnitOut:
 
 @router.get("/decisions", response={200: DecisionPage, **ERRORS})
 def decisions_list(
-    request: HttpRequest, page: Query[Page], status: str = "pending"
+    request: HttpRequest,
+    page: Query[Page],
+    status: ReviewStatus | Literal["all"] = ReviewStatus.PENDING,
 ) -> DecisionPage:
     """Risk decisions of the visible projects, newest first (``status``: pending,
-    approved, rejected, or empty for all)."""
+    approved, rejected, not_needed, or all)."""
     return ops.decisions_list(token=api_token(request), page=page, status=status)
 
 
@@ -97,7 +103,16 @@ def decision_review_call(request: HttpRequest, decision_id: int, data: ReviewIn)
 
 @router.get("/metrics", response={200: dict[str, Any], **ERRORS})
 def metrics(
-    request: HttpRequest, since: str | None = None, until: str | None = None, by: str = "day"
+    request: HttpRequest,
+    since: date | None = None,
+    until: date | None = None,
+    by: Literal["day", "week"] = "day",
 ) -> dict[str, Any]:
-    """The outcome metrics of the visible projects (``sf metrics --format json``)."""
-    return ops.metrics_show(token=api_token(request), since=since, until=until, by=by)
+    """The outcome metrics of the visible projects (``sf metrics --format json``);
+    ``since`` and ``until`` are dates (the last four weeks by default)."""
+    return ops.metrics_show(
+        token=api_token(request),
+        since=since.isoformat() if since else None,
+        until=until.isoformat() if until else None,
+        by=by,
+    )

@@ -118,11 +118,13 @@ def test_plan_upload_show_accept_and_tasks_page(api: Api, agent_session: AgentSe
     assert api.get(f"/sessions/{agent_session.pk}/tasks", limit=101).status_code == 422
 
 
-def test_a_task_is_cancelled_and_an_unknown_action_is_404(
+def test_a_task_is_cancelled_and_an_unknown_action_is_a_validation_problem(
     api: Api, agent_session: AgentSession
 ) -> None:
     task = make_plan(agent_session, task_data("a")).tasks.get()
-    assert api.post(f"/tasks/{task.pk}/explode").status_code == 404
+    unknown = api.post(f"/tasks/{task.pk}/explode")
+    assert unknown.status_code == 422
+    assert unknown.json()["errors"][0]["loc"] == ["path", "action"]
     answer = api.post(f"/tasks/{task.pk}/cancel")
     assert answer.status_code == 200, answer.content
     assert Task.objects.get(pk=task.pk).status == "cancelled"
@@ -149,7 +151,8 @@ def test_skills_metrics_and_plan_requests(api: Api, project: Project) -> None:
     assert api.get(f"/projects/{project.pk}/skills").status_code == 200
     metrics = api.get("/metrics", by="week").json()
     assert metrics["by"] == "week"
-    assert api.get("/metrics", since="not a date").json()["code"] == "rejected"
+    assert api.get("/metrics", since="not a date").json()["code"] == "validation"
+    assert api.get("/metrics", since="2026-02-01", until="2026-01-01").json()["code"] == "rejected"
     assert api.get("/plan-requests/999999").status_code == 404
 
 
@@ -259,8 +262,8 @@ def test_an_intent_starts_planning_once_per_key(api: Api, agent_session: AgentSe
     shown = api.get(f"/plan-requests/{first.json()['id']}").json()
     assert shown["intent"] == "add a --shout flag"
     empty = api.post(f"/sessions/{agent_session.pk}/intents", {"intent": " "})
-    assert empty.status_code == 400
-    assert empty.json()["code"] == "command-rejected"
+    assert empty.status_code == 422
+    assert empty.json()["errors"][0]["loc"] == ["body", "data", "intent"]
 
 
 def test_a_task_is_shown_with_its_units(api: Api, agent_session: AgentSession) -> None:

@@ -177,7 +177,7 @@ async def test_wrong_arguments_and_unknown_tools_are_problems(secret: str, proje
         )
         assert both["code"] == "validation"
         empty = await refused(client, "state_intent", intent=" ", project_id=project.pk)
-        assert empty["code"] == "command-rejected"
+        assert (empty["code"], empty["errors"][0]["loc"]) == ("validation", ["intent"])
         unknown = await refused(client, "drop_database")
         assert (unknown["status"], unknown["code"]) == (404, "not-found")
         limit = await refused(client, "list_tasks", session_id=1, limit=101)

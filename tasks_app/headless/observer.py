@@ -2,13 +2,22 @@
 
 Headless watches a session the same way whether its units run inline in this
 process or on Celery workers: by reading the rows the engine writes (transitions,
-task transitions, units, traced tool calls, risk decisions, plans). Each ``poll``
-returns the new events in time order.
+task transitions, units, traced tool calls, risk decisions, plans); so does the API's
+event stream. Each ``poll`` returns the new events in time order. What has been
+reported is an ``ObserverState`` (``cursor.py``): the API sends it with each event so a
+client resumes where it stopped.
+
+Within one poll the events of each log table keep the order of their rows, and the
+tables are merged by time: so the state after any prefix of a poll's events is
+exact (every row up to the last one reported was reported), which is what makes an
+event's own id a safe place to resume from.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -25,6 +34,7 @@ from agents_app.models import (
     TraceEvent,
     TraceKind,
 )
+from tasks_app.headless.cursor import Mark, ObserverState
 from tasks_app.headless.events import (
     Axes,
     DecisionEvent,
@@ -36,7 +46,15 @@ from tasks_app.headless.events import (
     TransitionEvent,
     UnitEvent,
 )
-from tasks_app.models import Plan, PlanStatus, Task, TaskTransition, Unit, UnitStatus
+from tasks_app.models import (
+    FINISHED_PLAN_STATUSES,
+    Plan,
+    PlanStatus,
+    Task,
+    TaskTransition,
+    Unit,
+    UnitStatus,
+)
 
 
 def _axes(values: dict[str, str]) -> Axes:
@@ -56,46 +74,52 @@ def session_event(session: AgentSession, *, resumed: bool) -> SessionEvent:
     )
 
 
-class Observer:
-    """Remembers what it has reported; everything newer is an event."""
+Marked = tuple[Any, Mark]  # an event and the part of the state it moves
 
-    def __init__(self, session_id: int, *, from_start: bool) -> None:
+
+class Observer:
+    """Remembers what it has reported (``state``); everything newer is an event."""
+
+    def __init__(
+        self, session_id: int, *, from_start: bool, state: ObserverState | None = None
+    ) -> None:
         self.session_id = session_id
-        self.units_seen: set[int] = set()
-        self.unit_status: dict[int, str] = {}
-        self.plan_status: dict[int, str] = {}
-        self.review_status: dict[int, str] = {}
-        self.last_transition = self.last_task_transition = 0
-        self.last_tool_call = self.last_decision = 0
-        if not from_start:
+        self.state = state if state is not None else ObserverState(session=session_id)
+        if state is None and not from_start:
             self._skip_history()
 
     def _skip_history(self) -> None:
         """A resumed session: report only what happens from now on."""
-        sid = self.session_id
-        self.last_transition = _max(ModeTransition.objects.filter(session_id=sid))
-        self.last_task_transition = _max(TaskTransition.objects.filter(task__plan__session_id=sid))
-        self.last_tool_call = _max(TraceEvent.objects.filter(session_id=sid))
-        self.last_decision = _max(RiskDecision.objects.filter(session_id=sid))
+        sid, state = self.session_id, self.state
+        state.transition = _max(ModeTransition.objects.filter(session_id=sid))
+        state.task_transition = _max(TaskTransition.objects.filter(task__plan__session_id=sid))
+        state.trace = _max(TraceEvent.objects.filter(session_id=sid))
+        state.decision = _max(RiskDecision.objects.filter(session_id=sid))
         for unit in Unit.objects.filter(task__plan__session_id=sid).values("pk", "status"):
-            self.units_seen.add(unit["pk"])
-            self.unit_status[unit["pk"]] = unit["status"]
+            state.units[unit["pk"]] = unit["status"]
         for plan in Plan.objects.filter(session_id=sid).values("pk", "status"):
-            self.plan_status[plan["pk"]] = plan["status"]
+            state.plans[plan["pk"]] = plan["status"]
         for row in RiskDecision.objects.filter(session_id=sid).values("pk", "review_status"):
-            self.review_status[row["pk"]] = row["review_status"]
+            state.review_seen(row["pk"], row["review_status"])
 
     def poll(self) -> list[Any]:
-        events: list[Any] = [
-            *self._transitions(),
-            *self._plans(),
-            *self._tasks(),
-            *self._units(),
-            *self._tool_calls(),
-            *self._decisions(),
+        return [event for event, _ in self.poll_marked()]
+
+    def poll_marked(self) -> list[Marked]:
+        """The new events in time order, each with its mark. Log tables (transitions,
+        task transitions, tool calls, new decisions) keep their row order; the rows
+        whose status is reported (plans, units, reviews) are sorted by time first."""
+        fresh, reviewed = self._decisions()
+        streams: list[Iterable[Marked]] = [
+            self._transitions(),
+            _by_time(self._plans()),
+            self._tasks(),
+            _by_time(self._units()),
+            self._tool_calls(),
+            fresh,
+            _by_time(reviewed),
         ]
-        events.sort(key=lambda event: event.at)
-        return events
+        return list(heapq.merge(*streams, key=lambda marked: marked[0].at))
 
     def heartbeat(self, elapsed: float) -> HeartbeatEvent:
         session = AgentSession.objects.get(pk=self.session_id)
@@ -112,91 +136,88 @@ class Observer:
 
     # --- one table each ------------------------------------------------------------
 
-    def _transitions(self) -> list[TransitionEvent]:
+    def _transitions(self) -> list[Marked]:
         rows = ModeTransition.objects.filter(
-            session_id=self.session_id, pk__gt=self.last_transition
+            session_id=self.session_id, pk__gt=self.state.transition
         ).order_by("pk")
-        events = []
+        events: list[Marked] = []
         for row in rows:
-            self.last_transition = row.pk
-            events.append(
-                TransitionEvent(
-                    at=row.applied_at or row.requested_at,
-                    session=self.session_id,
-                    id=row.pk,
-                    from_axes=_axes(row.from_axes.as_dict()),
-                    to_axes=_axes(row.to_axes.as_dict()),
-                    paused=row.to_paused,
-                    reason=row.reason,
-                    scope=row.scope,
-                    status=row.status,
-                    actor=row.actor_display,
-                )
+            self.state.transition = row.pk
+            event = TransitionEvent(
+                at=row.applied_at or row.requested_at,
+                session=self.session_id,
+                id=row.pk,
+                from_axes=_axes(row.from_axes.as_dict()),
+                to_axes=_axes(row.to_axes.as_dict()),
+                paused=row.to_paused,
+                reason=row.reason,
+                scope=row.scope,
+                status=row.status,
+                actor=row.actor_display,
             )
+            events.append((event, Mark("transition", row.pk)))
         return events
 
-    def _plans(self) -> list[PlanEvent]:
-        events = []
+    def _plans(self) -> list[Marked]:
+        events: list[Marked] = []
         for plan in Plan.objects.filter(session_id=self.session_id).order_by("pk"):
-            if self.plan_status.get(plan.pk) == plan.status:
+            if self.state.plans.get(plan.pk) == plan.status:
                 continue
-            self.plan_status[plan.pk] = plan.status
-            events.append(
-                PlanEvent(
-                    at=_plan_time(plan),
-                    session=self.session_id,
-                    id=plan.pk,
-                    status=plan.status,
-                    summary=plan.summary,
-                    tasks=plan.tasks.count(),
-                    reason=plan.status_reason,
-                )
+            self.state.plans[plan.pk] = plan.status
+            event = PlanEvent(
+                at=_plan_time(plan),
+                session=self.session_id,
+                id=plan.pk,
+                status=plan.status,
+                summary=plan.summary,
+                tasks=plan.tasks.count(),
+                reason=plan.status_reason,
             )
+            events.append((event, Mark("plan", plan.pk, plan.status)))
         return events
 
-    def _tasks(self) -> list[TaskEvent]:
+    def _tasks(self) -> list[Marked]:
         rows = (
             TaskTransition.objects.filter(
-                task__plan__session_id=self.session_id, pk__gt=self.last_task_transition
+                task__plan__session_id=self.session_id, pk__gt=self.state.task_transition
             )
             .select_related("task")
             .order_by("pk")
         )
-        events = []
+        events: list[Marked] = []
         for row in rows:
-            self.last_task_transition = row.pk
-            events.append(
-                TaskEvent(
-                    at=row.created_at,
-                    session=self.session_id,
-                    task=row.task.key,
-                    title=row.task.title,
-                    from_status=row.from_status,
-                    to_status=row.to_status,
-                    reason=row.reason,
-                    actor=row.actor_label,
-                )
+            self.state.task_transition = row.pk
+            event = TaskEvent(
+                at=row.created_at,
+                session=self.session_id,
+                task=row.task.key,
+                title=row.task.title,
+                from_status=row.from_status,
+                to_status=row.to_status,
+                reason=row.reason,
+                actor=row.actor_label,
             )
+            events.append((event, Mark("task", row.pk)))
         return events
 
-    def _units(self) -> list[UnitEvent]:
-        known = self.unit_status
+    def _units(self) -> list[Marked]:
+        known = self.state.units
         rows = Unit.objects.filter(task__plan__session_id=self.session_id).select_related("task")
-        events = []
+        events: list[Marked] = []
         for unit in rows.order_by("pk"):
-            started = unit.pk not in self.units_seen
-            if not started and known.get(unit.pk) == unit.status:
+            started = unit.pk not in known
+            if not started and known[unit.pk] == unit.status:
                 continue
             if started:
-                self.units_seen.add(unit.pk)
                 events.append(self._unit_event(unit, UnitStatus.RUNNING, unit.started_at))
-            if unit.status != UnitStatus.RUNNING:
-                events.append(self._unit_event(unit, unit.status, unit.finished_at))
+            if unit.status != UnitStatus.RUNNING:  # its end never before its start
+                ended = max(unit.finished_at or timezone.now(), unit.started_at)
+                events.append(self._unit_event(unit, unit.status, ended))
             known[unit.pk] = unit.status
         return events
 
-    def _unit_event(self, unit: Unit, status: str, at: datetime | None) -> UnitEvent:
-        return UnitEvent(
+    def _unit_event(self, unit: Unit, status: str, at: datetime | None) -> Marked:
+        event = UnitEvent(
             at=at or timezone.now(),
             session=self.session_id,
             task=unit.task.key,
@@ -207,56 +228,72 @@ class Observer:
             cost_usd=str(unit.cost),
             summary=unit.summary if status != UnitStatus.RUNNING else "",
         )
+        return event, Mark("unit", unit.pk, status)
 
-    def _tool_calls(self) -> list[ToolCallEvent]:
-        rows = TraceEvent.objects.filter(session_id=self.session_id, pk__gt=self.last_tool_call)
-        events = []
+    def _tool_calls(self) -> list[Marked]:
+        rows = TraceEvent.objects.filter(session_id=self.session_id, pk__gt=self.state.trace)
+        events: list[Marked] = []
         for row in rows.order_by("pk"):
-            self.last_tool_call = row.pk
+            self.state.trace = row.pk
             if row.kind != TraceKind.TOOL_CALL:
                 continue
             output = str(row.payload.get("output", ""))
-            events.append(
-                ToolCallEvent(
-                    at=row.finished_at or row.started_at,
-                    session=self.session_id,
-                    unit=row.unit_id,
-                    tool=row.name,
-                    input_hash=row.input_hash,
-                    ok=not output.startswith("error:"),
-                )
+            event = ToolCallEvent(
+                at=row.finished_at or row.started_at,
+                session=self.session_id,
+                unit=row.unit_id,
+                tool=row.name,
+                input_hash=row.input_hash,
+                ok=not output.startswith("error:"),
             )
+            events.append((event, Mark("trace", row.pk)))
         return events
 
-    def _decisions(self) -> list[DecisionEvent]:
-        sid = self.session_id
-        fresh = RiskDecision.objects.filter(session_id=sid, pk__gt=self.last_decision)
-        reviewed = RiskDecision.objects.filter(
-            pk__in=[pk for pk, s in self.review_status.items() if s == ReviewStatus.PENDING]
-        ).exclude(review_status=ReviewStatus.PENDING)
-        events = []
-        for row in [*fresh.order_by("pk"), *reviewed]:
-            self.last_decision = max(self.last_decision, row.pk)
-            self.review_status[row.pk] = row.review_status
+    def _decisions(self) -> tuple[list[Marked], list[Marked]]:
+        """New decisions (in row order), and reviews of those reported as pending."""
+        sid, state = self.session_id, self.state
+        fresh = RiskDecision.objects.filter(session_id=sid, pk__gt=state.decision).order_by("pk")
+        reviewed = RiskDecision.objects.filter(pk__in=sorted(state.pending)).exclude(
+            review_status=ReviewStatus.PENDING
+        )
+        new: list[Marked] = []
+        for row in fresh:
+            state.decision = row.pk
+            state.review_seen(row.pk, row.review_status)
             if row.decision == Decision.ALLOW and row.review_status == ReviewStatus.NOT_NEEDED:
                 continue  # the tool call event reports it
-            events.append(
-                DecisionEvent(
-                    at=row.reviewed_at or row.created_at,
-                    session=sid,
-                    id=row.pk,
-                    tool=row.tool,
-                    decision=row.decision,
-                    rule=row.rule,
-                    reason=row.reason,
-                    review_status=row.review_status,
-                )
-            )
-        return events
+            new.append((_decision_event(row), Mark("decision", row.pk, row.review_status)))
+        reviews: list[Marked] = []
+        for row in reviewed.order_by("pk"):
+            state.review_seen(row.pk, row.review_status)
+            reviews.append((_decision_event(row), Mark("review", row.pk, row.review_status)))
+        return new, reviews
+
+
+def _decision_event(row: RiskDecision) -> DecisionEvent:
+    return DecisionEvent(
+        at=row.reviewed_at or row.created_at,
+        session=row.session_id,
+        id=row.pk,
+        tool=row.tool,
+        decision=row.decision,
+        rule=row.rule,
+        reason=row.reason,
+        review_status=row.review_status,
+    )
+
+
+def _by_time(events: list[Marked]) -> list[Marked]:
+    return sorted(events, key=lambda marked: marked[0].at)
 
 
 def _plan_time(plan: Plan) -> datetime:
-    if plan.accepted_at:  # accepted, or accepted and finished since
+    """When the plan reached the status reported: proposed at creation, accepted at
+    acceptance, finished when its work ended; other moves (rejected, superseded) have
+    no time of their own and are reported when seen."""
+    if plan.status in FINISHED_PLAN_STATUSES and plan.finished_at:
+        return plan.finished_at
+    if plan.accepted_at and plan.status != PlanStatus.PROPOSED:
         return plan.accepted_at
     return plan.created_at if plan.status == PlanStatus.PROPOSED else timezone.now()
 

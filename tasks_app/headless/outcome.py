@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -11,7 +10,14 @@ from typing import Literal
 from django.db.models import Sum
 from django.utils import timezone
 
-from agents_app.models import AgentSession, ReviewStatus, RiskDecision, TraceEvent, TraceKind
+from agents_app.models import (
+    AgentSession,
+    ReviewStatus,
+    RiskDecision,
+    SessionStatus,
+    TraceEvent,
+    TraceKind,
+)
 from tasks_app.headless.answers import asked_question
 from tasks_app.headless.events import ExitCode, ResultEvent, TaskOutcome
 from tasks_app.models import HoldReason, Plan, Task, TaskStatus, Unit
@@ -89,6 +95,35 @@ def awaiting_acceptance(plan: Plan) -> Outcome:
     return Outcome(ExitCode.BLOCKED, "blocked", reason, [reason])
 
 
+def session_outcome(session: AgentSession, plan: Plan | None) -> Outcome:
+    """How a session that is no longer active ended, judged as headless judges a run
+    that settled on ``plan`` (the one whose end finished the session)."""
+    if session.status == SessionStatus.STOPPED:
+        return Outcome(ExitCode.CANCELLED, "cancelled", f"session {session.pk} was stopped")
+    if plan is None:
+        reason = f"session {session.pk} {session.status} without a plan"
+        return Outcome(ExitCode.ERROR, "error", reason)
+    return settled_outcome(plan=plan, session_id=session.pk, step=False, units_run=0)
+
+
+def session_result(session: AgentSession) -> ResultEvent:
+    """The result event of a finished session, for a watcher that did not run it (the
+    API's stream): its last accepted plan, every unit, the session's whole duration."""
+    plan = (
+        Plan.objects.filter(session=session, accepted_at__isnull=False)
+        .order_by("-accepted_at", "-pk")
+        .first()
+    )
+    ended = session.finished_at or timezone.now()
+    return result_event(
+        session_outcome(session, plan),
+        session=session,
+        plan=plan,
+        started_at=session.created_at,
+        duration_s=max(0.0, (ended - session.created_at).total_seconds()),
+    )
+
+
 def _session_cost(session: AgentSession) -> Decimal:
     """What the session's model calls cost: its units' and its planning calls'."""
     units = Unit.objects.filter(task__plan__session=session).aggregate(total=Sum("cost"))
@@ -103,10 +138,11 @@ def result_event(
     *,
     session: AgentSession | None,
     plan: Plan | None,
-    started: float,
     started_at: datetime,
+    duration_s: float,
 ) -> ResultEvent:
-    """The run's last event: the outcome, its tasks, cost and how to resume."""
+    """The run's last event: the outcome, its tasks, cost and how to resume. ``units``
+    counts the plan's units started since ``started_at``."""
     tasks = list(plan.tasks.order_by("position")) if plan is not None else []
     cost = _session_cost(session) if session is not None else None
     units = (
@@ -124,7 +160,7 @@ def result_event(
         plan=plan.pk if plan else None,
         units=units,
         cost_usd=str(cost or Decimal("0")),
-        duration_s=round(time.monotonic() - started, 3),
+        duration_s=round(duration_s, 3),
         tasks=[
             TaskOutcome(key=t.key, title=t.title, status=t.status, reason=t.status_reason)
             for t in tasks

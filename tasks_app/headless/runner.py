@@ -358,8 +358,8 @@ class HeadlessRun:
             outcome,
             session=self.session,
             plan=self.plan,
-            started=self.started,
             started_at=self.started_at,
+            duration_s=time.monotonic() - self.started,
         )
 
     def _flush(self, observer: Observer) -> None:

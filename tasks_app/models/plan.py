@@ -60,6 +60,9 @@ class Plan(models.Model):
         max_length=16, choices=PermissionProfile.choices, blank=True
     )
     created_at = models.DateTimeField(default=timezone.now)
+    # When its work ended (done, failed, cancelled: ``completion.plan_settle``); None
+    # while it runs, and again once a retry re-opens it. The plan's event is timed by it.
+    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-pk"]
