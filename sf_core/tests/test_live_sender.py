@@ -16,9 +16,7 @@ from django.conf import settings as django_settings
 
 from sf_core.live import _Sender
 
-pytestmark = pytest.mark.skipif(
-    django_settings.REDIS_URL is None, reason="needs Redis (team mode)"
-)
+pytestmark = pytest.mark.skipif(django_settings.REDIS_URL is None, reason="needs Redis (team mode)")
 
 
 @pytest.fixture
@@ -105,7 +103,8 @@ def test_identical_waiting_messages_are_sent_once(
         sender.send("flood.same", {"type": "tasks.changed"})
     sender.flush(timeout=30)
     stats = sender.stats()
-    assert stats["failed"] == 0 and stats["dropped"] == 0
+    assert stats["failed"] == 0
+    assert stats["dropped"] == 0
     assert stats["sent"] + stats["coalesced"] == 500
     assert stats["coalesced"] > 0  # the first was being sent while the rest waited
 
@@ -121,7 +120,8 @@ def test_a_full_lane_drops_its_oldest_and_counts_it(
             sender.send("flood.small", {"type": "x.changed", "n": n})
         sender.flush(timeout=30)
     stats = sender.stats()
-    assert stats["failed"] == 0 and stats["dropped"] > 0
+    assert stats["failed"] == 0
+    assert stats["dropped"] > 0
     assert stats["sent"] + stats["dropped"] == 1000
     messages = listener.count()
     assert len(messages) == stats["sent"]
