@@ -258,6 +258,9 @@ SF_WORKER_STALE_AFTER = env.duration(
 # (counted: sf_core/live.py).
 SF_LIVE_LANES = env.integer("SF_LIVE_LANES", 4, minimum=1, maximum=64)
 SF_LIVE_QUEUE = env.integer("SF_LIVE_QUEUE", 2000, minimum=1, maximum=1_000_000)
+# Trace events, risk decisions and the session's activity commit without waiting for
+# the WAL flush (sf_core/db.py, relaxed_commit); 1: wait for it, as other writes do.
+SF_TRACE_SYNCHRONOUS_COMMIT = env.flag("SF_TRACE_SYNCHRONOUS_COMMIT", default=False)
 SF_STATUS_REFRESH = env.duration(
     "SF_STATUS_REFRESH", timedelta(seconds=5), minimum=timedelta(milliseconds=200)
 )

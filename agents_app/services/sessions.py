@@ -16,6 +16,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.urls import reverse
 from django.utils import timezone
 
@@ -246,6 +247,11 @@ def session_apply_due(
     """
     actor = actor or Actor.system("engine")
     applied: list[ModeTransition] = []
+    if not session_has_due(session_id=session.pk, point=point):
+        # Nearly always: nothing is pending. Locking the session row to find that out
+        # cost a WAL-flushing commit at every tool call (a row lock is written to disk).
+        # A transition requested just after this look is applied at the next point.
+        return applied
     with transaction.atomic():
         locked = _lock(session)
         due = locked.transitions.filter(
@@ -254,6 +260,33 @@ def session_apply_due(
         for pending in due.order_by("requested_at", "pk"):
             applied.append(_apply_pending(locked, pending))
     return applied
+
+
+def session_read(*, session_id: int, point: DispatchPoint) -> tuple[AgentSession, bool]:
+    """The session with its project, and whether a transition is due at ``point``: one
+    query, for the engine's dispatch points inside a unit (every tool call)."""
+    due = ModeTransition.objects.filter(
+        session_id=OuterRef("pk"),
+        status=TransitionStatus.PENDING,
+        requires_approval=False,
+        scope__in=_DUE[point],
+    )
+    session = (
+        AgentSession.objects.select_related("project")
+        .annotate(transition_due=Exists(due))
+        .get(pk=session_id)
+    )
+    return session, bool(session.transition_due)
+
+
+def session_has_due(*, session_id: int, point: DispatchPoint) -> bool:
+    """Whether a pending transition of the session is due at ``point`` (no lock taken)."""
+    return ModeTransition.objects.filter(
+        session_id=session_id,
+        status=TransitionStatus.PENDING,
+        requires_approval=False,
+        scope__in=_DUE[point],
+    ).exists()
 
 
 def transition_approve(*, transition: ModeTransition, actor: Actor) -> ModeTransition:

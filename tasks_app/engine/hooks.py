@@ -14,7 +14,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from agents_app.models import Activity, AgentSession, SessionStatus
-from agents_app.services import DispatchPoint, session_apply_due
+from agents_app.services import DispatchPoint, session_apply_due, session_read
+from sf_core.db import relaxed_commit
 from tasks_app.engine.stuck import detect
 from tasks_app.models import Task, TaskRuntime
 
@@ -80,6 +81,9 @@ class EngineHooks:
     wrapped_up: bool = False
     diagnosed: bool = False
     cause: StopCause | None = None  # set with the words when a hook stops the unit
+    # The session row as read at the last dispatch point (model step or tool call), with
+    # the steering due there applied; the unit's gate decides on it (``current_session``).
+    session: AgentSession | None = None
 
     def before_model(self) -> str | None:
         now = time.monotonic()
@@ -91,6 +95,7 @@ class EngineHooks:
                 f"idle timeout ({settings.SF_UNIT_IDLE_TIMEOUT} without a tool call or answer)",
             )
         self.last_progress = now
+        self._read(None)  # the offered tools of this step are the session's as of now
         return self._session_stop()
 
     def notes(self) -> list[str]:
@@ -102,20 +107,38 @@ class EngineHooks:
         return notes
 
     def before_tool(self, tool: str) -> str | None:
-        session = AgentSession.objects.get(pk=self.session_id)
-        session_apply_due(session=session, point=DispatchPoint.BEFORE_TOOL)
+        self._read(DispatchPoint.BEFORE_TOOL)
         stop = self._session_stop()
         if stop is None:
-            AgentSession.objects.filter(pk=self.session_id).update(activity=Activity.TOOL)
+            self._set_activity(Activity.TOOL)
         return stop
 
     def after_tool(self, tool: str, input_hash: str) -> str | None:
         self.last_progress = time.monotonic()
-        AgentSession.objects.filter(pk=self.session_id).update(activity=Activity.UNIT)
-        session = AgentSession.objects.get(pk=self.session_id)
-        session_apply_due(session=session, point=DispatchPoint.AFTER_TOOL)
+        self._set_activity(Activity.UNIT)
+        self._read(DispatchPoint.AFTER_TOOL)
         self.history.append(f"{tool}:{input_hash[:10]}")
         return self._stuck()
+
+    def current_session(self) -> AgentSession:
+        """The session as this dispatch point read it (the gate's ``source``)."""
+        return self.session if self.session is not None else self._read(None)
+
+    def _read(self, point: DispatchPoint | None) -> AgentSession:
+        """Read the session (one query) and apply the steering due at ``point``."""
+        session, due = session_read(
+            session_id=self.session_id, point=point or DispatchPoint.BEFORE_TOOL
+        )
+        if due and point is not None:
+            session_apply_due(session=session, point=point)
+            session, _ = session_read(session_id=self.session_id, point=point)
+        self.session = session
+        return session
+
+    def _set_activity(self, activity: Activity) -> None:
+        # Shown on the dashboard and by headless; not worth a WAL flush twice a call.
+        with relaxed_commit():
+            AgentSession.objects.filter(pk=self.session_id).update(activity=activity)
 
     def _stuck(self) -> str | None:
         stuck = detect(self.history)
@@ -131,7 +154,7 @@ class EngineHooks:
         return None
 
     def _session_stop(self) -> str | None:
-        session = AgentSession.objects.get(pk=self.session_id)
+        session = self.session or self._read(None)
         if session.interrupt_requested:
             return self._stop(StopCause.STOPPED, "stopped by /stop")
         if session.paused:

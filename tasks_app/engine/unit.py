@@ -244,6 +244,7 @@ def _agent(
             worktree=ws.path,
             unit_id=unit.pk,
             skill_profiles=skills.profiles(),
+            source=hooks.current_session,
         ),
         recorder=TraceRecorder(session=session, unit_id=unit.pk),
         hooks=hooks,

@@ -4,30 +4,29 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('tasks_app', '0012_mergeq_merge_request'),
+        ("tasks_app", "0012_mergeq_merge_request"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='worker',
-            name='live_coalesced',
+            model_name="worker",
+            name="live_coalesced",
             field=models.PositiveBigIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='worker',
-            name='live_dropped',
+            model_name="worker",
+            name="live_dropped",
             field=models.PositiveBigIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='worker',
-            name='live_failed',
+            model_name="worker",
+            name="live_failed",
             field=models.PositiveBigIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='worker',
-            name='live_sent',
+            model_name="worker",
+            name="live_sent",
             field=models.PositiveBigIntegerField(default=0),
         ),
     ]
