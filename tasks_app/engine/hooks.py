@@ -44,13 +44,15 @@ class Heartbeat:
     """Refreshes the task's runtime heartbeat from a thread while the unit runs, so a
     long model call is not mistaken for a dead worker (and a dead worker is noticed)."""
 
-    def __init__(self, task_id: int) -> None:
+    def __init__(self, task_id: int, *, beat_now: bool = True) -> None:
         self.task_id = task_id
+        self.beat_now = beat_now
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._run, name=f"sf-unit-{task_id}", daemon=True)
 
     def __enter__(self) -> Heartbeat:
-        self.beat()
+        if self.beat_now:
+            self.beat()
         self.thread.start()
         return self
 
