@@ -11,12 +11,10 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from enum import StrEnum
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Exists, OuterRef
 from django.urls import reverse
 from django.utils import timezone
 
@@ -42,32 +40,11 @@ from agents_app.models import (
 )
 from agents_app.runtime.sandbox import profile_problem
 from agents_app.schemas import RepairPolicy
+from agents_app.services.dispatch_points import DUE_SCOPES, DispatchPoint, session_has_due
 from sf_core.actors import Actor
 from sf_core.errors import CommandRejected, InvalidTransition
 from sf_core.live import Groups, broadcast
 from sf_core.notices import Notice, NoticeKind, notice_raise
-
-
-class DispatchPoint(StrEnum):
-    """Points in the engine's loop where pending steering may apply."""
-
-    BEFORE_UNIT = "before-unit"
-    BEFORE_TOOL = "before-tool"
-    AFTER_TOOL = "after-tool"
-    AFTER_UNIT = "after-unit"
-    MILESTONE = "milestone"
-
-
-# Which scopes are due at which point. No point is inside a tool call, so even `now`
-# never mutates a call in flight; `after-current-unit` must wait for a unit boundary.
-_DUE: dict[DispatchPoint, frozenset[str]] = {
-    DispatchPoint.BEFORE_TOOL: frozenset({"now", "after-current-tool"}),
-    DispatchPoint.AFTER_TOOL: frozenset({"now", "after-current-tool"}),
-    DispatchPoint.BEFORE_UNIT: frozenset({"now", "after-current-tool", "after-current-unit"}),
-    DispatchPoint.AFTER_UNIT: frozenset({"now", "after-current-tool", "after-current-unit"}),
-    DispatchPoint.MILESTONE: frozenset(TransitionScope.values),
-}
-
 
 # --- projects and sessions ------------------------------------------------------------
 
@@ -255,38 +232,11 @@ def session_apply_due(
     with transaction.atomic():
         locked = _lock(session)
         due = locked.transitions.filter(
-            status=TransitionStatus.PENDING, requires_approval=False, scope__in=_DUE[point]
+            status=TransitionStatus.PENDING, requires_approval=False, scope__in=DUE_SCOPES[point]
         ).select_for_update()
         for pending in due.order_by("requested_at", "pk"):
             applied.append(_apply_pending(locked, pending))
     return applied
-
-
-def session_read(*, session_id: int, point: DispatchPoint) -> tuple[AgentSession, bool]:
-    """The session with its project, and whether a transition is due at ``point``: one
-    query, for the engine's dispatch points inside a unit (every tool call)."""
-    due = ModeTransition.objects.filter(
-        session_id=OuterRef("pk"),
-        status=TransitionStatus.PENDING,
-        requires_approval=False,
-        scope__in=_DUE[point],
-    )
-    session = (
-        AgentSession.objects.select_related("project")
-        .annotate(transition_due=Exists(due))
-        .get(pk=session_id)
-    )
-    return session, bool(session.transition_due)
-
-
-def session_has_due(*, session_id: int, point: DispatchPoint) -> bool:
-    """Whether a pending transition of the session is due at ``point`` (no lock taken)."""
-    return ModeTransition.objects.filter(
-        session_id=session_id,
-        status=TransitionStatus.PENDING,
-        requires_approval=False,
-        scope__in=_DUE[point],
-    ).exists()
 
 
 def transition_approve(*, transition: ModeTransition, actor: Actor) -> ModeTransition:

@@ -14,7 +14,12 @@ from django.db.models import F
 from django.utils import timezone
 
 from agents_app.models import Activity, AgentSession, SessionStatus
-from agents_app.services import DispatchPoint, session_apply_due, session_read
+from agents_app.services import (
+    DispatchPoint,
+    session_apply_due,
+    session_has_due,
+    session_read,
+)
 from sf_core.db import relaxed_commit
 from tasks_app.engine.stuck import detect
 from tasks_app.models import Task, TaskRuntime
@@ -118,7 +123,11 @@ class EngineHooks:
     def after_tool(self, tool: str, input_hash: str) -> str | None:
         self.last_progress = time.monotonic()
         self._set_activity(Activity.UNIT)
-        self._read(DispatchPoint.AFTER_TOOL)
+        # The next dispatch point reads the session again; here only the steering due
+        # after a tool call matters, and it is nearly never there (an EXISTS, no row).
+        point = DispatchPoint.AFTER_TOOL
+        if session_has_due(session_id=self.session_id, point=point):
+            self._read(point)
         self.history.append(f"{tool}:{input_hash[:10]}")
         return self._stuck()
 
@@ -128,12 +137,13 @@ class EngineHooks:
 
     def _read(self, point: DispatchPoint | None) -> AgentSession:
         """Read the session (one query) and apply the steering due at ``point``."""
-        session, due = session_read(
-            session_id=self.session_id, point=point or DispatchPoint.BEFORE_TOOL
-        )
-        if due and point is not None:
-            session_apply_due(session=session, point=point)
-            session, _ = session_read(session_id=self.session_id, point=point)
+        if point is None:
+            session = AgentSession.objects.select_related("project").get(pk=self.session_id)
+        else:
+            session, due = session_read(session_id=self.session_id, point=point)
+            if due:
+                session_apply_due(session=session, point=point)
+                session, _ = session_read(session_id=self.session_id, point=point)
         self.session = session
         return session
 
