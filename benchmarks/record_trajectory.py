@@ -53,29 +53,33 @@ def record(api_base: str, plan: Path, steps: int) -> int:
     return int(json.loads(done.stdout.strip().splitlines()[-1])["session"])
 
 
-def export(session_id: int, out: Path, note: str) -> int:
-    """Write the session's units to ``out``; how many tool calls they hold."""
+def export(sessions: list[int], traces: list[Path], out: Path, note: str) -> int:
+    """Write the sessions' units, then each recorded trace file (``sf record``'s format,
+    one unit each), to ``out``; how many tool calls they hold."""
     from agents_app.runtime.recording import trace_export
     from tasks_app.models import Unit
 
-    units = Unit.objects.filter(task__plan__session_id=session_id).order_by("started_at", "pk")
-    lines, calls = [], 0
+    units = Unit.objects.filter(task__plan__session_id__in=sessions).order_by("started_at", "pk")
+    lines: list[dict[str, object]] = []
     for unit in units:
-        records = trace_export(unit_id=unit.pk, header={})[1:]
-        calls += sum(1 for r in records if r["type"] == "tool_call")
         lines.append(
             {"type": "unit", "task": unit.task.key, "attempt": unit.attempt, "status": unit.status}
         )
-        lines += records
+        lines += trace_export(unit_id=unit.pk, header={})[1:]
+    for trace in traces:
+        records = [json.loads(line) for line in trace.read_text().splitlines() if line.strip()]
+        lines.append({"type": "unit", "from": trace.name, "note": records[0].get("note", "")})
+        lines += records[1:]
+    calls = sum(1 for r in lines if r["type"] == "tool_call")
     header = {
         "type": "header",
         "format": "sf-trajectory/1",
         "model": MODEL,
         "note": note,
-        "units": units.count(),
+        "units": sum(1 for r in lines if r["type"] == "unit"),
         "tool_calls": calls,
         "machine": machine(),
-        "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     out.write_text("".join(json.dumps(r) + "\n" for r in [header, *lines]))
     return calls
@@ -84,21 +88,26 @@ def export(session_id: int, out: Path, note: str) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--api-base", help="the model server, e.g. http://127.0.0.1:8080/v1")
-    parser.add_argument("--session", type=int, help="export this session instead of recording")
+    parser.add_argument(
+        "--session", type=int, nargs="+", help="export these sessions instead of recording"
+    )
+    parser.add_argument(
+        "--trace", type=Path, nargs="*", default=[], help="recorded traces to add (sf record)"
+    )
     parser.add_argument("--plan", type=Path, default=FIXTURES / "trajectory-plan.yaml")
     parser.add_argument("--steps", type=int, default=25, help="model steps per unit")
     parser.add_argument("--out", type=Path, default=FIXTURES / "tool-trajectory.jsonl")
     parser.add_argument("--note", default="")
     args = parser.parse_args()
     django_team_mode()
-    session_id = args.session or record(args.api_base, args.plan, args.steps)
+    sessions = args.session or [record(args.api_base, args.plan, args.steps)]
     note = args.note or (
-        f"Recorded by benchmarks/record_trajectory.py: every unit of session {session_id}, "
+        f"Recorded by benchmarks/record_trajectory.py: every unit of session(s) {sessions}, "
         f"{MODEL} (scripts/local_model.py) working through {args.plan.name} on a clone of "
         "this repository with sf headless --autonomous --permission-profile trusted."
     )
-    calls = export(session_id, args.out, note)
-    print(json.dumps({"session": session_id, "tool_calls": calls, "out": str(args.out)}))
+    calls = export(sessions, args.trace, args.out, note)
+    print(json.dumps({"sessions": sessions, "tool_calls": calls, "out": str(args.out)}))
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import json
 import statistics
 import tempfile
@@ -111,17 +112,13 @@ class RecordedRouter(ModelRouter):
         self.queue = list(steps)
 
     def step(self, messages: Any, tools: Any, response_format: Any = None) -> ModelStep:
-        if not self.queue:  # the unit ran out of recorded steps: end it as the engine would
-            return ModelStep(
-                self.model,
-                "",
-                [ToolCallRequest("end", "finish", '{"summary": "end"}')],
-                0,
-                0,
-                Decimal(0),
-                None,
-            )
+        if not self.queue:  # a recorded unit that did not finish (failed, interrupted)
+            raise RecordingEnded
         return self.queue.pop(0)
+
+
+class RecordingEnded(Exception):
+    """The recorded unit has no more model steps."""
 
 
 def stubbed_tools(outputs: dict[str, list[str]]) -> dict[str, Tool]:
@@ -198,10 +195,11 @@ def run_unit(
         ),
         recorder=TraceRecorder(session=session, unit_id=unit.pk),
         hooks=hooks,
-        max_steps=len(recorded.steps) + 1,
+        max_steps=len(recorded.steps) + 1,  # the recording, not the limit, ends it
     )
     loop.timings, loop.cpu = [], []
-    loop.run([{"role": "user", "content": "recorded unit"}])
+    with contextlib.suppress(RecordingEnded):
+        loop.run([{"role": "user", "content": "recorded unit"}])
     return loop.timings, loop.cpu
 
 
@@ -216,7 +214,7 @@ def summary(values: list[float]) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--passes", type=int, default=3, help="times the trajectory is replayed")
+    parser.add_argument("--passes", type=int, default=30, help="times the trajectory is replayed")
     parser.add_argument("--trajectory", type=Path, default=FIXTURE)
     args = parser.parse_args()
     assert not settings.CELERY_TASK_ALWAYS_EAGER, "needs REDIS_URL (team mode)"

@@ -56,9 +56,11 @@ def gate_rules(project: Project) -> PolicyRules:
 def gate_context(
     session: AgentSession, worktree: Path, skill_profiles: dict[str, str] | None = None
 ) -> GateContext:
-    granted = ApprovalRule.objects.filter(project_id=session.project_id).filter(
-        Q(scope=ReviewScope.PROJECT) | Q(session=session)
-    )
+    granted: Any = ApprovalRule.objects.none()
+    if _may_hold_approvals(session):
+        granted = ApprovalRule.objects.filter(project_id=session.project_id).filter(
+            Q(scope=ReviewScope.PROJECT) | Q(session=session)
+        )
     return GateContext(
         permission_profile=PermissionProfile(session.permission_profile),
         run_control=RunControl(session.run_control),
@@ -78,6 +80,12 @@ def gate_context(
             name: PermissionProfile(profile) for name, profile in (skill_profiles or {}).items()
         },
     )
+
+
+def _may_hold_approvals(session: AgentSession) -> bool:
+    """False only when the reading the session came from (the engine's dispatch point,
+    ``session_read``'s ``gate_approvals``) found neither a once-approval nor a rule."""
+    return bool(getattr(session, "gate_approvals", True))
 
 
 @dataclass
@@ -168,6 +176,8 @@ class SessionGate:
 
     def _approved_once(self, session: AgentSession, tool: str, hashed: str) -> int | None:
         """Consume an unused *once* approval of exactly this call, if there is one."""
+        if not _may_hold_approvals(session):
+            return None
         if not self._once_approvals(session).filter(tool=tool, input_hash=hashed).exists():
             return None  # nearly always; no transaction and no row lock to commit
         with transaction.atomic():

@@ -14,12 +14,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from agents_app.models import Activity, AgentSession, SessionStatus
-from agents_app.services import (
-    DispatchPoint,
-    session_apply_due,
-    session_has_due,
-    session_read,
-)
+from agents_app.services import DispatchPoint, session_apply_due, session_read
 from sf_core.db import relaxed_commit
 from tasks_app.engine.stuck import detect
 from tasks_app.models import Task, TaskRuntime
@@ -102,7 +97,11 @@ class EngineHooks:
                 f"idle timeout ({settings.SF_UNIT_IDLE_TIMEOUT} without a tool call or answer)",
             )
         self.last_progress = now
-        self._read(None)  # the offered tools of this step are the session's as of now
+        # The offered tools of this step are the session's as of now, after the steering
+        # due now (and what a tool call's end made due: nothing happens between them).
+        session = self._read(DispatchPoint.BEFORE_TOOL)
+        if session.activity == Activity.TOOL:  # back from the step's tool calls
+            self._set_activity(Activity.UNIT)
         return self._session_stop()
 
     def notes(self) -> list[str]:
@@ -116,18 +115,17 @@ class EngineHooks:
     def before_tool(self, tool: str) -> str | None:
         self._read(DispatchPoint.BEFORE_TOOL)
         stop = self._session_stop()
-        if stop is None:
+        if stop is None and self.session is not None and self.session.activity != Activity.TOOL:
+            # Set once for a step's calls; the next model step sets it back to the unit
+            # (the unit's end, to idle): one write a step instead of two a call.
             self._set_activity(Activity.TOOL)
         return stop
 
     def after_tool(self, tool: str, input_hash: str) -> str | None:
         self.last_progress = time.monotonic()
-        self._set_activity(Activity.UNIT)
-        # The next dispatch point reads the session again; here only the steering due
-        # after a tool call matters, and it is nearly never there (an EXISTS, no row).
-        point = DispatchPoint.AFTER_TOOL
-        if session_has_due(session_id=self.session_id, point=point):
-            self._read(point)
+        # The steering due after a tool call (``now``, ``after-current-tool``) is applied
+        # at the next dispatch point, which follows at once: the next call's or the next
+        # model step's read, or the unit's end. No query here.
         self.history.append(f"{tool}:{input_hash[:10]}")
         return self._stuck()
 
@@ -148,9 +146,11 @@ class EngineHooks:
         return session
 
     def _set_activity(self, activity: Activity) -> None:
-        # Shown on the dashboard and by headless; not worth a WAL flush twice a call.
+        # Shown on the dashboard and by headless; not worth a WAL flush.
         with relaxed_commit():
             AgentSession.objects.filter(pk=self.session_id).update(activity=activity)
+        if self.session is not None:
+            self.session.activity = activity
 
     def _stuck(self) -> str | None:
         stuck = detect(self.history)
