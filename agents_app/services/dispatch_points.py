@@ -74,3 +74,13 @@ def _reading(point: DispatchPoint) -> QuerySet[AgentSession]:
     return AgentSession.objects.select_related("project").annotate(
         transition_due=Exists(due), gate_approvals=Exists(once) | Exists(rules)
     )
+
+
+def session_has_due(*, session_id: int, point: DispatchPoint) -> bool:
+    """Whether a pending transition of the session is due at ``point`` (no lock taken)."""
+    return ModeTransition.objects.filter(
+        session_id=session_id,
+        status=TransitionStatus.PENDING,
+        requires_approval=False,
+        scope__in=DUE_SCOPES[point],
+    ).exists()
