@@ -285,8 +285,7 @@ class AgentLoop:
         # than the gate asking a person about a call nobody wants any more), and the
         # steering due now is applied before the gate decides under the axes.
         # The hooks' and the gate's writes before the call (the session's activity, the
-        # decision) commit together, and so do the trace row and the activity after it:
-        # two commits a call that do not wait for the disk (``sf_core.db``).
+        # decision) commit together, without waiting for the disk (``sf_core.db``).
         with relaxed_commit():
             stop = self.hooks.before_tool(call.name)
             verdict = None if stop else self.gate.check(call.name, values, input_hash)
@@ -304,11 +303,12 @@ class AgentLoop:
             return self._end(
                 Outcome.BLOCKED, decision_id=verdict.decision_id, detail=verdict.reason
             )
-        with relaxed_commit():
-            ended = self._run_tool(tool, arguments, answer)
-            stop = None if ended else self.hooks.after_tool(call.name, input_hash)
+        # The tool runs outside any transaction (a command may take minutes); its trace
+        # row commits on its own, without waiting for the disk (``TraceRecorder``).
+        ended = self._run_tool(tool, arguments, answer)
         if ended is not None:
             return ended
+        stop = self.hooks.after_tool(call.name, input_hash)
         if stop:
             return self._end(Outcome.INTERRUPTED, detail=stop)
         return None
