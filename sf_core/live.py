@@ -44,6 +44,7 @@ logger = logging.getLogger("sf.live")
 SEND_TIMEOUT_SECONDS = 5.0  # a Redis that hangs holds one lane this long per message
 LOG_EVERY_SECONDS = 10.0  # drops and failures are logged at most this often
 STAT_NAMES = ("sent", "coalesced", "dropped", "failed")
+PER_MESSAGE_KEYS = frozenset({"broadcast_id"})  # unique to each message: not compared
 
 
 class Groups:
@@ -119,7 +120,10 @@ class _Sender:
             # Its queues belong to the server's own loop, which async_to_sync targets.
             async_to_sync(self._send_now)(layer, group, message)
             return
-        key = group + json.dumps(message, sort_keys=True, default=str)
+        # What makes two updates the same: the group and the message, less any per-message
+        # id (a consumer that dedupes renders by it loses nothing when one is coalesced).
+        shown = {k: v for k, v in message.items() if k not in PER_MESSAGE_KEYS}
+        key = group + json.dumps(shown, sort_keys=True, default=str)
         with self.lock:
             loop = self._loop()
             if key in self.waiting:
