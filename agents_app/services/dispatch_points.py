@@ -51,7 +51,8 @@ def session_read(*, session_id: int, point: DispatchPoint) -> tuple[AgentSession
     database only when there is (``agents_app.gate.session``): two queries a call
     fewer, nearly always."""
     session = _reading(point).get(pk=session_id)
-    return session, bool(session.transition_due)
+    due = session.transition_due  # type: ignore[attr-defined]  # _reading annotates it
+    return session, bool(due)
 
 
 @functools.cache
