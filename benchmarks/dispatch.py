@@ -4,6 +4,10 @@
   a replayed model step that writes a file and finishes, the gate and trace, the
   verify command, commit, review and the fail-closed merge — median over many units.
   Target: under 300 ms.
+* ``unit_statements``, ``unit_commits``, ``unit_git``, ``unit_processes``: what one unit
+  costs in SQL statements, transactions committed, git processes and other processes
+  (the sandboxed commands), median over the same units: figures a busy machine does
+  not blur.
 * ``units_per_minute`` and ``lost``: 100 small tasks through 2 real Celery worker
   processes (solo pool) against PostgreSQL and Redis; every task must end done.
 Needs team mode (DATABASE_URL and REDIS_URL from the environment or .sf/env);
@@ -13,6 +17,7 @@ creates and deletes throw-away projects.
 from __future__ import annotations
 
 import argparse
+import collections
 import os
 import statistics
 import subprocess
@@ -21,12 +26,15 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 from _common import ROOT, django_team_mode, report
 
 django_team_mode()
 
 from django.conf import settings  # noqa: E402
+from django.db import connection  # noqa: E402
+from django.db.backends.base.base import BaseDatabaseWrapper  # noqa: E402
 from django.test.utils import override_settings  # noqa: E402
 
 from agents_app.models import AgentSession  # noqa: E402
@@ -37,7 +45,7 @@ from sf_core.actors import Actor  # noqa: E402
 from tasks_app.engine.dispatch import dispatch  # noqa: E402
 from tasks_app.engine.replaying import demo_repo_create  # noqa: E402
 from tasks_app.engine.unit import UnitOptions, unit_run  # noqa: E402
-from tasks_app.models import Plan, Task  # noqa: E402
+from tasks_app.models import Plan, Task, Worker  # noqa: E402
 from tasks_app.schemas import plan_spec_parse  # noqa: E402
 from tasks_app.services import plan_accept, plan_create  # noqa: E402
 
@@ -92,18 +100,58 @@ def setup(tmp: Path, name: str, count: int, *, driver: str) -> tuple[object, Age
     return project, session, plan
 
 
-def unit_overhead(tmp: Path, units: int) -> list[float]:
+class UnitCounts:
+    """Counts what the unit being measured does: SQL statements, commits, processes."""
+
+    def __init__(self) -> None:
+        self.on = False
+        self.counts: collections.Counter[str] = collections.Counter()
+        sys.addaudithook(self._audit)
+        original = BaseDatabaseWrapper.commit
+
+        def commit(wrapper: BaseDatabaseWrapper) -> None:
+            self.counts["commits"] += self.on
+            original(wrapper)
+
+        BaseDatabaseWrapper.commit = commit  # type: ignore[method-assign]
+
+    def _audit(self, event: str, args: tuple[object, ...]) -> None:
+        if self.on and event == "subprocess.Popen":
+            program = str(args[1][0]) if args[1] else ""  # type: ignore[index]
+            self.counts["git" if program.endswith("git") else "processes"] += 1
+
+    def statement(self, execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        if self.on:
+            self.counts["statements"] += 1
+            autocommitted = not connection.in_atomic_block
+            self.counts["commits"] += autocommitted and sql.split()[0] in WRITES
+        return execute(sql, params, many, context)
+
+    def take(self) -> dict[str, int]:
+        taken, self.counts = dict(self.counts), collections.Counter()
+        return taken
+
+
+WRITES = ("INSERT", "UPDATE", "DELETE")
+
+
+def unit_overhead(tmp: Path, units: int) -> tuple[list[float], list[dict[str, int]]]:
     project, session, plan = setup(tmp, "inline", units + 1, driver="inline")
-    times = []
+    times, counted, counts = [], [], UnitCounts()
     try:
-        for task in Task.objects.filter(plan=plan).order_by("position"):
-            options = UnitOptions(replay=replay_load(session.replay_trace))
-            started = time.perf_counter()
-            report_ = unit_run(task_id=task.pk, worker="bench", options=options)
-            times.append((time.perf_counter() - started) * 1000)
-            assert report_ is not None, "the unit did not run"
-            assert report_.task_status == "done", report_
-        return times[1:]  # the first pays for importing litellm
+        with connection.execute_wrapper(counts.statement):
+            for task in Task.objects.filter(plan=plan).order_by("position"):
+                options = UnitOptions(replay=replay_load(session.replay_trace))
+                counts.on = True
+                started = time.perf_counter()
+                report_ = unit_run(task_id=task.pk, worker="bench", options=options)
+                times.append((time.perf_counter() - started) * 1000)
+                counts.on = False
+                counted.append(counts.take())
+                assert report_ is not None, "the unit did not run"
+                assert report_.task_status == "done", report_
+        # The first pays for importing litellm; the last also ends the plan and session.
+        return times[1:-1], counted[1:-1]
     finally:
         project.delete()
 
@@ -144,7 +192,20 @@ def wait_for_plan(plan: Plan, timeout_s: float = 1800) -> None:
         time.sleep(0.5)
 
 
-def through_workers(tmp: Path, count: int, workers: int) -> tuple[float, int]:
+def live_lost(queue: str) -> dict[str, int]:
+    """The workers' live updates so far (their heartbeat writes them): sent, dropped by a
+    full lane, refused by Redis. Before the bounded sender, a refusal was the
+    ``MaxConnectionsError`` [8/8] saw; now none should happen at all."""
+    time.sleep(2)  # one more heartbeat (1 s here) after the last unit
+    rows = Worker.objects.filter(hostname__startswith=f"{queue}-")
+    return {
+        "live_sent": sum(w.live_sent for w in rows),
+        "live_dropped": sum(w.live_dropped for w in rows),
+        "live_failed": sum(w.live_failed for w in rows),
+    }
+
+
+def through_workers(tmp: Path, count: int, workers: int) -> tuple[float, int, dict[str, int]]:
     project, session, plan = setup(tmp, "workers", count, driver="workers")
     queue = f"bench-{uuid.uuid4().hex[:8]}"
     procs = start_workers(queue, workers)
@@ -157,7 +218,7 @@ def through_workers(tmp: Path, count: int, workers: int) -> tuple[float, int]:
         wait_for_plan(plan)
         elapsed = time.perf_counter() - started
         lost = Task.objects.filter(plan=plan).exclude(status="done").count()
-        return count / (elapsed / 60), lost
+        return count / (elapsed / 60), lost, live_lost(queue)
     finally:
         for proc in procs:
             proc.terminate()
@@ -174,17 +235,25 @@ def main() -> None:
     args = parser.parse_args()
     assert not settings.CELERY_TASK_ALWAYS_EAGER, "needs REDIS_URL (team mode)"
     with tempfile.TemporaryDirectory() as tmp:
-        overhead = unit_overhead(Path(tmp), args.units)
-        per_minute, lost = through_workers(Path(tmp), args.tasks, args.workers)
+        overhead, counted = unit_overhead(Path(tmp), args.units + 1)
+        per_minute, lost, live = through_workers(Path(tmp), args.tasks, args.workers)
     median = statistics.median(overhead)
+    per_unit = {
+        name: statistics.median(c.get(name, 0) for c in counted)
+        for name in ("statements", "commits", "git", "processes")
+    }
     print(f"unit overhead over {len(overhead)} units: median {median:.0f} ms")
+    print("one unit, median: " + ", ".join(f"{v:g} {k}" for k, v in per_unit.items()))
     print(f"{args.tasks} tasks through {args.workers} workers: {per_minute:.1f} units/min")
     print(f"not done: {lost}")
+    print(f"the workers' live updates: {live}")
     report(
         {
             "unit_overhead_median_ms": round(median, 1),
+            **{f"unit_{name}": value for name, value in per_unit.items()},
             "units_per_minute": round(per_minute, 1),
             "lost": lost,
+            **live,
         }
     )
 

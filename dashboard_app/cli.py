@@ -39,7 +39,10 @@ class StatusCommand(Subcommand):
         self.out(f"    workers   {status.workers_online} online ({status.mode} mode)")
         for worker in status.workers:
             state = "online" if worker.online else "offline"
-            self.out(f"      {worker.hostname} pid {worker.pid} {state}")
+            lost = ""
+            if worker.live_dropped or worker.live_failed:
+                lost = f", live updates {worker.live_dropped} dropped {worker.live_failed} refused"
+            self.out(f"      {worker.hostname} pid {worker.pid} {state}{lost}")
 
 
 class MetricsCommand(Subcommand):

@@ -6,26 +6,47 @@ the HTML for htmx to swap by id.
 
 Sending happens on one long-lived event loop in a background thread: the
 channel layer keeps its Redis connections there (``async_to_sync`` would build a
-loop and a connection per message), messages keep their order, and a service
-never waits for a browser.
+loop and a connection per message), and a service never waits for a browser.
+
+The sender is bounded (issue [8/8]: two workers running 100 units printed
+``MaxConnectionsError: Too many connections``, because every message was its own
+coroutine and a burst held more than the pool's 100 connections at once). Now
+messages wait in a few lanes (``SF_LIVE_LANES``), a group always in the same lane so
+its messages keep their order, each lane sending one message at a time: at most that
+many of the layer's pooled connections are ever in use. A message identical to one
+still waiting is not queued twice (consumers re-render the whole partial, so the
+second would repeat the first). A lane that is full (``SF_LIVE_QUEUE`` messages in
+all) drops its oldest message — the newest state is the one worth showing — and a
+message Redis refuses is dropped too: both are counted (``live_stats``, shown per
+worker on the dashboard and by ``sf status``) and logged, never raised.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import os
 import threading
+import time
 import uuid
+import zlib
+from collections import Counter, deque
 from concurrent.futures import Future
+from dataclasses import dataclass, field
 from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import InMemoryChannelLayer, get_channel_layer
+from django.conf import settings
 from django.db import transaction
 
 logger = logging.getLogger("sf.live")
-
+SEND_TIMEOUT_SECONDS = 5.0  # a Redis that hangs holds one lane this long per message
+LOG_EVERY_SECONDS = 10.0  # drops and failures are logged at most this often
+STAT_NAMES = ("sent", "coalesced", "dropped", "failed")
 BROADCAST_ID = "broadcast_id"  # the key of each message's unique id
+PER_MESSAGE_KEYS = frozenset({BROADCAST_ID})  # unique to each message: not compared
 
 
 class Groups:
@@ -63,8 +84,9 @@ class Groups:
 def broadcast(group: str, event_type: str, **payload: Any) -> None:
     """Send ``event_type`` to ``group`` once the current transaction commits.
 
-    Outside a transaction it is sent at once. A failure to reach the channel layer
-    is logged, never raised: a live update must not undo the write it reports.
+    Outside a transaction it is queued at once. A failure to reach the channel layer
+    is counted and logged, never raised: a live update must not undo the write it
+    reports, and a service never waits for it.
     """
     # The id lets the consumers of one process render once for every browser they
     # serve that received this very message (sf_core.consumers.SharedRenders).
@@ -72,47 +94,163 @@ def broadcast(group: str, event_type: str, **payload: Any) -> None:
     transaction.on_commit(lambda: _SENDER.send(group, message))
 
 
+@dataclass
+class _Lane:
+    """Messages of the groups hashed to this lane, sent one at a time, in order."""
+
+    items: deque[tuple[str, Any, str, dict[str, Any]]] = field(default_factory=deque)
+    wakeup: asyncio.Event | None = None
+    busy: bool = False
+
+
 class _Sender:
     """A daemon thread running the event loop that all broadcasts go through."""
 
     def __init__(self) -> None:
-        self.loop: asyncio.AbstractEventLoop | None = None
         self.lock = threading.Lock()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.lanes: list[_Lane] = []
+        self.waiting: set[str] = set()  # keys of the messages in a lane, for coalescing
+        self.counts: Counter[str] = Counter()
+        self.logged_at = 0.0
+        self.thread: threading.Thread | None = None
+        self.tasks: list[Future[None]] = []
 
-    def send(self, group: str, message: dict[str, Any]) -> Future[None] | None:
+    def send(self, group: str, message: dict[str, Any]) -> None:
         layer = get_channel_layer()
         if layer is None:
-            return None
+            return
         if isinstance(layer, InMemoryChannelLayer):
             # Its queues belong to the server's own loop, which async_to_sync targets.
-            async_to_sync(self._send)(layer, group, message)
-            return None
-        future = asyncio.run_coroutine_threadsafe(self._send(layer, group, message), self._loop())
-        return future
+            async_to_sync(self._send_now)(layer, group, message)
+            return
+        # What makes two updates the same: the group and the message, less any per-message
+        # id (a consumer that dedupes renders by it loses nothing when one is coalesced).
+        shown = {k: v for k, v in message.items() if k not in PER_MESSAGE_KEYS}
+        key = group + json.dumps(shown, sort_keys=True, default=str)
+        with self.lock:
+            loop = self._loop()
+            if key in self.waiting:
+                self.counts["coalesced"] += 1
+                return
+            lane = self.lanes[zlib.crc32(group.encode()) % len(self.lanes)]
+            if len(lane.items) >= self._lane_capacity():
+                dropped_key, *_ = lane.items.popleft()
+                self.waiting.discard(dropped_key)
+                self.counts["dropped"] += 1
+                self._log_trouble("a live update lane is full: its oldest message was dropped")
+            lane.items.append((key, layer, group, message))
+            self.waiting.add(key)
+            idle = len(lane.items) == 1 and not lane.busy
+        if idle and lane.wakeup is not None:
+            loop.call_soon_threadsafe(lane.wakeup.set)
+
+    def stats(self) -> dict[str, int]:
+        with self.lock:
+            pending = sum(len(lane.items) for lane in self.lanes)
+            return {name: self.counts[name] for name in STAT_NAMES} | {"pending": pending}
 
     def flush(self, timeout: float = 5) -> None:
-        """Wait until everything sent so far is out (tests, process shutdown)."""
-        if self.loop is not None:
-            asyncio.run_coroutine_threadsafe(asyncio.sleep(0), self.loop).result(timeout)
+        """Wait until everything queued so far is out (tests, process shutdown)."""
+        with self.lock:
+            loop = self.loop
+        if loop is not None and not loop.is_closed():
+            asyncio.run_coroutine_threadsafe(self._drained(), loop).result(timeout)
+
+    async def _drained(self) -> None:
+        while True:
+            with self.lock:
+                if not any(lane.items or lane.busy for lane in self.lanes):
+                    return
+            await asyncio.sleep(0.002)
+
+    def _lane_capacity(self) -> int:
+        return max(1, settings.SF_LIVE_QUEUE // max(1, len(self.lanes)))
 
     def _loop(self) -> asyncio.AbstractEventLoop:
-        with self.lock:
-            if self.loop is None or self.loop.is_closed():
-                loop = asyncio.new_event_loop()
-                threading.Thread(target=loop.run_forever, name="sf-live", daemon=True).start()
-                self.loop = loop
-            return self.loop
+        """The sender's loop and its lanes, started on first use (under ``self.lock``)."""
+        if self.loop is None or self.loop.is_closed():
+            loop = asyncio.new_event_loop()
+            self.lanes = [_Lane() for _ in range(settings.SF_LIVE_LANES)]
+            self.waiting.clear()
+            self.thread = threading.Thread(target=loop.run_forever, name="sf-live", daemon=True)
+            self.thread.start()
+            self.tasks = [
+                asyncio.run_coroutine_threadsafe(self._drain(lane), loop) for lane in self.lanes
+            ]
+            self.loop = loop
+        return self.loop
 
-    @staticmethod
-    async def _send(layer: Any, group: str, message: dict[str, Any]) -> None:
+    async def _drain(self, lane: _Lane) -> None:
+        """One lane's sender: one message at a time, so one pooled connection at most."""
+        lane.wakeup = asyncio.Event()
+        while True:
+            with self.lock:
+                if lane.items:
+                    key, layer, group, message = lane.items.popleft()
+                    self.waiting.discard(key)
+                    lane.busy = True
+                else:
+                    lane.busy = False
+                    lane.wakeup.clear()
+            if not lane.busy:
+                await lane.wakeup.wait()
+                continue
+            sent = await self._send_now(layer, group, message)
+            with self.lock:
+                self.counts["sent" if sent else "failed"] += 1
+
+    async def _send_now(self, layer: Any, group: str, message: dict[str, Any]) -> bool:
         try:
-            await layer.group_send(group, message)
+            await asyncio.wait_for(layer.group_send(group, message), SEND_TIMEOUT_SECONDS)
         except Exception:  # the layer (Redis) may be down; the database already has the truth
-            logger.warning("could not broadcast %s to %s", message["type"], group, exc_info=True)
+            with self.lock:
+                self._log_trouble(f"could not broadcast {message['type']} to {group}", error=True)
+            return False
+        return True
+
+    def _log_trouble(self, what: str, *, error: bool = False) -> None:
+        """Log (under ``self.lock``) at most every ``LOG_EVERY_SECONDS``, with the counts."""
+        now = time.monotonic()
+        if now - self.logged_at < LOG_EVERY_SECONDS:
+            return
+        self.logged_at = now
+        counts = ", ".join(f"{name} {self.counts[name]}" for name in STAT_NAMES)
+        logger.warning("%s (live updates so far: %s)", what, counts, exc_info=error)
+
+    def close(self, timeout: float = 5) -> None:
+        """Send what is queued, stop the loop and close its Redis connections (the
+        channel layer closes a loop's pool when the loop closes)."""
+        self.flush(timeout)
+        with self.lock:
+            loop, thread, self.loop = self.loop, self.thread, None
+        if loop is None or thread is None:
+            return
+        for task in self.tasks:
+            task.cancel()
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout)
+        loop.close()
+
+    def reset_after_fork(self) -> None:
+        """A forked child has the parent's loop object but not its thread: start anew."""
+        self.lock = threading.Lock()
+        self.loop = None
+        self.lanes = []
+        self.waiting = set()
+        self.counts = Counter()
 
 
 _SENDER = _Sender()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_SENDER.reset_after_fork)
 
 
-def flush() -> None:
-    _SENDER.flush()
+def flush(timeout: float = 5) -> None:
+    _SENDER.flush(timeout)
+
+
+def live_stats() -> dict[str, int]:
+    """This process's live updates so far: sent, coalesced (an identical one was still
+    waiting), dropped (a full lane), failed (the layer refused), and pending now."""
+    return _SENDER.stats()

@@ -279,6 +279,15 @@ SF_WORKER_HEARTBEAT = env.duration(
 SF_WORKER_STALE_AFTER = env.duration(
     "SF_WORKER_STALE_AFTER", SF_WORKER_HEARTBEAT * 3, minimum=SF_WORKER_HEARTBEAT
 )
+# Live updates wait in SF_LIVE_LANES lanes (each sends one message at a time, so at
+# most that many of the channel layer's pooled Redis connections are in use by a
+# process's broadcasts), SF_LIVE_QUEUE messages in all; a full lane drops its oldest
+# (counted: sf_core/live.py).
+SF_LIVE_LANES = env.integer("SF_LIVE_LANES", 4, minimum=1, maximum=64)
+SF_LIVE_QUEUE = env.integer("SF_LIVE_QUEUE", 2000, minimum=1, maximum=1_000_000)
+# Trace events, risk decisions and the session's activity commit without waiting for
+# the WAL flush (sf_core/db.py, relaxed_commit); 1: wait for it, as other writes do.
+SF_TRACE_SYNCHRONOUS_COMMIT = env.flag("SF_TRACE_SYNCHRONOUS_COMMIT", default=False)
 SF_STATUS_REFRESH = env.duration(
     "SF_STATUS_REFRESH", timedelta(seconds=5), minimum=timedelta(milliseconds=200)
 )

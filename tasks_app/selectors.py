@@ -106,6 +106,9 @@ class WorkerStatus:
     started_at: datetime
     last_heartbeat_at: datetime
     heartbeat_age_s: float
+    live_sent: int = 0
+    live_dropped: int = 0  # live updates its full sender dropped (counted, never raised)
+    live_failed: int = 0  # live updates the channel layer refused
 
 
 def worker_statuses() -> list[WorkerStatus]:
@@ -122,6 +125,9 @@ def worker_statuses() -> list[WorkerStatus]:
             started_at=worker.started_at,
             last_heartbeat_at=worker.last_heartbeat_at,
             heartbeat_age_s=round((now - worker.last_heartbeat_at).total_seconds(), 1),
+            live_sent=worker.live_sent,
+            live_dropped=worker.live_dropped,
+            live_failed=worker.live_failed,
         )
         for worker in Worker.objects.order_by("stopped_at", "-last_heartbeat_at")[:20]
     ]

@@ -9,12 +9,13 @@ approval; an approval with scope *once* lets exactly that call through, once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.urls import reverse
 from django.utils import timezone
 
@@ -35,6 +36,7 @@ from agents_app.models import (
     RiskDecision,
 )
 from agents_app.runtime.loop import GateVerdict
+from sf_core.db import relaxed_commit
 from sf_core.live import Groups, broadcast
 from sf_core.notices import Notice, NoticeKind, notice_raise
 
@@ -58,9 +60,11 @@ def gate_context(
     skill_profiles: dict[str, str] | None = None,
     mcp_tools: dict[str, str] | None = None,
 ) -> GateContext:
-    granted = ApprovalRule.objects.filter(project_id=session.project_id).filter(
-        Q(scope=ReviewScope.PROJECT) | Q(session=session)
-    )
+    granted: Any = ApprovalRule.objects.none()
+    if _may_hold_approvals(session):
+        granted = ApprovalRule.objects.filter(project_id=session.project_id).filter(
+            Q(scope=ReviewScope.PROJECT) | Q(session=session)
+        )
     return GateContext(
         permission_profile=PermissionProfile(session.permission_profile),
         run_control=RunControl(session.run_control),
@@ -83,6 +87,12 @@ def gate_context(
     )
 
 
+def _may_hold_approvals(session: AgentSession) -> bool:
+    """False only when the reading the session came from (the engine's dispatch point,
+    ``session_read``'s ``gate_approvals``) found neither a once-approval nor a rule."""
+    return bool(getattr(session, "gate_approvals", True))
+
+
 @dataclass
 class SessionGate:
     """The gate of one unit: reads fresh axes for every call and records every decision."""
@@ -93,8 +103,14 @@ class SessionGate:
     skill_profiles: dict[str, str] = field(default_factory=dict)  # name → minimum profile
     # The unit's MCP tools and their policy risk classes ("" when none), ``gate.mcp``.
     mcp_tools: dict[str, str] = field(default_factory=dict)
+    # Where the session row comes from. None: read from the database for every use. The
+    # engine passes the reading its hooks took at this dispatch point (moments ago, after
+    # applying the steering due there), so a tool call reads the row once, not four times.
+    source: Callable[[], AgentSession] | None = None
 
     def session(self) -> AgentSession:
+        if self.source is not None:
+            return self.source()
         return AgentSession.objects.select_related("project").get(pk=self.session_id)
 
     def offered_tools(self) -> list[str]:
@@ -118,7 +134,10 @@ class SessionGate:
             ToolCall(tool=tool, input=arguments),
             gate_context(session, self.worktree, self.skill_profiles, self.mcp_tools),
         )
-        with transaction.atomic():  # the decision and its notice commit together
+        # The decision and its notice commit together, before the call runs, without
+        # waiting for the disk (``relaxed_commit``); an "ask" ends the unit, and the
+        # task's transition after it is an ordinary commit, which flushes this one too.
+        with relaxed_commit():
             record = self._record(session, tool, normalized, hashed, verdict)
         return GateVerdict(
             verdict.decision, verdict.rule, verdict.risk_class, verdict.reason, record.pk
@@ -165,17 +184,15 @@ class SessionGate:
 
     def _approved_once(self, session: AgentSession, tool: str, hashed: str) -> int | None:
         """Consume an unused *once* approval of exactly this call, if there is one."""
+        if not _may_hold_approvals(session):
+            return None
+        if not self._once_approvals(session).filter(tool=tool, input_hash=hashed).exists():
+            return None  # nearly always; no transaction and no row lock to commit
         with transaction.atomic():
             approval = (
-                RiskDecision.objects.select_for_update(skip_locked=True)
-                .filter(
-                    session=session,
-                    tool=tool,
-                    input_hash=hashed,
-                    review_status=ReviewStatus.APPROVED,
-                    review_scope=ReviewScope.ONCE,
-                    used_at__isnull=True,
-                )
+                self._once_approvals(session)
+                .select_for_update(skip_locked=True)
+                .filter(tool=tool, input_hash=hashed)
                 .order_by("reviewed_at")
                 .first()
             )
@@ -183,3 +200,12 @@ class SessionGate:
                 return None
             RiskDecision.objects.filter(pk=approval.pk).update(used_at=timezone.now())
             return approval.pk
+
+    @staticmethod
+    def _once_approvals(session: AgentSession) -> QuerySet[RiskDecision]:
+        return RiskDecision.objects.filter(
+            session=session,
+            review_status=ReviewStatus.APPROVED,
+            review_scope=ReviewScope.ONCE,
+            used_at__isnull=True,
+        )

@@ -50,6 +50,7 @@ from agents_app.runtime.tools import (
 from agents_app.runtime.trace import TraceRecorder
 from agents_app.runtime.truncation import call_cut_message, cut_off, text_cut_message
 from agents_app.runtime.wire import append_note, well_formed_calls
+from sf_core.db import relaxed_commit
 
 NUDGE = "Continue with the tools. When every acceptance criterion is met, call finish."
 MAX_TEXT_ONLY_STEPS = 3
@@ -283,10 +284,13 @@ class AgentLoop:
         # The dispatch point comes before the gate: a /stop ends the unit here (rather
         # than the gate asking a person about a call nobody wants any more), and the
         # steering due now is applied before the gate decides under the axes.
-        stop = self.hooks.before_tool(call.name)
-        if stop:
+        # The hooks' and the gate's writes before the call (the session's activity, the
+        # decision) commit together, without waiting for the disk (``sf_core.db``).
+        with relaxed_commit():
+            stop = self.hooks.before_tool(call.name)
+            verdict = None if stop else self.gate.check(call.name, values, input_hash)
+        if stop or verdict is None:
             return self._end(Outcome.INTERRUPTED, detail=stop)
-        verdict = self.gate.check(call.name, values, input_hash)
 
         def answer(output: str) -> None:
             self._answer(call, messages, output, started, input_hash, normalized, verdict)
@@ -299,6 +303,8 @@ class AgentLoop:
             return self._end(
                 Outcome.BLOCKED, decision_id=verdict.decision_id, detail=verdict.reason
             )
+        # The tool runs outside any transaction (a command may take minutes); its trace
+        # row commits on its own, without waiting for the disk (``TraceRecorder``).
         ended = self._run_tool(tool, arguments, answer)
         if ended is not None:
             return ended

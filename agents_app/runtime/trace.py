@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from agents_app.gate.redaction import redact_payload
 from agents_app.models import AgentSession, CallStage, ModelCall, TraceEvent, TraceKind
+from sf_core.db import relaxed_commit
 from sf_core.live import Groups, broadcast
 
 if TYPE_CHECKING:
@@ -45,7 +46,27 @@ class TraceRecorder:
         cost: Decimal | float = 0,
         started_at: datetime | None = None,
     ) -> TraceEvent:
-        event = TraceEvent.objects.create(
+        with relaxed_commit():  # committed, without waiting for the disk (sf_core.db)
+            event = self._create(
+                kind, name, payload, input_hash, tokens_in, tokens_out, cost, started_at
+            )
+        self.next_seq += 1
+        if self.unit_id is not None:
+            broadcast(Groups.unit(self.unit_id), "trace.appended", event_id=event.pk)
+        return event
+
+    def _create(
+        self,
+        kind: str,
+        name: str,
+        payload: dict[str, Any] | None,
+        input_hash: str,
+        tokens_in: int,
+        tokens_out: int,
+        cost: Decimal | float,
+        started_at: datetime | None,
+    ) -> TraceEvent:
+        return TraceEvent.objects.create(
             session=self.session,
             unit_id=self.unit_id,
             seq=self.next_seq,
@@ -59,10 +80,6 @@ class TraceRecorder:
             started_at=started_at or timezone.now(),
             finished_at=timezone.now(),
         )
-        self.next_seq += 1
-        if self.unit_id is not None:
-            broadcast(Groups.unit(self.unit_id), "trace.appended", event_id=event.pk)
-        return event
 
     def model_call(
         self,
@@ -74,6 +91,16 @@ class TraceRecorder:
     ) -> TraceEvent:
         """A model call that completed: its trace event and its row of the cost ledger
         (``ModelCall``), written together so the ledger misses no call that was traced."""
+        with relaxed_commit():
+            return self._model_call(step, payload, input_hash, started_at)
+
+    def _model_call(
+        self,
+        step: ModelStep,
+        payload: dict[str, Any],
+        input_hash: str,
+        started_at: datetime | None,
+    ) -> TraceEvent:
         event = self.record(
             TraceKind.MODEL_STEP,
             name=step.model,

@@ -12,11 +12,11 @@ from agents_app.services.commands import (
     command_apply,
     command_run,
 )
+from agents_app.services.dispatch_points import DispatchPoint, session_has_due, session_read
 from agents_app.services.members import member_add, member_remove, member_set_role
 from agents_app.services.projects import project_create, project_name_check
 from agents_app.services.runs import session_step, session_unit_ended, steering_supersede
 from agents_app.services.sessions import (
-    DispatchPoint,
     RepairOutcome,
     repair_target,
     session_apply_due,
@@ -47,6 +47,8 @@ __all__ = [
     "session_change_mode",
     "session_create",
     "session_finish",
+    "session_has_due",
+    "session_read",
     "session_reopen",
     "session_request_repair",
     "session_set_paused",

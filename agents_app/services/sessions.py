@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from enum import StrEnum
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -41,32 +40,11 @@ from agents_app.models import (
 )
 from agents_app.runtime.sandbox import profile_problem
 from agents_app.schemas import RepairPolicy
+from agents_app.services.dispatch_points import DUE_SCOPES, DispatchPoint, session_has_due
 from sf_core.actors import Actor
 from sf_core.errors import CommandRejected, InvalidTransition
 from sf_core.live import Groups, broadcast
 from sf_core.notices import Notice, NoticeKind, notice_raise
-
-
-class DispatchPoint(StrEnum):
-    """Points in the engine's loop where pending steering may apply."""
-
-    BEFORE_UNIT = "before-unit"
-    BEFORE_TOOL = "before-tool"
-    AFTER_TOOL = "after-tool"
-    AFTER_UNIT = "after-unit"
-    MILESTONE = "milestone"
-
-
-# Which scopes are due at which point. No point is inside a tool call, so even `now`
-# never mutates a call in flight; `after-current-unit` must wait for a unit boundary.
-_DUE: dict[DispatchPoint, frozenset[str]] = {
-    DispatchPoint.BEFORE_TOOL: frozenset({"now", "after-current-tool"}),
-    DispatchPoint.AFTER_TOOL: frozenset({"now", "after-current-tool"}),
-    DispatchPoint.BEFORE_UNIT: frozenset({"now", "after-current-tool", "after-current-unit"}),
-    DispatchPoint.AFTER_UNIT: frozenset({"now", "after-current-tool", "after-current-unit"}),
-    DispatchPoint.MILESTONE: frozenset(TransitionScope.values),
-}
-
 
 # --- projects and sessions ------------------------------------------------------------
 
@@ -246,10 +224,15 @@ def session_apply_due(
     """
     actor = actor or Actor.system("engine")
     applied: list[ModeTransition] = []
+    if not session_has_due(session_id=session.pk, point=point):
+        # Nearly always: nothing is pending. Locking the session row to find that out
+        # cost a WAL-flushing commit at every tool call (a row lock is written to disk).
+        # A transition requested just after this look is applied at the next point.
+        return applied
     with transaction.atomic():
         locked = _lock(session)
         due = locked.transitions.filter(
-            status=TransitionStatus.PENDING, requires_approval=False, scope__in=_DUE[point]
+            status=TransitionStatus.PENDING, requires_approval=False, scope__in=DUE_SCOPES[point]
         ).select_for_update()
         for pending in due.order_by("requested_at", "pk"):
             applied.append(_apply_pending(locked, pending))

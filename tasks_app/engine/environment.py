@@ -63,7 +63,8 @@ def unit_resources(*, task: Task, unit: Unit, config: WorktreeEnv) -> dict[str, 
             chosen[ENV_NAMES[resource]] = str(free_port())
         elif resource == WorktreeResource.DATABASE:
             chosen[ENV_NAMES[resource]] = scratch_database_name(task, unit)
-    Unit.objects.filter(pk=unit.pk).update(resources=chosen)
+    if chosen or unit.resources:  # nothing to write for a project with no resources
+        Unit.objects.filter(pk=unit.pk).update(resources=chosen)
     return chosen
 
 

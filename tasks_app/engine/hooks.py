@@ -14,7 +14,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from agents_app.models import Activity, AgentSession, SessionStatus
-from agents_app.services import DispatchPoint, session_apply_due
+from agents_app.services import DispatchPoint, session_apply_due, session_read
+from sf_core.db import relaxed_commit
 from tasks_app.engine.stuck import detect
 from tasks_app.models import Task, TaskRuntime
 
@@ -43,13 +44,15 @@ class Heartbeat:
     """Refreshes the task's runtime heartbeat from a thread while the unit runs, so a
     long model call is not mistaken for a dead worker (and a dead worker is noticed)."""
 
-    def __init__(self, task_id: int) -> None:
+    def __init__(self, task_id: int, *, beat_now: bool = True) -> None:
         self.task_id = task_id
+        self.beat_now = beat_now
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._run, name=f"sf-unit-{task_id}", daemon=True)
 
     def __enter__(self) -> Heartbeat:
-        self.beat()
+        if self.beat_now:
+            self.beat()
         self.thread.start()
         return self
 
@@ -80,6 +83,9 @@ class EngineHooks:
     wrapped_up: bool = False
     diagnosed: bool = False
     cause: StopCause | None = None  # set with the words when a hook stops the unit
+    # The session row as read at the last dispatch point (model step or tool call), with
+    # the steering due there applied; the unit's gate decides on it (``current_session``).
+    session: AgentSession | None = None
 
     def before_model(self) -> str | None:
         now = time.monotonic()
@@ -91,6 +97,11 @@ class EngineHooks:
                 f"idle timeout ({settings.SF_UNIT_IDLE_TIMEOUT} without a tool call or answer)",
             )
         self.last_progress = now
+        # The offered tools of this step are the session's as of now, after the steering
+        # due now (and what a tool call's end made due: nothing happens between them).
+        session = self._read(DispatchPoint.BEFORE_TOOL)
+        if session.activity == Activity.TOOL:  # back from the step's tool calls
+            self._set_activity(Activity.UNIT)
         return self._session_stop()
 
     def notes(self) -> list[str]:
@@ -102,20 +113,44 @@ class EngineHooks:
         return notes
 
     def before_tool(self, tool: str) -> str | None:
-        session = AgentSession.objects.get(pk=self.session_id)
-        session_apply_due(session=session, point=DispatchPoint.BEFORE_TOOL)
+        self._read(DispatchPoint.BEFORE_TOOL)
         stop = self._session_stop()
-        if stop is None:
-            AgentSession.objects.filter(pk=self.session_id).update(activity=Activity.TOOL)
+        if stop is None and self.session is not None and self.session.activity != Activity.TOOL:
+            # Set once for a step's calls; the next model step sets it back to the unit
+            # (the unit's end, to idle): one write a step instead of two a call.
+            self._set_activity(Activity.TOOL)
         return stop
 
     def after_tool(self, tool: str, input_hash: str) -> str | None:
         self.last_progress = time.monotonic()
-        AgentSession.objects.filter(pk=self.session_id).update(activity=Activity.UNIT)
-        session = AgentSession.objects.get(pk=self.session_id)
-        session_apply_due(session=session, point=DispatchPoint.AFTER_TOOL)
+        # The steering due after a tool call (``now``, ``after-current-tool``) is applied
+        # at the next dispatch point, which follows at once: the next call's or the next
+        # model step's read, or the unit's end. No query here.
         self.history.append(f"{tool}:{input_hash[:10]}")
         return self._stuck()
+
+    def current_session(self) -> AgentSession:
+        """The session as this dispatch point read it (the gate's ``source``)."""
+        return self.session if self.session is not None else self._read(None)
+
+    def _read(self, point: DispatchPoint | None) -> AgentSession:
+        """Read the session (one query) and apply the steering due at ``point``."""
+        if point is None:
+            session = AgentSession.objects.select_related("project").get(pk=self.session_id)
+        else:
+            session, due = session_read(session_id=self.session_id, point=point)
+            if due:
+                session_apply_due(session=session, point=point)
+                session, _ = session_read(session_id=self.session_id, point=point)
+        self.session = session
+        return session
+
+    def _set_activity(self, activity: Activity) -> None:
+        # Shown on the dashboard and by headless; not worth a WAL flush.
+        with relaxed_commit():
+            AgentSession.objects.filter(pk=self.session_id).update(activity=activity)
+        if self.session is not None:
+            self.session.activity = activity
 
     def _stuck(self) -> str | None:
         stuck = detect(self.history)
@@ -131,7 +166,7 @@ class EngineHooks:
         return None
 
     def _session_stop(self) -> str | None:
-        session = AgentSession.objects.get(pk=self.session_id)
+        session = self.session or self._read(None)
         if session.interrupt_requested:
             return self._stop(StopCause.STOPPED, "stopped by /stop")
         if session.paused:

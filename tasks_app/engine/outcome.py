@@ -81,9 +81,10 @@ def unit_complete(
 
     ``cause`` is why the engine's hooks stopped the loop (``Outcome.INTERRUPTED``)."""
     commit = _checkpoint(task, unit, ws)
-    _charge(task, unit, result)
-    if result.steps:
-        provider_recovered(session_id=task.plan.session_id)
+    with transaction.atomic():  # the accounting commits once
+        _charge(task, unit, result)
+        if result.steps:
+            provider_recovered(session_id=task.plan.session_id)
     task.refresh_from_db()
     outcome, detail = str(result.outcome), result.detail or result.summary
     if result.outcome == Outcome.FINISHED:
@@ -188,12 +189,13 @@ def _checkpoint(task: Task, unit: Unit, ws: Workspace) -> str | None:
     except GitError as exc:
         Unit.objects.filter(pk=unit.pk).update(summary=f"checkpoint failed: {exc}")
         return None
-    Unit.objects.filter(pk=unit.pk).update(
-        checkpoint_patch=redact_text(patch), checkpoint_commit=commit or ""
-    )
-    diff_comments_check(unit=unit, ws=ws)
-    if commit:
-        Task.objects.filter(pk=task.pk).update(checkpoint_ref=commit)
+    with transaction.atomic():  # one commit for the checkpoint's rows
+        Unit.objects.filter(pk=unit.pk).update(
+            checkpoint_patch=redact_text(patch), checkpoint_commit=commit or ""
+        )
+        diff_comments_check(unit=unit, ws=ws)
+        if commit:
+            Task.objects.filter(pk=task.pk).update(checkpoint_ref=commit)
     return commit or (task.checkpoint_ref or None)
 
 
@@ -243,15 +245,16 @@ def _verify_and_review(
         env=Unit.objects.values_list("resources", flat=True).get(pk=unit.pk),
     )
     report = verification.report()
-    Unit.objects.filter(pk=unit.pk).update(
-        verification_passed=verification.passed, verification_output=report
-    )
-    if not verification.passed:
-        _end_unit(unit, UnitStatus.FAILED, summary=result.summary)
-        _retry_or_fail(task, unit, "verification failed", verification_failed=True)
-        return "verification_failed", report[-500:]
-    _end_unit(unit, UnitStatus.SUCCEEDED, summary=result.summary)
-    task_transition(task=task, to=TaskStatus.REVIEW, reason="verification passed")
+    with transaction.atomic():  # the verification, the unit's end and the task's move
+        Unit.objects.filter(pk=unit.pk).update(
+            verification_passed=verification.passed, verification_output=report
+        )
+        if not verification.passed:
+            _end_unit(unit, UnitStatus.FAILED, summary=result.summary)
+            _retry_or_fail(task, unit, "verification failed", verification_failed=True)
+            return "verification_failed", report[-500:]
+        _end_unit(unit, UnitStatus.SUCCEEDED, summary=result.summary)
+        task_transition(task=task, to=TaskStatus.REVIEW, reason="verification passed")
     review_start(task=task)
     # Still waiting for a person: a pull request on the project's forge, if it has one
     # (after the commit: the forge is a network call).
@@ -316,13 +319,13 @@ def _next(task: Task, unit: Unit, outcome: str, detail: str) -> UnitReport:
     """Reschedule or consume the task, apply after-unit steering, then run control."""
     task.refresh_from_db()
     runnable = task.status in (TaskStatus.TODO, TaskStatus.RETRYING)
-    TaskSchedule.objects.filter(task=task).update(
-        status=ScheduleStatus.DUE if runnable else ScheduleStatus.CONSUMED,
-        due_at=timezone.now() if runnable else F("due_at"),
-        consumed_at=None if runnable else timezone.now(),
-        enqueued_at=None,
-    )
     with transaction.atomic():
+        TaskSchedule.objects.filter(task=task).update(
+            status=ScheduleStatus.DUE if runnable else ScheduleStatus.CONSUMED,
+            due_at=timezone.now() if runnable else F("due_at"),
+            consumed_at=None if runnable else timezone.now(),
+            enqueued_at=None,
+        )
         session = AgentSession.objects.get(pk=task.plan.session_id)
         session_apply_due(session=session, point=DispatchPoint.AFTER_UNIT)
         if _plan_finished(task):

@@ -77,7 +77,7 @@ def unit_run(*, task_id: int, worker: str, options: UnitOptions | None = None) -
     task, unit, ws = started
     try:
         worktree_ensure(ws)
-        with Heartbeat(task.pk):
+        with Heartbeat(task.pk, beat_now=False):  # _start wrote the first beat
             hooks = EngineHooks(session_id=task.plan.session_id, task=task)
             blocked, resources = worktree_prepare(task=task, unit=unit, ws=ws)
             result = blocked or _agent(task, unit, ws, options, hooks, resources)
@@ -136,6 +136,7 @@ def _start(task_id: int, worker: str) -> tuple[Task, Unit, Workspace] | None:
         AgentSession.objects.filter(pk=session.pk).update(
             activity=Activity.UNIT, interrupt_requested=False
         )
+        session.project = task.plan.session.project  # read above (select_related)
         task.plan.session = session
     return task, unit, ws
 
@@ -243,6 +244,7 @@ def _agent(
                     unit_id=unit.pk,
                     skill_profiles=skills.profiles(),
                     mcp_tools=mcp.risks,
+                    source=hooks.current_session,
                 ),
                 recorder=recorder,
                 hooks=hooks,
@@ -266,8 +268,9 @@ def _messages(
 ) -> list[dict[str, Any]]:
     """The unit's first messages (and its model, recorded on the unit and the runtime)."""
     previous = Unit.objects.filter(task=task, attempt__lt=unit.attempt).order_by("-attempt").first()
-    Unit.objects.filter(pk=unit.pk).update(model=router.model)
-    TaskRuntime.objects.filter(task=task).update(current_model=router.model)
+    with transaction.atomic():  # one commit, not two
+        Unit.objects.filter(pk=unit.pk).update(model=router.model)
+        TaskRuntime.objects.filter(task=task).update(current_model=router.model)
     extras = "\n\n".join(
         part for part in (_skills_section(skills, task, router), mcp_section) if part
     )
@@ -350,5 +353,6 @@ def _sandbox_policy(session_id: int) -> Callable[[], SandboxPolicy]:
 
 def _release(task: Task) -> None:
     """The runtime state is ephemeral: gone with the unit. The session is idle again."""
-    TaskRuntime.objects.filter(task=task).delete()
-    AgentSession.objects.filter(pk=task.plan.session_id).update(activity=Activity.IDLE)
+    with transaction.atomic():
+        TaskRuntime.objects.filter(task=task).delete()
+        AgentSession.objects.filter(pk=task.plan.session_id).update(activity=Activity.IDLE)

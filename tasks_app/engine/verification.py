@@ -34,6 +34,7 @@ from agents_app.gate.session import gate_context, input_hash
 from agents_app.models import AgentSession, ReviewStatus, RiskDecision
 from agents_app.runtime.sandbox import SandboxPolicy, SandboxRefused, policy_for, sandboxed_run
 from agents_app.runtime.tools import COMMAND_ENV_KEEP, cap
+from sf_core.db import relaxed_commit
 
 REFUSALS = {"deny": "denies it", "ask": "would ask a person first"}
 
@@ -125,6 +126,19 @@ def _judged(
             "reviewed_at": timezone.now(),
             "review_note": "a verify command of the plan they accepted",
         }
+    with relaxed_commit():  # evidence, committed without waiting for the disk (sf_core.db)
+        _record(session, unit_id, call, normalized, verdict, review)
+    return verdict
+
+
+def _record(
+    session: AgentSession,
+    unit_id: int | None,
+    call: ToolCall,
+    normalized: dict[str, object],
+    verdict: Decision,
+    review: dict[str, object],
+) -> None:
     RiskDecision.objects.create(
         session=session,
         unit_id=unit_id,
@@ -138,7 +152,6 @@ def _judged(
         **review,
         **session.axes.as_dict(),
     )
-    return verdict
 
 
 def _run(

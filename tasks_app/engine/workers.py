@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import close_old_connections, transaction
 from django.utils import timezone
 
-from sf_core.live import Groups, broadcast
+from sf_core.live import Groups, broadcast, live_stats
 from sf_core.signals import sweep_due
 from tasks_app.engine.sweep import engine_sweep
 from tasks_app.models import Worker, WorkerProbe
@@ -45,9 +45,15 @@ def worker_register(*, hostname: str, pid: int, concurrency: int, queues: str) -
 
 
 def worker_heartbeat(*, hostname: str) -> bool:
-    """Refresh a running worker's heartbeat. False if the worker is unknown or stopped."""
+    """Refresh a running worker's heartbeat and its live-update counts (this process's).
+    False if the worker is unknown or stopped."""
+    live = live_stats()
     updated = Worker.objects.filter(hostname=hostname, stopped_at__isnull=True).update(
-        last_heartbeat_at=timezone.now()
+        last_heartbeat_at=timezone.now(),
+        live_sent=live["sent"],
+        live_coalesced=live["coalesced"],
+        live_dropped=live["dropped"],
+        live_failed=live["failed"],
     )
     return updated == 1
 

@@ -74,14 +74,19 @@ def worktree_ensure(ws: Workspace) -> Path:
     ws.path.parent.mkdir(parents=True, exist_ok=True)
     if ws.path.exists():
         shutil.rmtree(ws.path)  # a leftover from a crash before git registered it
-    git("worktree", "prune", cwd=ws.repo)
     has_branch = git(
         "rev-parse", "--verify", "--quiet", f"refs/heads/{ws.branch}", cwd=ws.repo, check=False
     )
-    if has_branch:
-        git("worktree", "add", str(ws.path), ws.branch, cwd=ws.repo)
-    else:
-        git("worktree", "add", "-b", ws.branch, str(ws.path), ws.base, cwd=ws.repo)
+    add = ["worktree", "add", str(ws.path), ws.branch]
+    if not has_branch:
+        add = ["worktree", "add", "-b", ws.branch, str(ws.path), ws.base]
+    try:
+        git(*add, cwd=ws.repo)
+    except GitError:
+        # A registration left by a crash (its folder gone) refuses the path: prune and
+        # try once more. Pruning first, every unit, cost a git process for nothing.
+        git("worktree", "prune", cwd=ws.repo)
+        git(*add, cwd=ws.repo)
     return ws.path
 
 
@@ -125,9 +130,9 @@ def checkpoint_commit(ws: Workspace, message: str) -> str | None:
 
 
 def checkpoint_patch(ws: Workspace) -> str:
-    """The task branch's changes against the base, as one patch."""
-    merge_base = git("merge-base", ws.base, ws.branch, cwd=ws.repo)
-    return git("diff", "--binary", merge_base, ws.branch, cwd=ws.repo)
+    """The task branch's changes against the base, as one patch (``base...branch``:
+    from their merge base, found by the same git process)."""
+    return git("diff", "--binary", f"{ws.base}...{ws.branch}", "--", cwd=ws.repo)
 
 
 @dataclass(frozen=True)
@@ -160,10 +165,10 @@ def merge_compute(ws: Workspace, *, commit: str | None, message: str) -> MergeRe
 
 
 def _compute(ws: Workspace, commit: str, message: str) -> MergeResult:
-    base_head = git("rev-parse", f"refs/heads/{ws.base}", cwd=ws.repo)
+    heads = git("rev-parse", f"refs/heads/{ws.base}", f"refs/heads/{ws.branch}", cwd=ws.repo)
+    base_head, branch_head = heads.splitlines()
     if git_ok("merge-base", "--is-ancestor", commit, base_head, cwd=ws.repo):
         return MergeResult(merged=True, commit=base_head, already=True, base_head=base_head)
-    branch_head = git("rev-parse", f"refs/heads/{ws.branch}", cwd=ws.repo)
     if not git_ok("merge-base", "--is-ancestor", commit, branch_head, cwd=ws.repo):
         return MergeResult(merged=False, reason=f"{ws.branch} no longer contains {commit[:12]}")
     tree = git(
@@ -203,7 +208,8 @@ def merge_publish(ws: Workspace, candidate: MergeResult, *, commit: str) -> Merg
     it was computed on; ``moved`` when the base branch moved meanwhile (compute again)."""
     old, merged = candidate.base_head, candidate.commit
     try:
-        if _base_worktree_dirty(ws):
+        checked_out = _base_checked_out(ws)
+        if checked_out and git("status", "--porcelain", "--untracked-files=no", cwd=ws.repo):
             return MergeResult(
                 merged=False, reason=f"the checked-out {ws.base} has uncommitted changes"
             )
@@ -213,7 +219,8 @@ def merge_publish(ws: Workspace, candidate: MergeResult, *, commit: str) -> Merg
             return MergeResult(
                 merged=False, moved=now != old, reason=f"{ws.base} moved from {old[:12]}"
             )
-        _refresh_checked_out_base(ws, old, merged)
+        if checked_out:  # bring its files up to the new commit
+            git("read-tree", "-m", "-u", old, merged, cwd=ws.repo)
         if not git_ok("merge-base", "--is-ancestor", commit, merged, cwd=ws.repo):
             return MergeResult(
                 merged=False, reason="the merge commit does not contain the unit's commit"
@@ -234,28 +241,19 @@ def scratch_worktree_add(ws: Workspace, *, name: str, commit: str) -> Path:
 
 
 def scratch_worktree_remove(ws: Workspace, path: Path) -> None:
-    if path.exists():
-        git("worktree", "remove", "--force", str(path), cwd=ws.repo, check=False)
+    removed = path.exists() and git_ok("worktree", "remove", "--force", str(path), cwd=ws.repo)
+    if not removed:  # its registration may be left behind: prune it
         shutil.rmtree(path, ignore_errors=True)
-    git("worktree", "prune", cwd=ws.repo)
+        git("worktree", "prune", cwd=ws.repo)
 
 
-def _checked_out_here(ws: Workspace) -> bool:
-    return (
-        git("symbolic-ref", "--quiet", "HEAD", cwd=ws.repo, check=False) == f"refs/heads/{ws.base}"
-    )
-
-
-def _base_worktree_dirty(ws: Workspace) -> bool:
-    if not _checked_out_here(ws) or git("rev-parse", "--is-bare-repository", cwd=ws.repo) == "true":
-        return False
-    return bool(git("status", "--porcelain", "--untracked-files=no", cwd=ws.repo))
-
-
-def _refresh_checked_out_base(ws: Workspace, old: str, new: str) -> None:
-    """Bring a clean checked-out base branch's files up to the new commit."""
-    if _checked_out_here(ws) and git("rev-parse", "--is-bare-repository", cwd=ws.repo) != "true":
-        git("read-tree", "-m", "-u", old, new, cwd=ws.repo)
+def _base_checked_out(ws: Workspace) -> bool:
+    """Whether the repository has a work tree with the base branch checked out (its
+    files must follow the base ref). One git process answers both questions."""
+    answer = git(
+        "rev-parse", "--is-bare-repository", "--symbolic-full-name", "HEAD", cwd=ws.repo
+    ).splitlines()
+    return answer == ["false", f"refs/heads/{ws.base}"]
 
 
 def worktree_remove(ws: Workspace) -> None:
@@ -264,7 +262,8 @@ def worktree_remove(ws: Workspace) -> None:
     task, whose unmerged work goes with it (its patch stays on its units)."""
     if ws.path.exists():
         git("worktree", "remove", "--force", str(ws.path), cwd=ws.repo)
-    git("worktree", "prune", cwd=ws.repo)
+    else:  # gone without git knowing (a crash, a person): its registration goes too
+        git("worktree", "prune", cwd=ws.repo)
     git("branch", "-D", ws.branch, cwd=ws.repo, check=False)
     if _registered(ws) or git(
         "rev-parse", "--verify", "--quiet", f"refs/heads/{ws.branch}", cwd=ws.repo, check=False

@@ -55,7 +55,9 @@ from tasks_app.headless.session import (
 )
 from tasks_app.headless.supervisor import SESSION_FILE
 from tasks_app.models import (
+    ACTIVE_MERGE_STATUSES,
     FINISHED_PLAN_STATUSES,
+    MergeRequest,
     Plan,
     PlanStatus,
     Task,
@@ -349,6 +351,11 @@ class HeadlessRun:
                 task__plan__session_id=session_id, status__in=IN_FLIGHT
             ).exists()
             or TaskRuntime.objects.filter(task__plan__session_id=session_id).exists()
+            # An approved task waits in the merge queue after its unit's runtime row is
+            # gone, until a worker merges it: still in flight, not a review to wait for.
+            or MergeRequest.objects.filter(
+                task__plan__session_id=session_id, status__in=ACTIVE_MERGE_STATUSES
+            ).exists()
         )
 
     # --- the outcome ----------------------------------------------------------------

@@ -18,6 +18,12 @@ class Worker(models.Model):
     started_at = models.DateTimeField()
     last_heartbeat_at = models.DateTimeField()
     stopped_at = models.DateTimeField(null=True, blank=True)
+    # The worker process's live updates since it started (``sf_core.live.live_stats``),
+    # written with each heartbeat: the bounded sender drops and counts, never raises.
+    live_sent = models.PositiveBigIntegerField(default=0)
+    live_coalesced = models.PositiveBigIntegerField(default=0)
+    live_dropped = models.PositiveBigIntegerField(default=0)
+    live_failed = models.PositiveBigIntegerField(default=0)
 
     class Meta:
         ordering = ["hostname"]
