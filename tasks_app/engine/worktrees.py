@@ -16,6 +16,7 @@ the base branch, the worktree and the task branch exactly as they were.
 
 from __future__ import annotations
 
+import logging
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,8 @@ from django.conf import settings
 from agents_app.models import Project
 from sf_core.git import GitError, git, git_ok
 from tasks_app.models import Task
+
+logger = logging.getLogger("sf.merge")
 
 
 @dataclass(frozen=True)
@@ -213,13 +216,18 @@ def merge_publish(ws: Workspace, candidate: MergeResult, *, commit: str) -> Merg
             return MergeResult(
                 merged=False, moved=now != old, reason=f"{ws.base} moved from {old[:12]}"
             )
-        _refresh_checked_out_base(ws, old, merged)
         if not git_ok("merge-base", "--is-ancestor", commit, merged, cwd=ws.repo):
             return MergeResult(
                 merged=False, reason="the merge commit does not contain the unit's commit"
             )
     except GitError as exc:
         return MergeResult(merged=False, reason=str(exc))
+    # The base branch has moved: merged, whatever happens to the checked-out files now
+    # (a failed refresh is caught up by the next merge, ``_catch_up_checked_out_base``).
+    try:
+        _refresh_checked_out_base(ws, old, merged)
+    except GitError as exc:
+        logger.warning("%s merged as %s; its checked-out files lag: %s", ws.branch, merged, exc)
     return MergeResult(merged=True, commit=merged, base_head=old)
 
 
@@ -249,7 +257,29 @@ def _checked_out_here(ws: Workspace) -> bool:
 def _base_worktree_dirty(ws: Workspace) -> bool:
     if not _checked_out_here(ws) or git("rev-parse", "--is-bare-repository", cwd=ws.repo) == "true":
         return False
-    return bool(git("status", "--porcelain", "--untracked-files=no", cwd=ws.repo))
+    if not git("status", "--porcelain", "--untracked-files=no", cwd=ws.repo):
+        return False
+    return not _catch_up_checked_out_base(ws)
+
+
+# How far back the checked-out files of the base branch may lag behind its head.
+CATCH_UP_DEPTH = 20
+
+
+def _catch_up_checked_out_base(ws: Workspace) -> bool:
+    """The checked-out base differs from its head: if only because an earlier merge
+    moved the branch and died (or failed) before refreshing the files — they are
+    exactly an older commit of the branch, nothing changed on top — bring them up to
+    the head. True if caught up; False for a person's uncommitted changes."""
+    if not git_ok("diff", "--quiet", cwd=ws.repo):
+        return False  # files changed in the working tree: a person's, never ours
+    heads = git("rev-list", "--first-parent", "-n", str(CATCH_UP_DEPTH), "HEAD", cwd=ws.repo)
+    for older in heads.splitlines()[1:]:
+        if git_ok("diff", "--cached", "--quiet", older, cwd=ws.repo):
+            git("read-tree", "-m", "-u", older, "HEAD", cwd=ws.repo)
+            logger.warning("the checked-out %s lagged at %s; caught up", ws.base, older[:12])
+            return True
+    return False
 
 
 def _refresh_checked_out_base(ws: Workspace, old: str, new: str) -> None:
