@@ -161,13 +161,27 @@ def merge_queue_run(*, project_id: int) -> int:
             if not held:
                 return processed
             while (entry := _next_entry(project)) is not None:
-                _merge_one(entry, project)
+                try:
+                    _merge_one(entry, project)
+                except (GitError, OSError) as exc:  # a full disk, not the task's doing
+                    return processed + _put_back(entry, exc)
                 processed += 1
                 _after(entry)
         # An approval that found the lane held after our last look and before we let
         # go left its entry to us: look once more now that the lock is free.
         if _next_entry(project) is None:
             return processed
+
+
+def _put_back(entry: MergeRequest, error: BaseException) -> int:
+    """A system fault (``git worktree add`` of the scratch tree on a full disk) stopped
+    the entry: it waits queued, and the sweep sends the lane again after
+    SF_REDISPATCH_AFTER. Returns 0: nothing was processed."""
+    logger.warning("merge of %s put back in the queue: %s", entry.task.key, error)
+    MergeRequest.objects.filter(pk=entry.pk, status=MergeStatus.VERIFYING).update(
+        status=MergeStatus.QUEUED, output=f"put back after a system fault: {error}"[:20_000]
+    )
+    return 0
 
 
 def _next_entry(project: Project) -> MergeRequest | None:

@@ -18,15 +18,14 @@ import logging
 import time
 from datetime import timedelta
 
-from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from agents_app.models import Activity, AgentSession
 from sf_core.actors import Actor
-from sf_core.git import GitError
 from sf_core.signals import send_on_commit, session_runnable
 from tasks_app.engine.outcome import charge_from_ledger
-from tasks_app.engine.values import UnitReport
+from tasks_app.engine.values import SYSTEM_FAULTS, UnitReport
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import (
     ScheduleStatus,
@@ -39,15 +38,7 @@ from tasks_app.models import (
 )
 
 logger = logging.getLogger("sf.engine")
-# What a unit meets that is the system's fault: git under SF (a lock, a full disk), the
-# file system, the database connection. Anything else SF raises is a bug, left to the
-# sweep (which counts it as a crash too).
-SYSTEM_FAULTS: tuple[type[BaseException], ...] = (
-    GitError,
-    OSError,
-    OperationalError,
-    InterfaceError,
-)
+__all__ = ["SYSTEM_FAULTS", "unit_crashed", "unit_system_fault"]
 SYSTEM_FAULT_LIMIT = 8  # crashes of one task in a row: then it fails, for a person
 FIRST_BACKOFF = 5.0
 MAX_BACKOFF = 300.0

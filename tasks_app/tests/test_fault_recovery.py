@@ -23,7 +23,9 @@ from agents_app.models import AgentSession
 from agents_app.tests.runtime_helpers import ScriptedModel
 from sf_core import git as git_module
 from sf_core.actors import Actor
-from tasks_app.engine import broker, dispatch, review
+from sf_core.git import GitError
+from tasks_app.engine import broker, dispatch, merge_queue, review
+from tasks_app.engine.review import task_approve
 from tasks_app.engine.sweep import engine_sweep
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import MergeRequest, ScheduleStatus, Task, TaskSchedule, TaskTransition, Unit
@@ -254,3 +256,27 @@ def test_an_actor_is_named_on_the_recovered_moves(repo: Path) -> None:
     last = TaskTransition.objects.filter(task=task).order_by("-pk").first()
     assert last is not None
     assert (last.to_status, last.actor_label) == ("retrying", "sweep")
+
+
+def test_a_merge_a_full_disk_stopped_waits_queued_and_merges_later(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session, plan = start(repo, task_spec(risk_level="high"))  # a person approves
+    task = plan.tasks.get()
+    assert run_next(session, ScriptedModel(*writes("hello"))).task_status == "review"
+    real = merge_queue.scratch_worktree_add
+
+    def full(*_: Any, **__: Any) -> Path:
+        raise GitError("git worktree add failed: fatal: No space left on device")
+
+    monkeypatch.setattr(merge_queue, "scratch_worktree_add", full)
+    assert task_approve(task=task, actor=Actor.system("ada")).status == "review"
+    entry = MergeRequest.objects.get(task=task)
+    assert (entry.status, entry.output) == (
+        "queued",
+        "put back after a system fault: git worktree add failed: fatal: No space left on device",
+    )
+
+    monkeypatch.setattr(merge_queue, "scratch_worktree_add", real)
+    assert merge_queue.merge_queue_run(project_id=session.project_id) == 1
+    assert Task.objects.get(pk=task.pk).status == "done"
