@@ -55,7 +55,9 @@ from tasks_app.headless.session import (
 )
 from tasks_app.headless.supervisor import SESSION_FILE
 from tasks_app.models import (
+    ACTIVE_MERGE_STATUSES,
     FINISHED_PLAN_STATUSES,
+    MergeRequest,
     Plan,
     PlanStatus,
     Task,
@@ -359,12 +361,18 @@ class HeadlessRun:
 
     @staticmethod
     def _in_flight(session_id: int) -> bool:
+        """A unit claimed or running, or an approved task's merge queued or verifying on
+        a worker (it runs after the unit's runtime row is gone: without it, a task
+        waiting for its merge looked like one waiting for a person's review)."""
         return (
             Task.objects.filter(plan__session_id=session_id, status__in=ACTIVE).exists()
             or TaskSchedule.objects.filter(
                 task__plan__session_id=session_id, status__in=IN_FLIGHT
             ).exists()
             or TaskRuntime.objects.filter(task__plan__session_id=session_id).exists()
+            or MergeRequest.objects.filter(
+                task__plan__session_id=session_id, status__in=ACTIVE_MERGE_STATUSES
+            ).exists()
         )
 
     # --- the outcome ----------------------------------------------------------------
