@@ -22,6 +22,7 @@ Redis a priority is a list of its own, and a worker takes from the lowest number
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from celery import current_app
@@ -44,8 +45,23 @@ def send_by_name(name: str, *, args: list[Any], queue: str, priority: int = FIRS
     return True
 
 
+# A sweep dispatches every session in turn: the broker is asked once a second at most.
+BACKLOG_FRESH_FOR = 1.0
+_asked: dict[str, tuple[float, int | None]] = {}
+
+
 def broker_backlog(queue: str) -> int | None:
     """How many messages wait in ``queue`` on the broker; None when it cannot tell."""
+    now = time.monotonic()
+    asked_at, count = _asked.get(queue, (-BACKLOG_FRESH_FOR, None))
+    if now - asked_at < BACKLOG_FRESH_FOR:
+        return count
+    count = _ask(queue)
+    _asked[queue] = (now, count)
+    return count
+
+
+def _ask(queue: str) -> int | None:
     try:
         with current_app.connection_for_read() as connection:
             channel = connection.default_channel
