@@ -72,7 +72,13 @@ def workspace_of(task: Task) -> Workspace:
 
 def worktree_ensure(ws: Workspace) -> Path:
     """Create the worktree (and its branch from the base) or reuse the existing one."""
-    if (ws.path / ".git").exists() and _registered(ws):
+    registration = _registration(ws)
+    if registration is not None and UNFINISHED in registration:
+        # A `git worktree add` killed before it finished (its worker killed, the OOM
+        # killer) leaves the tree registered, locked "initializing", and maybe checked
+        # out in part: committed as it is, the missing files would be deleted on merge.
+        git("worktree", "remove", "--force", "--force", str(ws.path), cwd=ws.repo, check=False)
+    elif (ws.path / ".git").exists() and registration is not None:
         return ws.path
     ws.path.parent.mkdir(parents=True, exist_ok=True)
     if ws.path.exists():
@@ -88,10 +94,22 @@ def worktree_ensure(ws: Workspace) -> Path:
     return ws.path
 
 
+UNFINISHED = "locked initializing"  # how `git worktree list` shows one still being added
+
+
 def _registered(ws: Workspace) -> bool:
     """Is ``ws.path`` a worktree of this repository (not a leftover of another one)?"""
+    return _registration(ws) is not None
+
+
+def _registration(ws: Workspace) -> list[str] | None:
+    """The lines `git worktree list --porcelain` gives for ``ws.path`` (None: not one)."""
     listing = git("worktree", "list", "--porcelain", cwd=ws.repo)
-    return f"worktree {ws.path.resolve()}" in listing.splitlines()
+    for block in listing.split("\n\n"):
+        lines = block.strip().splitlines()
+        if lines and lines[0] == f"worktree {ws.path.resolve()}":
+            return lines
+    return None
 
 
 # Caches that running code or tests leaves behind are never part of a unit's work,
@@ -293,7 +311,8 @@ def worktree_remove(ws: Workspace) -> None:
     otherwise). Called after a verified merge, and for a cancelled, skipped or retried
     task, whose unmerged work goes with it (its patch stays on its units)."""
     if ws.path.exists():
-        git("worktree", "remove", "--force", str(ws.path), cwd=ws.repo)
+        # Twice forced: a tree whose `git worktree add` was killed is still locked.
+        git("worktree", "remove", "--force", "--force", str(ws.path), cwd=ws.repo)
     git("worktree", "prune", cwd=ws.repo)
     git("branch", "-D", ws.branch, cwd=ws.repo, check=False)
     if _registered(ws) or git(

@@ -27,6 +27,7 @@ from sf_core.git import GitError
 from tasks_app.engine import broker, dispatch, merge_queue, review
 from tasks_app.engine.review import task_approve
 from tasks_app.engine.sweep import engine_sweep
+from tasks_app.engine.worktrees import workspace_of, worktree_ensure
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import MergeRequest, ScheduleStatus, Task, TaskSchedule, TaskTransition, Unit
 from tasks_app.services import schedule_ready
@@ -281,3 +282,19 @@ def test_a_merge_a_full_disk_stopped_waits_queued_and_merges_later(
     monkeypatch.setattr(merge_queue, "scratch_worktree_add", real)
     assert merge_queue.merge_queue_run(project_id=session.project_id) == 1
     assert Task.objects.get(pk=task.pk).status == "done"
+
+
+def test_a_worktree_a_killed_git_left_half_made_is_made_again(repo: Path) -> None:
+    """`git worktree add` killed mid-checkout: registered, locked "initializing", files
+    missing. Reused as it was, the unit's commit would delete them from the base."""
+    session, plan = start(repo, task_spec())
+    ws = workspace_of(plan.tasks.get())
+    worktree_ensure(ws)
+    admin = Path(git(ws.path, "rev-parse", "--git-dir"))
+    (admin / "locked").write_text("initializing")
+    (ws.path / "greet.py").unlink()  # the checkout did not get that far
+
+    assert run_next(session, ScriptedModel(*writes("hello"))).task_status == "done"
+
+    assert (repo / "greet.py").exists(), "nothing deleted on the base"
+    assert "greet.py" not in git(repo, "log", "-1", "--name-only", "--format=", "HEAD^2")
