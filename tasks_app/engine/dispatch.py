@@ -11,18 +11,19 @@ from __future__ import annotations
 
 import logging
 import threading
+from datetime import datetime
 from functools import partial
 from typing import Any
 
-from celery import current_app
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from agents_app.axes import RunControl
 from agents_app.models import AgentSession, SessionDriver, SessionStatus
 from sf_core.actors import Actor
+from tasks_app.engine.broker import FIRST, NEW, messages_lost, send_by_name
 from tasks_app.engine.unit import unit_run
 from tasks_app.engine.values import UnitOptions
 from tasks_app.lifecycle import task_transition
@@ -34,6 +35,7 @@ from tasks_app.models import (
     Task,
     TaskSchedule,
     TaskStatus,
+    Unit,
 )
 from tasks_app.services import schedule_ready
 
@@ -58,16 +60,29 @@ def worker_driven(session: AgentSession) -> bool:
 
 
 def due_tasks(session_id: int) -> list[int]:
-    """Runnable tasks of the session's accepted plans whose schedule is due, oldest first."""
+    """Runnable tasks of the session's accepted plans whose schedule is due, oldest first
+    (a task backing off after system faults is due at its ``due_at``, not before)."""
     return list(
-        TaskSchedule.objects.filter(
-            status=ScheduleStatus.DUE,
-            task__status__in=(TaskStatus.TODO, TaskStatus.RETRYING),
-            task__plan__session_id=session_id,
-            task__plan__status=PlanStatus.ACCEPTED,
-        )
+        _due(session_id)
+        .filter(Q(due_at__isnull=True) | Q(due_at__lte=timezone.now()))
         .order_by("due_at", "task_id")
         .values_list("task_id", flat=True)
+    )
+
+
+def next_due_at(session_id: int) -> datetime | None:
+    """When the session's next task backing off after system faults is due (None: none
+    is), for an inline driver that would otherwise think nothing is left to run."""
+    waiting = _due(session_id).filter(due_at__gt=timezone.now()).order_by("due_at")
+    return waiting.values_list("due_at", flat=True).first()
+
+
+def _due(session_id: int) -> QuerySet[TaskSchedule]:
+    return TaskSchedule.objects.filter(
+        status=ScheduleStatus.DUE,
+        task__status__in=(TaskStatus.TODO, TaskStatus.RETRYING),
+        task__plan__session_id=session_id,
+        task__plan__status=PlanStatus.ACCEPTED,
     )
 
 
@@ -134,29 +149,41 @@ def on_session_runnable(sender: object, *, session_id: int, **_: Any) -> None:
 
 
 def _enqueue(task_ids: list[int]) -> list[int]:
-    """Send task ids to the workers, except those sent recently. Returns those sent.
+    """Send task ids to the workers, except those sent already. Returns those sent.
 
-    A message lost with the broker (a Redis restart) is sent again after
-    ``SF_REDISPATCH_AFTER``; a duplicate is harmless, because the worker's claim is a
-    conditional update that only one delivery wins. The task is sent by its name:
-    the Celery interface (``tasks_app/tasks.py``) sits above the engine.
+    A message lost with the broker (a Redis restart) is sent again once it has waited
+    ``SF_REDISPATCH_AFTER`` and the broker holds fewer messages than tasks wait for a
+    worker (``broker.messages_lost``): a long queue is not a lost one. A duplicate is
+    harmless, because the worker's claim is a conditional update that only one delivery
+    wins. The task is sent by its name: the Celery interface (``tasks_app/tasks.py``)
+    sits above the engine.
     """
     now = timezone.now()
-    resend_before = now - settings.SF_REDISPATCH_AFTER
-    with transaction.atomic():
-        unsent = TaskSchedule.objects.select_for_update(skip_locked=True).filter(
-            Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=resend_before),
-            task_id__in=task_ids,
-            status=ScheduleStatus.DUE,
-        )
-        sending = list(unsent.values_list("task_id", flat=True))
-        TaskSchedule.objects.filter(task_id__in=sending).update(enqueued_at=now)
     queue = settings.CELERY_TASK_DEFAULT_QUEUE  # read now: tests point it at their worker
+    with transaction.atomic():
+        due = TaskSchedule.objects.select_for_update(skip_locked=True).filter(
+            task_id__in=task_ids, status=ScheduleStatus.DUE
+        )
+        sending = list(due.filter(enqueued_at__isnull=True).values_list("task_id", flat=True))
+        waited = due.filter(enqueued_at__lt=now - settings.SF_REDISPATCH_AFTER)
+        resend = list(waited.values_list("task_id", flat=True))
+        if resend and messages_lost(queue):
+            sending += resend
+        TaskSchedule.objects.filter(task_id__in=sending).update(enqueued_at=now)
+    ran_before = set(Unit.objects.filter(task_id__in=sending).values_list("task_id", flat=True))
     for task_id in sending:
-        # By name: the engine never imports the Celery interface module (tasks_app.tasks).
-        send = partial(current_app.send_task, UNIT_RUN_TASK, args=[task_id], queue=queue)
-        transaction.on_commit(send)
+        priority = FIRST if task_id in ran_before else NEW  # resumed work goes first
+        transaction.on_commit(partial(_send, task_id, queue, now, priority))
     return sending
+
+
+def _send(task_id: int, queue: str, enqueued_at: datetime, priority: int) -> None:
+    """By name: the engine never imports the Celery interface module (tasks_app.tasks).
+    Not sent (the broker down): marked unsent, so that the next sweep sends it."""
+    if not send_by_name(UNIT_RUN_TASK, args=[task_id], queue=queue, priority=priority):
+        TaskSchedule.objects.filter(task_id=task_id, enqueued_at=enqueued_at).update(
+            enqueued_at=None
+        )
 
 
 def drain(

@@ -3,13 +3,14 @@ pause/stop, the three timeouts, and stuck-loop detection."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import DatabaseError, close_old_connections
 from django.db.models import F
 from django.utils import timezone
 
@@ -18,6 +19,8 @@ from agents_app.services import DispatchPoint, session_apply_due, session_read
 from sf_core.db import relaxed_commit
 from tasks_app.engine.stuck import detect
 from tasks_app.models import Task, TaskRuntime
+
+logger = logging.getLogger("sf.engine")
 
 WRAP_UP = (
     "You are close to this unit's time limit. Stop exploring: make sure the verify "
@@ -68,6 +71,11 @@ class Heartbeat:
         while not self.stopping.wait(interval):
             try:
                 self.beat()
+            except DatabaseError:
+                # Keep beating: the database may be back next time (a terminated
+                # connection reconnects). A thread that died here would let the sweep
+                # take a live unit for a dead one and run its task twice at once.
+                logger.warning("heartbeat of task %s failed", self.task_id, exc_info=True)
             finally:
                 close_old_connections()
 

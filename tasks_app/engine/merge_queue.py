@@ -21,12 +21,12 @@ in the process that approved (headless, replay, the embedded default).
 from __future__ import annotations
 
 import logging
+import time
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
 
-from celery import current_app
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
@@ -37,6 +37,7 @@ from sf_core.actors import Actor
 from sf_core.git import GitError, git
 from sf_core.signals import send_on_commit, session_runnable
 from tasks_app.completion import plan_settle
+from tasks_app.engine.broker import send_by_name
 from tasks_app.engine.verification import Verification, verify
 from tasks_app.engine.worktrees import (
     MergeResult,
@@ -110,26 +111,41 @@ def _worker_alive() -> bool:
 
 def _send(project_id: int) -> None:
     # By name: the engine never imports the Celery interface module (tasks_app.tasks).
+    # Not sent (the broker down): the sweep sends the waiting queue again.
     queue = settings.CELERY_TASK_DEFAULT_QUEUE
-    send = partial(current_app.send_task, MERGE_QUEUE_RUN_TASK, args=[project_id], queue=queue)
+    send = partial(send_by_name, MERGE_QUEUE_RUN_TASK, args=[project_id], queue=queue)
     transaction.on_commit(send)
+
+
+# When this process last sent each project's queue again: at most one resend of a
+# project per SF_REDISPATCH_AFTER and process, however often the sweep runs, so that a
+# merge waiting behind a long queue of units is not joined by a duplicate every sweep.
+_resent: dict[int, float] = {}
 
 
 def merge_queue_resend() -> int:
     """The sweep's part: queues of worker-driven sessions with an entry waiting longer
-    than ``SF_REDISPATCH_AFTER`` (a lost message; a worker lost mid-merge rolled its
-    entry back to queued) are sent to the workers again. A duplicate is harmless: it
-    finds the queue held (``skip_locked``) or empty. Returns how many were sent."""
+    than ``SF_REDISPATCH_AFTER`` (a lost message), or verifying that long (its worker
+    died mid-merge or its run raised: the lane lock went with it), are sent to the
+    workers again. A duplicate is harmless: it finds the queue held (the advisory lock
+    of a live holder) or empty. Returns how many were sent."""
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return 0  # no workers: the approving process ran the queue itself
+    after = settings.SF_REDISPATCH_AFTER.total_seconds()
     cutoff = timezone.now() - settings.SF_REDISPATCH_AFTER
     waiting = MergeRequest.objects.filter(
-        status=MergeStatus.QUEUED,
+        status__in=ACTIVE_MERGE_STATUSES,
         created_at__lt=cutoff,
         task__plan__session__driver=SessionDriver.WORKERS,
     )
-    projects = sorted(set(waiting.values_list("project_id", flat=True)))
+    now = time.monotonic()
+    projects = [
+        project_id
+        for project_id in sorted(set(waiting.values_list("project_id", flat=True)))
+        if now - _resent.get(project_id, -after) >= after
+    ]
     for project_id in projects:
+        _resent[project_id] = now
         _send(project_id)
     return len(projects)
 
@@ -145,13 +161,27 @@ def merge_queue_run(*, project_id: int) -> int:
             if not held:
                 return processed
             while (entry := _next_entry(project)) is not None:
-                _merge_one(entry, project)
+                try:
+                    _merge_one(entry, project)
+                except (GitError, OSError) as exc:  # a full disk, not the task's doing
+                    return processed + _put_back(entry, exc)
                 processed += 1
                 _after(entry)
         # An approval that found the lane held after our last look and before we let
         # go left its entry to us: look once more now that the lock is free.
         if _next_entry(project) is None:
             return processed
+
+
+def _put_back(entry: MergeRequest, error: BaseException) -> int:
+    """A system fault (``git worktree add`` of the scratch tree on a full disk) stopped
+    the entry: it waits queued, and the sweep sends the lane again after
+    SF_REDISPATCH_AFTER. Returns 0: nothing was processed."""
+    logger.warning("merge of %s put back in the queue: %s", entry.task.key, error)
+    MergeRequest.objects.filter(pk=entry.pk, status=MergeStatus.VERIFYING).update(
+        status=MergeStatus.QUEUED, output=f"put back after a system fault: {error}"[:20_000]
+    )
+    return 0
 
 
 def _next_entry(project: Project) -> MergeRequest | None:

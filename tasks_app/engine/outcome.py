@@ -80,6 +80,8 @@ def unit_complete(
     """Record the unit and move the task on, according to how its loop ended.
 
     ``cause`` is why the engine's hooks stopped the loop (``Outcome.INTERRUPTED``)."""
+    if _superseded(unit):
+        return _superseded_report(task, unit)
     commit = _checkpoint(task, unit, ws)
     with transaction.atomic():  # the accounting commits once
         _charge(task, unit, result)
@@ -101,6 +103,21 @@ def unit_complete(
     report = _next(task, unit, outcome, detail)
     _skill_evidence(unit)
     return report
+
+
+def _superseded(unit: Unit) -> bool:
+    """The unit was recorded as crashed while it still ran (the sweep found its heartbeat
+    stale: a starved or cut-off process) and its task may already run in another unit:
+    this one's end must change nothing, not even a commit in the shared worktree."""
+    return not Unit.objects.filter(pk=unit.pk, status=UnitStatus.RUNNING).exists()
+
+
+def _superseded_report(task: Task, unit: Unit) -> UnitReport:
+    logger.warning(
+        "unit %s of %s was recovered while it ran; its end is ignored", unit.attempt, task.key
+    )
+    task.refresh_from_db()
+    return UnitReport(task.pk, unit.pk, unit.attempt, "superseded", task.status)
 
 
 def _skill_evidence(unit: Unit) -> None:
@@ -158,6 +175,8 @@ def unit_fail(*, task: Task, unit: Unit, ws: Workspace, error: SfError) -> UnitR
     provider outage puts the task back without spending a retry and pauses the session
     until the sweep tries again (``outage``). What the unit spent is charged either way.
     """
+    if _superseded(unit):
+        return _superseded_report(task, unit)
     reason = str(error)
     charge_from_ledger(task, unit)
     session = AgentSession.objects.get(pk=task.plan.session_id)

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -46,6 +47,7 @@ from tasks_app.engine.mcp import unit_mcp_servers
 from tasks_app.engine.outcome import unit_complete, unit_fail
 from tasks_app.engine.prompts import unit_messages
 from tasks_app.engine.reservations import budget_more, unit_budget, unit_reservation, unit_settle
+from tasks_app.engine.system_faults import SYSTEM_FAULTS, unit_system_fault
 from tasks_app.engine.values import UnitOptions, UnitReport
 from tasks_app.engine.worktrees import Workspace, workspace_of, worktree_ensure
 from tasks_app.lifecycle import task_transition
@@ -76,18 +78,22 @@ def unit_run(*, task_id: int, worker: str, options: UnitOptions | None = None) -
         return None
     task, unit, ws = started
     try:
-        worktree_ensure(ws)
+        # Beating from the claim to the end: creating a large worktree, the verify
+        # commands (a test suite may run for minutes) and the review all take longer
+        # than SF_WORKER_STALE_AFTER, and a silent unit is taken for a dead one.
         with Heartbeat(task.pk, beat_now=False):  # _start wrote the first beat
+            worktree_ensure(ws)
             hooks = EngineHooks(session_id=task.plan.session_id, task=task)
             blocked, resources = worktree_prepare(task=task, unit=unit, ws=ws)
             result = blocked or _agent(task, unit, ws, options, hooks, resources)
-        return unit_complete(task=task, unit=unit, ws=ws, result=result, cause=hooks.cause)
+            return unit_complete(task=task, unit=unit, ws=ws, result=result, cause=hooks.cause)
+    except SYSTEM_FAULTS as exc:  # the disk, git under SF, the database: not the agent's
+        return unit_system_fault(task=task, unit=unit, error=exc)
     except SfError as exc:
         logger.warning("unit %s of %s failed: %s", unit.attempt, task.key, exc)
         return unit_fail(task=task, unit=unit, ws=ws, error=exc)
     finally:
-        unit_settle(unit_id=unit.pk, session_id=task.plan.session_id)  # a no-op once settled
-        _release(task)
+        _settle_and_release(task, unit)
 
 
 def _start(task_id: int, worker: str) -> tuple[Task, Unit, Workspace] | None:
@@ -97,7 +103,12 @@ def _start(task_id: int, worker: str) -> tuple[Task, Unit, Workspace] | None:
             return None
         task = Task.objects.select_related("plan__session__project").get(pk=task_id)
         session = AgentSession.objects.select_for_update().get(pk=task.plan.session_id)
-        if task.status not in (*RUNNABLE, TaskStatus.IN_PROGRESS) or not _session_may_run(session):
+        if task.status not in (*RUNNABLE, TaskStatus.IN_PROGRESS):
+            return None
+        if _backing_off(schedule) or not _session_may_run(session):
+            # This delivery is used up: the task waits unsent, and is sent again when
+            # it is due and its session runs (``dispatch``).
+            TaskSchedule.objects.filter(pk=schedule.pk).update(enqueued_at=None)
             return None
         reserved = unit_reservation(task, session)
         if reserved is None:
@@ -146,6 +157,11 @@ def _may_take(schedule: TaskSchedule, worker: str) -> bool:
     if schedule.status == ScheduleStatus.DUE:
         return True
     return schedule.status == ScheduleStatus.CLAIMED and schedule.claimed_by in ("", worker)
+
+
+def _backing_off(schedule: TaskSchedule) -> bool:
+    """Due later: its task waits after system faults in a row (``system_faults``)."""
+    return schedule.due_at is not None and schedule.due_at > timezone.now()
 
 
 def _session_may_run(session: AgentSession) -> bool:
@@ -253,11 +269,14 @@ def _agent(
                 budget_more=budget_more(task, unit.pk) if session.cost_budget is not None else None,
                 replay=options.replay,
             )
-            return loop.run(
-                _messages(
-                    task, unit, skills, router, mcp.prompt_section(session.permission_profile)
-                )
+            messages = _messages(
+                task, unit, skills, router, mcp.prompt_section(session.permission_profile)
             )
+            # Setting up (the worktree's environment, skills, MCP servers, the model's
+            # first import) is not the model being silent: the idle timeout counts from
+            # the loop's start.
+            hooks.last_progress = time.monotonic()
+            return loop.run(messages)
         finally:
             if options.replay:
                 replay_deactivate(options.replay)
@@ -351,8 +370,15 @@ def _sandbox_policy(session_id: int) -> Callable[[], SandboxPolicy]:
     return policy
 
 
-def _release(task: Task) -> None:
-    """The runtime state is ephemeral: gone with the unit. The session is idle again."""
-    with transaction.atomic():
-        TaskRuntime.objects.filter(task=task).delete()
-        AgentSession.objects.filter(pk=task.plan.session_id).update(activity=Activity.IDLE)
+def _settle_and_release(task: Task, unit: Unit) -> None:
+    """The unit's reservation is settled (a no-op once settled) and its runtime state,
+    ephemeral, goes with it; the session is idle again. With the database unreachable
+    this is left to the sweep, which recovers a unit by its stale heartbeat: an error
+    here must not hide how the unit ended."""
+    try:
+        unit_settle(unit_id=unit.pk, session_id=task.plan.session_id)
+        with transaction.atomic():  # one commit, not two
+            TaskRuntime.objects.filter(task=task).delete()
+            AgentSession.objects.filter(pk=task.plan.session_id).update(activity=Activity.IDLE)
+    except DatabaseError:
+        logger.warning("unit %s of %s: not released (database)", unit.attempt, task.key)

@@ -6,7 +6,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db import InterfaceError, OperationalError
+
 from agents_app.runtime.replay import Replay
+from sf_core.git import GitError
+
+# What the engine meets that is the system's fault, not the agent's or its task's: git
+# under SF (a lock, a full disk), the file system, the database connection. Anything
+# else SF raises is a bug, left to the sweep (``engine.system_faults``).
+SYSTEM_FAULTS: tuple[type[BaseException], ...] = (
+    GitError,
+    OSError,
+    OperationalError,
+    InterfaceError,
+)
 
 
 @dataclass(frozen=True)

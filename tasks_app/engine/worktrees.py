@@ -16,6 +16,7 @@ the base branch, the worktree and the task branch exactly as they were.
 
 from __future__ import annotations
 
+import logging
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,8 @@ from django.conf import settings
 from agents_app.models import Project
 from sf_core.git import GitError, git, git_ok
 from tasks_app.models import Task
+
+logger = logging.getLogger("sf.merge")
 
 
 @dataclass(frozen=True)
@@ -69,7 +72,13 @@ def workspace_of(task: Task) -> Workspace:
 
 def worktree_ensure(ws: Workspace) -> Path:
     """Create the worktree (and its branch from the base) or reuse the existing one."""
-    if (ws.path / ".git").exists() and _registered(ws):
+    registration = _registration(ws)
+    if registration is not None and UNFINISHED in registration:
+        # A `git worktree add` killed before it finished (its worker killed, the OOM
+        # killer) leaves the tree registered, locked "initializing", and maybe checked
+        # out in part: committed as it is, the missing files would be deleted on merge.
+        git("worktree", "remove", "--force", "--force", str(ws.path), cwd=ws.repo, check=False)
+    elif (ws.path / ".git").exists() and registration is not None:
         return ws.path
     ws.path.parent.mkdir(parents=True, exist_ok=True)
     if ws.path.exists():
@@ -90,10 +99,22 @@ def worktree_ensure(ws: Workspace) -> Path:
     return ws.path
 
 
+UNFINISHED = "locked initializing"  # how `git worktree list` shows one still being added
+
+
 def _registered(ws: Workspace) -> bool:
     """Is ``ws.path`` a worktree of this repository (not a leftover of another one)?"""
+    return _registration(ws) is not None
+
+
+def _registration(ws: Workspace) -> list[str] | None:
+    """The lines `git worktree list --porcelain` gives for ``ws.path`` (None: not one)."""
     listing = git("worktree", "list", "--porcelain", cwd=ws.repo)
-    return f"worktree {ws.path.resolve()}" in listing.splitlines()
+    for block in listing.split("\n\n"):
+        lines = block.strip().splitlines()
+        if lines and lines[0] == f"worktree {ws.path.resolve()}":
+            return lines
+    return None
 
 
 # Caches that running code or tests leaves behind are never part of a unit's work,
@@ -209,7 +230,7 @@ def merge_publish(ws: Workspace, candidate: MergeResult, *, commit: str) -> Merg
     old, merged = candidate.base_head, candidate.commit
     try:
         checked_out = _base_checked_out(ws)
-        if checked_out and git("status", "--porcelain", "--untracked-files=no", cwd=ws.repo):
+        if checked_out and _base_worktree_dirty(ws):
             return MergeResult(
                 merged=False, reason=f"the checked-out {ws.base} has uncommitted changes"
             )
@@ -219,14 +240,19 @@ def merge_publish(ws: Workspace, candidate: MergeResult, *, commit: str) -> Merg
             return MergeResult(
                 merged=False, moved=now != old, reason=f"{ws.base} moved from {old[:12]}"
             )
-        if checked_out:  # bring its files up to the new commit
-            git("read-tree", "-m", "-u", old, merged, cwd=ws.repo)
         if not git_ok("merge-base", "--is-ancestor", commit, merged, cwd=ws.repo):
             return MergeResult(
                 merged=False, reason="the merge commit does not contain the unit's commit"
             )
     except GitError as exc:
         return MergeResult(merged=False, reason=str(exc))
+    # The base branch has moved: merged, whatever happens to the checked-out files now
+    # (a failed refresh is caught up by the next merge, ``_catch_up_checked_out_base``).
+    try:
+        if checked_out:  # bring its files up to the new commit
+            git("read-tree", "-m", "-u", old, merged, cwd=ws.repo)
+    except GitError as exc:
+        logger.warning("%s merged as %s; its checked-out files lag: %s", ws.branch, merged, exc)
     return MergeResult(merged=True, commit=merged, base_head=old)
 
 
@@ -256,12 +282,41 @@ def _base_checked_out(ws: Workspace) -> bool:
     return answer == ["false", f"refs/heads/{ws.base}"]
 
 
+def _base_worktree_dirty(ws: Workspace) -> bool:
+    """The checked-out base branch's files differ from its head, and not only because
+    an earlier merge moved the branch before refreshing them (caught up here)."""
+    if not git("status", "--porcelain", "--untracked-files=no", cwd=ws.repo):
+        return False
+    return not _catch_up_checked_out_base(ws)
+
+
+# How far back the checked-out files of the base branch may lag behind its head.
+CATCH_UP_DEPTH = 20
+
+
+def _catch_up_checked_out_base(ws: Workspace) -> bool:
+    """The checked-out base differs from its head: if only because an earlier merge
+    moved the branch and died (or failed) before refreshing the files — they are
+    exactly an older commit of the branch, nothing changed on top — bring them up to
+    the head. True if caught up; False for a person's uncommitted changes."""
+    if not git_ok("diff", "--quiet", cwd=ws.repo):
+        return False  # files changed in the working tree: a person's, never ours
+    heads = git("rev-list", "--first-parent", "-n", str(CATCH_UP_DEPTH), "HEAD", cwd=ws.repo)
+    for older in heads.splitlines()[1:]:
+        if git_ok("diff", "--cached", "--quiet", older, cwd=ws.repo):
+            git("read-tree", "-m", "-u", older, "HEAD", cwd=ws.repo)
+            logger.warning("the checked-out %s lagged at %s; caught up", ws.base, older[:12])
+            return True
+    return False
+
+
 def worktree_remove(ws: Workspace) -> None:
     """Remove the worktree and its branch, and check both are gone (raises ``GitError``
     otherwise). Called after a verified merge, and for a cancelled, skipped or retried
     task, whose unmerged work goes with it (its patch stays on its units)."""
     if ws.path.exists():
-        git("worktree", "remove", "--force", str(ws.path), cwd=ws.repo)
+        # Twice forced: a tree whose `git worktree add` was killed is still locked.
+        git("worktree", "remove", "--force", "--force", str(ws.path), cwd=ws.repo)
     else:  # gone without git knowing (a crash, a person): its registration goes too
         git("worktree", "prune", cwd=ws.repo)
     git("branch", "-D", ws.branch, cwd=ws.repo, check=False)

@@ -29,7 +29,7 @@ from django.utils import timezone
 from agents_app.badge import badge_for
 from agents_app.models import AgentSession, PauseCause
 from agents_app.services import session_set_paused
-from tasks_app.engine.dispatch import IN_FLIGHT, dispatch, drain, next_units
+from tasks_app.engine.dispatch import IN_FLIGHT, dispatch, drain, next_due_at, next_units
 from tasks_app.engine.outage import provider_resume, provider_waiting
 from tasks_app.engine.values import UnitOptions
 from tasks_app.headless.answers import answers_apply
@@ -270,7 +270,7 @@ class HeadlessRun:
                 self.units_run += ran
                 if self.options.step and self.units_run:
                     return
-                if not ran and not self._answer() and not self._provider_back():
+                if not ran and not self._answer() and not self._waited_for_work():
                     return
         except BaseException as exc:
             logger.exception("headless engine error")
@@ -319,6 +319,20 @@ class HeadlessRun:
                 return False
         return provider_resume(session_id=self.session.pk)
 
+    def _waited_for_work(self) -> bool:
+        """Nothing ran: wait for a provider outage to pass, or for a task backing off
+        after system faults to be due (``engine.system_faults``). False: nothing to wait
+        for (or a signal ended the wait)."""
+        if self._provider_back():
+            return True
+        assert self.session is not None
+        due = next_due_at(self.session.pk)
+        if due is None:
+            return False
+        wait = max(0.0, (due - timezone.now()).total_seconds())
+        self.progress(f"a task runs again in {wait:.0f} s, after system faults")
+        return not self.stop.wait(wait)
+
     def _answer(self) -> bool:
         """Settle what --answers answers; True if that unblocked something."""
         assert self.session is not None
@@ -339,12 +353,17 @@ class HeadlessRun:
             if next_units(session) or self._answer():
                 dispatch(session_id=session_id)
                 return False
-            if provider_waiting(session) is not None:
-                return False  # a provider outage: the units run again at its retry time
+            if provider_waiting(session) is not None or next_due_at(session_id) is not None:
+                # A provider outage, or a task backing off after system faults: the
+                # units run again at their time.
+                return False
         return not self._in_flight(session_id)
 
     @staticmethod
     def _in_flight(session_id: int) -> bool:
+        """A unit claimed or running, or an approved task's merge queued or verifying on
+        a worker (it runs after the unit's runtime row is gone: without it, a task
+        waiting for its merge looked like one waiting for a person's review)."""
         return (
             Task.objects.filter(plan__session_id=session_id, status__in=ACTIVE).exists()
             or TaskSchedule.objects.filter(

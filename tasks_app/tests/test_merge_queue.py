@@ -22,7 +22,7 @@ from agents_app.services import project_create
 from agents_app.tests.runtime_helpers import ScriptedModel
 from conftest import grant
 from sf_core.actors import Actor
-from tasks_app.engine import merge_queue
+from tasks_app.engine import broker, merge_queue
 from tasks_app.engine.merge_queue import lane_key, merge_enqueue, merge_queue_run
 from tasks_app.engine.review import task_approve
 from tasks_app.engine.sweep import engine_sweep
@@ -274,7 +274,7 @@ def test_on_workers_the_queue_runs_there_and_the_sweep_resends_a_lost_one(
     AgentSession.objects.filter(pk=session.pk).update(driver="workers")
     sent: list[tuple[str, list[int]]] = []
     monkeypatch.setattr(
-        merge_queue.current_app, "send_task", lambda name, args, queue: sent.append((name, args))
+        broker.current_app, "send_task", lambda name, args, **_: sent.append((name, args))
     )
     now = timezone.now()
     Worker.objects.create(hostname="w@h", pid=1, started_at=now, last_heartbeat_at=now)
