@@ -230,13 +230,7 @@ def _agent(
     session = AgentSession.objects.select_related("project").get(pk=task.plan.session_id)
     if options.replay is None and session.replay_trace:
         options = replace(options, replay=unit_replay(session.replay_trace))
-    skills = SkillLoader(
-        skills=unit_skills(session.project),
-        worktree=ws.path,
-        repo=Path(session.project.repo_path),
-        session_id=session.pk,
-        unit_id=unit.pk,
-    )
+    skills = _skill_loader(session, ws, unit)
     recorder = TraceRecorder(session=session, unit_id=unit.pk)
     # The unit's MCP servers run as long as its loop and are stopped however it ends.
     with unit_mcp_servers(
@@ -280,6 +274,17 @@ def _agent(
         finally:
             if options.replay:
                 replay_deactivate(options.replay)
+
+
+def _skill_loader(session: AgentSession, ws: Workspace, unit: Unit) -> SkillLoader:
+    """The skills on offer to the unit, loaded from its worktree as it reads them."""
+    return SkillLoader(
+        skills=unit_skills(session.project),
+        worktree=ws.path,
+        repo=Path(session.project.repo_path),
+        session_id=session.pk,
+        unit_id=unit.pk,
+    )
 
 
 def _messages(
