@@ -109,10 +109,14 @@ def assert_ended_cleanly(run: Run, repo: Path) -> AgentSession:
             or (task.status == "blocked" and (waiting or task.hold_reason == HoldReason.DEPENDENCY))
             # Stopped for a person: a task behind the one waiting on them has not started.
             or (waiting and task.status == "todo")
+            # Verified work a person must review (a normal profile approves nothing alone).
+            or (waiting and task.status == "review")
         )
         assert settled, f"{task.key} is {task.status} ({task.hold_reason})"
         if task.status in ("failed", "blocked"):
             assert task.status_reason, f"{task.key} is {task.status} without a reason"
+        if task.status == "review":
+            assert f"review {task.key} on the task board" in result.waiting_for, result
     trees = subprocess.run(
         ["git", "worktree", "list"], cwd=repo, capture_output=True, text=True, check=True
     )
@@ -121,7 +125,7 @@ def assert_ended_cleanly(run: Run, repo: Path) -> AgentSession:
     kept = [
         f"[sf/p{task.plan_id}/{task.key}/"
         for task in tasks
-        if task.status == "failed" or (waiting and task.status == "blocked")
+        if task.status == "failed" or (waiting and task.status in ("blocked", "review"))
     ]
     for line in trees.stdout.splitlines()[1:]:
         assert any(branch in line for branch in kept), line
