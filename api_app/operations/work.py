@@ -85,14 +85,14 @@ def session_tasks(
     tasks = Task.objects.filter(plan__session=session).order_by("plan__created_at", "position")
     if status:
         tasks = tasks.filter(status=status)
-    # Only the columns TaskOut shows: a task's description, criteria and verify
-    # commands are most of its row and nothing of the list's.
-    items = tasks.only(*TaskOut.model_fields)[page.offset : page.offset + page.limit]
+    # Only the columns TaskOut shows (a task's description, criteria and verify
+    # commands are most of its row and nothing of the list's), as rows, not models.
+    rows = tasks.values(*TaskOut.model_fields)[page.offset : page.offset + page.limit]
     return TaskPage(
         count=tasks.count(),
         limit=page.limit,
         offset=page.offset,
-        items=[task_out(task) for task in items],
+        items=[TaskOut(**row) for row in rows],
     )
 
 
