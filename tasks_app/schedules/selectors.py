@@ -62,6 +62,8 @@ def schedule_row(schedule: Schedule, last_run: ScheduleRun | None) -> ScheduleRo
 def _last_runs(schedules: Iterable[Schedule]) -> dict[int, ScheduleRun]:
     """The latest run of each schedule (by occurrence), two queries per page."""
     ids = [schedule.pk for schedule in schedules]
+    if not ids:
+        return {}
     latest = ScheduleRun.objects.filter(schedule=OuterRef("pk")).order_by("-last_occurrence", "-pk")
     run_ids = Schedule.objects.filter(pk__in=ids).annotate(
         last_run_id=Subquery(latest.values("pk")[:1])
