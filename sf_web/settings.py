@@ -161,21 +161,39 @@ SF_TEAM_MODE = _database_url is not None
 
 REDIS_URL = env.redis_url("REDIS_URL")
 if REDIS_URL is not None:
-    CHANNEL_LAYERS = {
-        "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {
-                # redis-py 8 reads with a 5 s socket timeout by default, the same as
-                # channels-redis's blocking pop (BZPOPMIN, 5 s): an idle pop answered a
-                # moment late timed out and killed the consumer (close 1011) — 4 of 200
-                # browsers on one board in benchmarks/fanout.py. Reads wait longer.
-                "hosts": [{"address": REDIS_URL, "socket_timeout": 30}],
-                "prefix": env.string("SF_CHANNELS_PREFIX", "sf"),
-                "capacity": 1000,
-                "expiry": 30,
-            },
+    # Redis pub/sub (the default): a group message is published once, and each web
+    # process that has browsers in the group receives it once and hands it to them in
+    # memory. The list layer ("lists") pushes one copy per browser into Redis and each
+    # process pops them one by one: 200 browsers on one board made 200 round trips per
+    # change, and benchmarks/fanout.py's p95 grew to 21-31 s while daphne sat idle.
+    # Neither layer keeps a message for a browser that is not connected: a consumer
+    # renders its partial afresh when it connects (sf_core/consumers.py).
+    if env.choice("SF_CHANNEL_LAYER", "pubsub", ("pubsub", "lists")) == "pubsub":
+        CHANNEL_LAYERS = {
+            "default": {
+                "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+                "CONFIG": {
+                    "hosts": [{"address": REDIS_URL, "socket_timeout": 30}],
+                    "prefix": env.string("SF_CHANNELS_PREFIX", "sf"),
+                },
+            }
         }
-    }
+    else:
+        CHANNEL_LAYERS = {
+            "default": {
+                "BACKEND": "channels_redis.core.RedisChannelLayer",
+                "CONFIG": {
+                    # redis-py 8 reads with a 5 s socket timeout by default, the same as
+                    # channels-redis's blocking pop (BZPOPMIN, 5 s): an idle pop answered
+                    # a moment late timed out and killed the consumer (close 1011) — 4 of
+                    # 200 browsers on one board in benchmarks/fanout.py. Reads wait longer.
+                    "hosts": [{"address": REDIS_URL, "socket_timeout": 30}],
+                    "prefix": env.string("SF_CHANNELS_PREFIX", "sf"),
+                    "capacity": 1000,
+                    "expiry": 30,
+                },
+            }
+        }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 

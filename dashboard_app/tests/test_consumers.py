@@ -22,7 +22,8 @@ pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
 
 async def test_the_channel_layer_is_redis() -> None:
-    assert settings.CHANNEL_LAYERS["default"]["BACKEND"] == "channels_redis.core.RedisChannelLayer"
+    backend = settings.CHANNEL_LAYERS["default"]["BACKEND"]
+    assert backend == "channels_redis.pubsub.RedisPubSubChannelLayer"
 
 
 async def test_a_logged_in_user_gets_the_status_at_once(session_cookie: bytes) -> None:

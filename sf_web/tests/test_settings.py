@@ -62,11 +62,23 @@ def test_database_and_redis_urls_switch_to_team_mode(
     assert loaded["DATABASES"]["default"]["ENGINE"] == "django.db.backends.postgresql"
     assert loaded["DATABASES"]["default"]["HOST"] == "db"
     layer = loaded["CHANNEL_LAYERS"]["default"]
-    assert layer["BACKEND"] == "channels_redis.core.RedisChannelLayer"
+    assert layer["BACKEND"] == "channels_redis.pubsub.RedisPubSubChannelLayer"
     assert layer["CONFIG"]["hosts"] == [{"address": "redis://cache:6379/2", "socket_timeout": 30}]
     assert loaded["CELERY_BROKER_URL"] == "redis://cache:6379/2"
     assert loaded["CELERY_TASK_ALWAYS_EAGER"] is False
     assert not (tmp_path / "data").exists(), "team mode must not create the SQLite folder"
+
+
+def test_the_list_channel_layer_is_a_choice_and_a_bad_one_is_named(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    team = {"DATABASE_URL": "postgres://sf@db/sf", "REDIS_URL": "redis://cache:6379/2"}
+    loaded = load_settings(monkeypatch, tmp_path, SF_CHANNEL_LAYER="lists", **team)
+    layer = loaded["CHANNEL_LAYERS"]["default"]
+    assert layer["BACKEND"] == "channels_redis.core.RedisChannelLayer"
+    assert (layer["CONFIG"]["capacity"], layer["CONFIG"]["expiry"]) == (1000, 30)
+    with pytest.raises(ImproperlyConfigured, match="SF_CHANNEL_LAYER"):
+        load_settings(monkeypatch, tmp_path, SF_CHANNEL_LAYER="kafka", **team)
 
 
 def test_the_web_server_borrows_connections_from_a_pool(
