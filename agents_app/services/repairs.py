@@ -78,8 +78,17 @@ def session_repair_run(*, session: AgentSession) -> RepairRun:
 
 
 def _returns_when_healthy(entry: ModeTransition) -> bool:
-    gate = entry.actor_kind == GATE_ACTOR.kind and entry.actor_label == GATE_ACTOR.label
-    return gate or entry.actor_kind == ActorKind.USER
+    return _by_gate(entry) or entry.actor_kind == ActorKind.USER
+
+
+def _by_gate(entry: ModeTransition) -> bool:
+    return entry.actor_kind == GATE_ACTOR.kind and entry.actor_label == GATE_ACTOR.label
+
+
+def entered_by_gate(session: AgentSession) -> bool:
+    """Whether the pre-dispatch health gate moved the session into repair."""
+    entry = repair_entry(session)
+    return entry is not None and _by_gate(entry)
 
 
 def _restore(session: AgentSession, actor: Actor, repaired: int) -> ModeTransition | None:

@@ -1,0 +1,131 @@
+"""The pre-dispatch health gate: a failing check holds dispatch and asks for repair per
+the project's policy (auto, ask, log-only; never under manual control); repair mode
+runs the fixes and, once the checks pass, returns to the axes it came from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents_app.models import AgentSession, ModeTransition
+from agents_app.services import project_create, session_create
+from sf_core.actors import Actor
+from sf_core.doctor import gate_forget
+from tasks_app.engine.dispatch import next_units
+from tasks_app.engine.replaying import demo_repo_create
+from tasks_app.models import Plan
+from tasks_app.schemas import plan_spec_parse
+from tasks_app.services import plan_accept, plan_create
+
+pytestmark = pytest.mark.django_db
+TASK = {"key": "hello", "title": "t", "acceptance_criteria": ["a"], "verify": ["true"]}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_gate() -> Any:
+    gate_forget()
+    yield
+    gate_forget()
+
+
+def autonomous(tmp_path: Path, policy: str, run_control: str = "autonomous") -> AgentSession:
+    """``build | autonomous | trusted | smart`` with one due task."""
+    repo = demo_repo_create(tmp_path / f"repo-{policy}")
+    project = project_create(
+        name=f"p-{policy}", repo_path=str(repo), policy={"repair_policy": policy}
+    )
+    session = session_create(project=project, axes={"work_mode": "plan", "model_mode": "deep"})
+    AgentSession.objects.filter(pk=session.pk).update(driver="inline")
+    plan = plan_create(
+        session=session, spec=plan_spec_parse({"summary": "s", "tasks": [TASK]}), source="api"
+    )
+    plan_accept(
+        plan=plan,
+        actor=Actor.system("t"),
+        autonomous=run_control == "autonomous",
+        permission_profile="trusted",
+        start=False,
+    )
+    session.refresh_from_db()
+    return session
+
+
+def disk_full(settings: Any, full: bool) -> None:
+    """A real failing check: the free space under SF_DATA_DIR is below the threshold."""
+    settings.SF_DOCTOR_DISK_ERROR_MIB = 10**9 if full else 0
+    gate_forget()
+
+
+def gate_transitions(session: AgentSession) -> list[ModeTransition]:
+    return list(session.transitions.filter(actor_label="health-gate").order_by("pk"))
+
+
+def test_auto_moves_to_repair_then_back_to_the_previous_axes(tmp_path: Path, settings: Any) -> None:
+    session = autonomous(tmp_path, "auto")
+    due = next_units(session)
+    assert due, "healthy: the task is due"
+    disk_full(settings, True)
+
+    assert next_units(session) == []
+
+    session.refresh_from_db()
+    assert session.axes.as_dict() | {"surface": ""} == {
+        "work_mode": "repair",
+        "run_control": "autonomous",
+        "permission_profile": "normal",
+        "model_mode": "smart",
+        "surface": "",
+    }
+    (entry,) = gate_transitions(session)
+    assert entry.reason.startswith("repair: pre-dispatch health gate failed: disk.space: only ")
+    assert next_units(session) == [], "still failing: repair dispatches nothing"
+
+    disk_full(settings, False)
+    assert next_units(session) == due
+
+    session.refresh_from_db()
+    assert (session.work_mode, session.permission_profile) == ("build", "trusted")
+    back = session.transitions.order_by("-pk").first()
+    assert back is not None
+    assert back.reason.startswith("repair done (0 repairs; health checks pass)")
+    assert back.reason.endswith(f"before transition {entry.pk}")
+
+
+def test_ask_waits_for_approval_once_and_holds_dispatch(tmp_path: Path, settings: Any) -> None:
+    session = autonomous(tmp_path, "ask")
+    disk_full(settings, True)
+
+    assert next_units(session) == []
+    assert next_units(session) == []
+
+    session.refresh_from_db()
+    assert session.work_mode == "build"
+    (asked,) = gate_transitions(session)
+    assert (asked.status, asked.requires_approval) == ("pending", True)
+
+
+def test_log_only_records_and_holds(tmp_path: Path, settings: Any) -> None:
+    session = autonomous(tmp_path, "log-only")
+    disk_full(settings, True)
+
+    assert next_units(session) == []
+
+    session.refresh_from_db()
+    assert session.work_mode == "build"
+    (logged,) = gate_transitions(session)
+    assert logged.status == "cancelled"
+    assert logged.reason.startswith("log-only policy: repair: pre-dispatch health gate failed")
+
+
+def test_never_automatic_under_assisted_control(tmp_path: Path, settings: Any) -> None:
+    session = autonomous(tmp_path, "auto", run_control="assisted")
+    AgentSession.objects.filter(pk=session.pk).update(run_control="assisted")
+    session.refresh_from_db()
+    disk_full(settings, True)
+
+    assert next_units(session) == []
+
+    assert gate_transitions(session) == []
+    assert Plan.objects.get(session=session).tasks.get().status == "todo"
