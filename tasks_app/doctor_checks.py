@@ -53,14 +53,15 @@ def local_host(worker: str) -> bool:
 # --- workers --------------------------------------------------------------------------
 
 
-def _dead_local_workers() -> list[Worker]:
-    running = Worker.objects.filter(stopped_at__isnull=True).order_by("hostname")
+def _dead_local_workers(running: list[Worker] | None = None) -> list[Worker]:
+    if running is None:
+        running = list(Worker.objects.filter(stopped_at__isnull=True).order_by("hostname"))
     return [w for w in running if local_host(w.hostname) and not pid_alive(w.pid)]
 
 
 def workers_check() -> list[Finding]:
     running = list(Worker.objects.filter(stopped_at__isnull=True).order_by("hostname"))
-    dead = {w.pk for w in _dead_local_workers()}
+    dead = {w.pk for w in _dead_local_workers(running)}
     stale = _stale_before()
     findings = [
         Finding(

@@ -4,13 +4,17 @@ runs the fixes and, once the checks pass, returns to the axes it came from."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 
-from agents_app.models import AgentSession, ModeTransition
+from agents_app.models import AgentSession, ModeTransition, RepairRecord
 from agents_app.services import project_create, session_create
+from agents_app.services.commands import command_run
+from conftest import grant
 from sf_core.actors import Actor
 from sf_core.doctor import gate_forget
 from tasks_app.engine.dispatch import next_units
@@ -129,3 +133,23 @@ def test_never_automatic_under_assisted_control(tmp_path: Path, settings: Any) -
 
     assert gate_transitions(session) == []
     assert Plan.objects.get(session=session).tasks.get().status == "todo"
+
+
+def test_a_persons_repair_runs_the_fixes_and_returns_when_clean(tmp_path: Path, user: User) -> None:
+    session = autonomous(tmp_path, "ask")
+    grant(user, session.project, "admin")
+    lock = Path(session.project.repo_path, ".git", "index.lock")
+    lock.write_text("")
+    os.utime(lock, (1_000_000_000, 1_000_000_000))  # left by a git that died long ago
+    command_run(session=session, text="/repair", actor=Actor.of(user))
+    session.refresh_from_db()
+    assert session.work_mode == "repair"
+
+    assert next_units(session), "fixed, clean, back to build: the task is dispatched"
+
+    assert not lock.exists()
+    record = RepairRecord.objects.get()
+    assert (record.check_id, record.session_id) == ("locks.dead", session.pk)
+    session.refresh_from_db()
+    assert session.work_mode == "build"
+    assert session.transitions.order_by("-pk").first().reason.startswith("repair done (1 repairs")
