@@ -81,7 +81,7 @@ def workers_check() -> list[Finding]:
             Finding(
                 severity=Severity.WARNING,
                 message="no worker is online: units wait, and nothing sweeps",
-                evidence=["start one: celery -A sf_web worker (docs/deploy.md)"],
+                evidence=["start one: scripts/run.sh (celery -A sf_web worker)"],
             )
         )
     return findings
