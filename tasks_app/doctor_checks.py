@@ -109,8 +109,10 @@ def workers_fix(actor: Actor) -> list[RepairDone]:
 def clock_check() -> list[Finding]:
     """This process against the database, and each live worker's last heartbeat (its own
     clock) against the database's now: a heartbeat from the future is a clock ahead."""
+    # PostgreSQL's CURRENT_TIMESTAMP is the transaction's start: clock_timestamp() is now.
+    now_sql = "clock_timestamp()" if connection.vendor == "postgresql" else "CURRENT_TIMESTAMP"
     with connection.cursor() as cursor:
-        cursor.execute("SELECT CURRENT_TIMESTAMP")
+        cursor.execute(f"SELECT {now_sql}")
         database_now = cursor.fetchone()[0]
     if timezone.is_naive(database_now):  # SQLite answers in UTC, naive
         database_now = timezone.make_aware(database_now, UTC)
