@@ -97,6 +97,8 @@ class DoctorCommand(Subcommand):
         parser.add_argument(
             "--fix", action="store_true", help="apply the deterministic, idempotent repairs"
         )
+        # DESIGN §8 spells it `sf doctor fix`: the same as --fix.
+        parser.add_argument("action", nargs="?", choices=("fix",), help="fix: as --fix")
         parser.add_argument(
             "--check", action="append", dest="checks", metavar="ID", help="only this check"
         )
@@ -112,9 +114,8 @@ class DoctorCommand(Subcommand):
             known = ", ".join(check.id for check in registered())
             self.err(f"unknown check {', '.join(unknown)}; known: {known}")
             return EXIT_USAGE
-        repairs = (
-            doctor_repair(actor=acting_actor(options, "doctor"), ids=ids) if options["fix"] else []
-        )
+        fix = options["fix"] or options.get("action") == "fix"
+        repairs = doctor_repair(actor=acting_actor(options, "doctor"), ids=ids) if fix else []
         output = DoctorOutput(report=doctor_run(ids=ids), repairs=repairs)
         if options["output_format"] == "json":
             self.out(output.model_dump_json())

@@ -63,7 +63,7 @@ def test_fix_repairs_once_and_the_second_run_changes_nothing(stale_lock: Path) -
     record = RepairRecord.objects.get()
     assert (record.actor_kind, record.actor_label) == ("system", "doctor")
 
-    code, out, _ = run_sf("doctor", "--fix")
+    code, out, _ = run_sf("doctor", "fix")  # DESIGN §8 spelling
     assert code == 0
     assert "fixed " not in out
     assert RepairRecord.objects.count() == 1
@@ -109,3 +109,18 @@ def test_fix_is_a_post_with_csrf(staff_user: User, stale_lock: Path) -> None:
     assert b"stale git lock removed" in response.content
     assert not stale_lock.exists()
     assert RepairRecord.objects.get().actor_label == "grace"
+
+
+def test_the_command_bar_answers_doctor_inline(
+    logged_in_client: Client, agent_session: Any, stale_lock: Path
+) -> None:
+    url = f"/sessions/{agent_session.pk}/command"
+    response = logged_in_client.post(url, {"text": "/doctor"}, HTTP_HX_REQUEST="true")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "WARNING locks.dead: git lock" in html
+    assert stale_lock.exists(), "/doctor only inspects"
+
+    response = logged_in_client.post(url, {"text": "/doctor fix"}, HTTP_HX_REQUEST="true")
+    assert "stale git lock removed" in response.content.decode()
+    assert not stale_lock.exists()
