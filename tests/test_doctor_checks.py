@@ -181,3 +181,24 @@ def test_a_fix_that_raises_does_not_stop_the_others(scratch_checks: Any) -> None
     done = doctor_repair(actor=ACTOR, ids=["zz.a", "zz.b"])
     assert [(r.check_id, r.target) for r in done] == [("zz.b", "t")]
     assert ModeTransition.objects.count() == 0
+
+
+def test_an_unreachable_broker_is_an_error(settings: Any) -> None:
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens on port 1
+    (finding,) = check("broker").findings
+    assert (finding.severity, finding.message) == (Severity.ERROR, "redis unreachable")
+
+
+def test_a_failed_query_does_not_poison_the_checks_after_it(scratch_checks: Any) -> None:
+    def bad_sql() -> list[Finding]:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT * FROM no_such_table")
+        return []
+
+    doctor.register(Check(id="aa.bad-sql", title="bad sql", run=bad_sql))
+    report = doctor_run(ids=["aa.bad-sql", "transitions.unappliable", "workers.clock"])
+    assert [(c.id, c.severity) for c in report.checks] == [
+        ("aa.bad-sql", Severity.ERROR),
+        ("transitions.unappliable", Severity.OK),
+        ("workers.clock", Severity.OK),
+    ]
