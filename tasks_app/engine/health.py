@@ -47,18 +47,19 @@ def health_allows(session: AgentSession) -> bool:
     if report.healthy:
         return True
     logger.warning(
-        "session %s: dispatch held, health gate failing: %s", session.pk, _causes(report)
+        "session %s: dispatch held, health gate failing: %s", session.pk, gate_causes(report)
     )
     if not _asked_lately(session):
         session_request_repair(
             session=session,
-            cause=f"pre-dispatch health gate failed: {_causes(report)}",
+            cause=f"pre-dispatch health gate failed: {gate_causes(report)}",
             actor=GATE_ACTOR,
         )
     return False
 
 
-def _causes(report: DoctorReport) -> str:
+def gate_causes(report: DoctorReport) -> str:
+    """The failing gate checks, one phrase each (for the transition and headless)."""
     return "; ".join(f"{c.id}: {c.findings[0].message}" for c in report.failing() if c.findings)
 
 

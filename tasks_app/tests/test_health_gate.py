@@ -19,6 +19,7 @@ from sf_core.actors import Actor
 from sf_core.doctor import gate_forget
 from tasks_app.engine.dispatch import next_units
 from tasks_app.engine.replaying import demo_repo_create
+from tasks_app.headless.outcome import settled_outcome
 from tasks_app.models import Plan
 from tasks_app.schemas import plan_spec_parse
 from tasks_app.services import plan_accept, plan_create
@@ -153,3 +154,17 @@ def test_a_persons_repair_runs_the_fixes_and_returns_when_clean(tmp_path: Path, 
     session.refresh_from_db()
     assert session.work_mode == "build"
     assert session.transitions.order_by("-pk").first().reason.startswith("repair done (1 repairs")
+
+
+def test_headless_says_the_health_gate_holds_it(tmp_path: Path, settings: Any) -> None:
+    session = autonomous(tmp_path, "log-only")
+    disk_full(settings, True)
+    assert next_units(session) == []
+
+    outcome = settled_outcome(
+        plan=Plan.objects.get(session=session), session_id=session.pk, step=False, units_run=0
+    )
+
+    assert (outcome.status, outcome.code) == ("blocked", 10)
+    assert outcome.reason.startswith("repair SF's health (disk.space: only ")
+    assert outcome.reason.endswith("): sf doctor, sf doctor --fix")
