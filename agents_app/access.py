@@ -63,6 +63,8 @@ class Action(StrEnum):
     RAISE_UNRESTRICTED = "raise the permission profile to unrestricted"
     MANAGE_MEMBERS = "manage members"
     REGISTER_REPOSITORY = "register a repository"
+    # /doctor fix and /doctor heal act on SF's state across projects (docs/doctor.md).
+    REPAIR = "run the doctor's repairs"
 
 
 ACTION_ROLES: dict[Action, Role] = {
@@ -81,6 +83,7 @@ ACTION_ROLES: dict[Action, Role] = {
     Action.RAISE_UNRESTRICTED: Role.ADMIN,
     Action.MANAGE_MEMBERS: Role.ADMIN,
     Action.REGISTER_REPOSITORY: Role.ADMIN,
+    Action.REPAIR: Role.ADMIN,
 }
 
 
@@ -177,6 +180,8 @@ def command_action(session: AgentSession, command: cmd.Command) -> Action:
         return Action.VIEW
     if isinstance(command, cmd.Pause | cmd.Stop):
         return Action.STEER
+    if isinstance(command, cmd.Doctor):
+        return Action.VIEW if command.action == cmd.DoctorAction.INSPECT else Action.REPAIR
     profile = session.permission_profile
     if isinstance(command, cmd.SetAxes | cmd.Steer):
         profile = command.changes.get("permission_profile", profile)

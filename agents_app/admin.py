@@ -15,6 +15,7 @@ from agents_app.models import (
     ModeTransition,
     Project,
     ProjectMembership,
+    RepairRecord,
     ReviewStatus,
     RiskDecision,
     TraceEvent,
@@ -295,6 +296,26 @@ class ModelCallAdmin(ProjectScopedAdmin):
     ]
     list_filter = ["stage", "priced"]
     search_fields = ["=session__id", "model"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(RepairRecord)
+class RepairRecordAdmin(admin.ModelAdmin):
+    """The doctor's repairs are evidence: read-only. Not scoped to a project: a repair
+    acts on SF's state (a worker row, a lock file) as often as on a project's."""
+
+    list_display = ["created_at", "check_id", "target", "action", "session", "actor_label"]
+    list_filter = ["check_id", "actor_kind"]
+    search_fields = ["target", "action", "actor_label"]
+    date_hierarchy = "created_at"
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -6,4 +6,6 @@ class AgentsAppConfig(AppConfig):
     verbose_name = "Agents"
 
     def ready(self) -> None:
-        from agents_app import sandbox_checks  # noqa: F401  (registers sf.W010, sf.W011)
+        from agents_app import doctor_checks, sandbox_checks  # noqa: F401  (sf.W010, sf.W011)
+
+        doctor_checks.register_checks()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 
 from agents_app.axes import ModelMode, PermissionProfile, RunControl, WorkMode
 from agents_app.models import TransitionScope
@@ -96,7 +97,20 @@ class SkillCommand:
     args: str = ""
 
 
-Command = SetAxes | Steer | Pause | Stop | Next | Query | SkillCommand
+class DoctorAction(StrEnum):
+    INSPECT = "inspect"  # /doctor: the report
+    FIX = "fix"  # /doctor fix: the deterministic repairs
+    HEAL = "heal"  # /doctor heal: a repair unit, the report as its brief
+
+
+@dataclass(frozen=True)
+class Doctor:
+    """/doctor [fix|heal]: SF's health checks (docs/doctor.md)."""
+
+    action: DoctorAction = DoctorAction.INSPECT
+
+
+Command = SetAxes | Steer | Pause | Stop | Next | Query | SkillCommand | Doctor
 Handler = Callable[[str, list[str]], Command]
 
 
@@ -208,6 +222,15 @@ def _skill(name: str, args: list[str]) -> Command:
     return SkillCommand(name=args[0], args=shlex.join(args[1:]) if args[1:] else "")
 
 
+def _doctor(name: str, args: list[str]) -> Command:
+    if not args:
+        return Doctor()
+    accepted = (DoctorAction.FIX, DoctorAction.HEAL)
+    if len(args) > 1 or args[0] not in accepted:
+        raise CommandRejected(f"/doctor takes nothing, fix or heal; got {_quote(' '.join(args))}")
+    return Doctor(action=DoctorAction(args[0]))
+
+
 def _options(
     name: str, args: list[str], *, valued: tuple[str, ...]
 ) -> tuple[list[str], dict[str, str]]:
@@ -285,6 +308,7 @@ _HANDLERS: dict[str, Handler] = {
     "model-mode": _single_axis("model_mode"),
     "steer": _steer,
     "repair": _repair,
+    "doctor": _doctor,
     "skills": _skill,
     "skill": _skill,
     **{query: _fixed(Query(name=query)) for query in QUERIES},

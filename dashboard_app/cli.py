@@ -1,5 +1,6 @@
 """``manage.py sf status``: the system status the dashboard shows; ``sf metrics``: the
-outcome metrics and cost roll-ups of the metrics page."""
+outcome metrics and cost roll-ups of the metrics page; ``sf doctor [--fix]``: the
+health checks and their repairs (docs/doctor.md)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,20 @@ import argparse
 from typing import Any
 
 from agents_app.models import Project
+from agents_app.services.repairs import doctor_repair
+from dashboard_app.doctor import doctor_lines
 from dashboard_app.metrics_report import metrics_report, report_lines, window_parse
 from dashboard_app.status import system_status
-from sf_core.cli import EXIT_ERROR, EXIT_OK, Subcommand, add_output_format
+from sf_core.cli import (
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_USAGE,
+    Subcommand,
+    acting_actor,
+    add_acting_user,
+    add_output_format,
+)
+from sf_core.doctor import DoctorOutput, doctor_run, registered, unknown_ids
 
 
 class StatusCommand(Subcommand):
@@ -77,4 +89,40 @@ class MetricsCommand(Subcommand):
         return EXIT_OK
 
 
-SUBCOMMANDS: list[type[Subcommand]] = [StatusCommand, MetricsCommand]
+class DoctorCommand(Subcommand):
+    name = "doctor"
+    help = "Check SF's health (docs/doctor.md); --fix applies the deterministic repairs."
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "--fix", action="store_true", help="apply the deterministic, idempotent repairs"
+        )
+        # DESIGN §8 spells it `sf doctor fix`: the same as --fix.
+        parser.add_argument("action", nargs="?", choices=("fix",), help="fix: as --fix")
+        parser.add_argument(
+            "--check", action="append", dest="checks", metavar="ID", help="only this check"
+        )
+        add_output_format(parser)
+        add_acting_user(parser)
+
+    def run(self, options: dict[str, Any]) -> int:
+        """Exit 0: no check at error severity (after the fixes with --fix); 1: errors
+        found; 2: an unknown check id."""
+        ids = options.get("checks") or None
+        unknown = unknown_ids(ids or [])
+        if unknown:
+            known = ", ".join(check.id for check in registered())
+            self.err(f"unknown check {', '.join(unknown)}; known: {known}")
+            return EXIT_USAGE
+        fix = options["fix"] or options.get("action") == "fix"
+        repairs = doctor_repair(actor=acting_actor(options, "doctor"), ids=ids) if fix else []
+        output = DoctorOutput(report=doctor_run(ids=ids), repairs=repairs)
+        if options["output_format"] == "json":
+            self.out(output.model_dump_json())
+        else:
+            for line in doctor_lines(output):
+                self.out(line)
+        return EXIT_OK if output.report.healthy else EXIT_ERROR
+
+
+SUBCOMMANDS: list[type[Subcommand]] = [StatusCommand, MetricsCommand, DoctorCommand]

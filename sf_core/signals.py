@@ -36,6 +36,12 @@ session_report_requested = Signal()
 # returns {"message": str, "data": dict} or raises CommandRejected.
 skill_command_requested = Signal()
 
+# /doctor heal: a person asks for a repair unit on the session, with the doctor's
+# report as its brief. Arguments: session, report (sf_core.doctor.DoctorReport), actor.
+# Answered by tasks_app.heal (the engine, above the command service) with a dict:
+# {"message": str, "data": {...}}, or raises CommandRejected (nothing to heal).
+doctor_heal_requested = Signal()
+
 # A worker's heartbeat thread swept the engine (every ``SF_SWEEP_INTERVAL``); other
 # apps recover what they own the same way (the notification outbox) or run what is due
 # (recurring schedules). No arguments.

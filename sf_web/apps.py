@@ -6,4 +6,6 @@ class SfWebConfig(AppConfig):
     verbose_name = "SF"
 
     def ready(self) -> None:
-        from sf_web import checks  # noqa: F401  (registers the sf.* system checks)
+        from sf_web import checks, doctor_checks  # noqa: F401  (the sf.* system checks)
+
+        doctor_checks.register_checks()

@@ -346,6 +346,19 @@ SF_REDISPATCH_AFTER = env.duration(
 SF_SWEEP_INTERVAL = env.duration(
     "SF_SWEEP_INTERVAL", timedelta(seconds=15), minimum=timedelta(seconds=1)
 )
+# The doctor (docs/doctor.md): free space under SF_DATA_DIR below which disk.space warns
+# and fails (a failing check stops dispatch: a worktree would not fit), the clock skew
+# between this process, the database and the workers that warns (a skew near
+# SF_WORKER_STALE_AFTER makes live workers look dead: that fails), and how long the
+# pre-dispatch gate reuses its report.
+SF_DOCTOR_DISK_WARNING_MIB = env.integer("SF_DOCTOR_DISK_WARNING_MIB", 2048, minimum=0)
+SF_DOCTOR_DISK_ERROR_MIB = env.integer("SF_DOCTOR_DISK_ERROR_MIB", 256, minimum=0)
+SF_DOCTOR_CLOCK_SKEW = env.duration(
+    "SF_DOCTOR_CLOCK_SKEW", timedelta(seconds=2), minimum=timedelta(milliseconds=1)
+)
+SF_DOCTOR_GATE_CACHE = env.duration(
+    "SF_DOCTOR_GATE_CACHE", timedelta(seconds=5), minimum=timedelta(0)
+)
 
 # Notifications (notify_app, docs/notifications.md). A claimed delivery is retried by
 # the sweep once its lease is over (a worker died); the lease must outlast the webhook

@@ -6,4 +6,6 @@ class SkillsAppConfig(AppConfig):
     verbose_name = "Skills"
 
     def ready(self) -> None:
-        from skills_app import commands, receivers  # noqa: F401  (connect the receivers)
+        from skills_app import commands, doctor_checks, receivers  # noqa: F401  (receivers)
+
+        doctor_checks.register_checks()

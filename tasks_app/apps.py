@@ -8,13 +8,17 @@ class TasksAppConfig(AppConfig):
     def ready(self) -> None:
         # Imported here, not at the top: the app registry must be ready before models
         # load (Django's rule for AppConfig modules).
-        from sf_core.signals import session_report_requested
+        from sf_core.signals import doctor_heal_requested, session_report_requested
+        from tasks_app import doctor_checks
         from tasks_app.engine import receivers, workers  # noqa: F401  (worker heartbeats)
         from tasks_app.headless.query import session_report_snapshot
+        from tasks_app.heal import doctor_heal
         from tasks_app.schedules import receivers as schedule_receivers
         from tasks_app.selectors import session_report_fields
 
         receivers.connect()
+        doctor_checks.register_checks()  # the engine's runtime state, docs/doctor.md
+        doctor_heal_requested.connect(doctor_heal, dispatch_uid="tasks_app.heal.doctor_heal")
         schedule_receivers.connect()  # schedules run on the workers' sweep
         session_report_requested.connect(
             session_report_fields, dispatch_uid="tasks_app.selectors.session_report"

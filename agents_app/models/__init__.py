@@ -4,6 +4,7 @@ risk decisions with approvals, and the trace."""
 from agents_app.models.audit import ApprovalRule, Decision, ReviewScope, ReviewStatus, RiskDecision
 from agents_app.models.costs import CallStage, ModelCall
 from agents_app.models.membership import ProjectMembership, Role, role_rank
+from agents_app.models.repairs import RepairRecord
 from agents_app.models.sessions import (
     Activity,
     ActorKind,
@@ -30,6 +31,7 @@ __all__ = [
     "PauseCause",
     "Project",
     "ProjectMembership",
+    "RepairRecord",
     "ReviewScope",
     "ReviewStatus",
     "RiskDecision",

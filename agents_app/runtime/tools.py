@@ -377,3 +377,10 @@ TOOLS: dict[str, Tool] = {
         Tool("finish", FinishInput, finish),
     )
 }
+
+# A unit in repair work mode (docs/doctor.md) reads, searches, lists and runs commands
+# (through the permission gate and the sandbox, like any unit): it diagnoses and runs
+# the commands a repair needs, and never writes or edits files itself. No MCP tools.
+REPAIR_TOOLS = frozenset(
+    {"read_file", "grep", "glob", "list_dir", "run_command", "load_skill", "ask_user", "finish"}
+)

@@ -24,6 +24,7 @@ from agents_app.badge import badge_for
 from agents_app.models import AgentSession, ModeTransition, TransitionStatus
 from agents_app.reports import cost_line, session_report_text, status_text
 from agents_app.selectors import session_report
+from agents_app.services.repairs import doctor_repair
 from agents_app.services.runs import session_step, steering_supersede
 from agents_app.services.sessions import (
     Actor,
@@ -31,8 +32,15 @@ from agents_app.services.sessions import (
     session_set_paused,
     session_stop,
 )
+from sf_core.doctor import doctor_run
 from sf_core.errors import CommandRejected
-from sf_core.signals import collect, send_on_commit, session_runnable, skill_command_requested
+from sf_core.signals import (
+    collect,
+    doctor_heal_requested,
+    send_on_commit,
+    session_runnable,
+    skill_command_requested,
+)
 
 UNRESTRICTED = PermissionProfile.UNRESTRICTED.value
 
@@ -67,6 +75,8 @@ def command_apply(
         return _query(session, command.name)
     if isinstance(command, cmd.SkillCommand):
         return _skill(session, command, actor)
+    if isinstance(command, cmd.Doctor):
+        return _doctor(session, command, actor)
     _check_confirmed(session, command, text)
     reason = f"{text.strip() or type(command).__name__} by {actor.label or actor.kind}"
     with transaction.atomic():
@@ -177,6 +187,31 @@ def _skill(session: AgentSession, command: cmd.SkillCommand, actor: Actor) -> Co
     return CommandOutcome(
         session=session, message=str(answer["message"]), data=dict(answer.get("data", {}))
     )
+
+
+def _doctor(session: AgentSession, command: cmd.Doctor, actor: Actor) -> CommandOutcome:
+    """/doctor reports; /doctor fix applies the deterministic repairs (audited, with the
+    session named); /doctor heal asks the engine for a repair unit (a signal: the
+    engine is the app above this one)."""
+    repairs = []
+    if command.action == cmd.DoctorAction.FIX:
+        repairs = doctor_repair(actor=actor, session=session)
+    report = doctor_run()
+    data: dict[str, object] = {"report": report.model_dump(mode="json")}
+    lines = [f"fixed {r.check_id}: {r.target}: {r.action}" for r in repairs]
+    if command.action == cmd.DoctorAction.FIX and not repairs:
+        lines.append("nothing to repair")
+    lines.append(report.brief())
+    if command.action == cmd.DoctorAction.HEAL:
+        answer = collect(
+            doctor_heal_requested, sender=AgentSession, session=session, report=report, actor=actor
+        )
+        if not answer:
+            raise CommandRejected("/doctor heal needs the engine (tasks_app), not installed here")
+        lines.append(str(answer["message"]))
+        data.update(answer.get("data", {}))
+    data["repairs"] = [r.model_dump(mode="json") for r in repairs]
+    return CommandOutcome(session=session, message="\n".join(lines), data=data)
 
 
 def _query(session: AgentSession, name: str) -> CommandOutcome:

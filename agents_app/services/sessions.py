@@ -278,11 +278,14 @@ class RepairOutcome:
     transition: ModeTransition | None
 
 
-def session_request_repair(*, session: AgentSession, cause: str) -> RepairOutcome:
+def session_request_repair(
+    *, session: AgentSession, cause: str, actor: Actor | None = None
+) -> RepairOutcome:
     """SF wants to move to repair (health gate failed, repeated verification failure,
     corrupt state). Never automatic under manual or assisted run control; otherwise
-    the project's repair policy decides: auto, ask, or log-only."""
-    actor = Actor.system("repair")
+    the project's repair policy decides: auto, ask, or log-only. ``actor`` names who
+    asks (the health gate's entries are left again once the checks pass)."""
+    actor = actor or Actor.system("repair")
     with transaction.atomic():
         locked = _lock(session)
         if locked.run_control != RunControl.AUTONOMOUS:

@@ -24,6 +24,7 @@ from agents_app.axes import RunControl
 from agents_app.models import AgentSession, SessionDriver, SessionStatus
 from sf_core.actors import Actor
 from tasks_app.engine.broker import FIRST, NEW, messages_lost, send_by_name
+from tasks_app.engine.health import health_allows
 from tasks_app.engine.unit import unit_run
 from tasks_app.engine.values import UnitOptions
 from tasks_app.lifecycle import task_transition
@@ -96,6 +97,8 @@ def next_units(session: AgentSession, *, step: bool = False) -> list[int]:
     unit of the session is in flight; the unit's end pauses the session."""
     one_step = step or session.step_requested
     if not (runs(session) if one_step else dispatchable(session)):
+        return []
+    if not health_allows(session):  # the pre-dispatch health gate (engine/health.py)
         return []
     _resume_engine_held(session)
     for plan in Plan.objects.filter(session=session, status=PlanStatus.ACCEPTED):

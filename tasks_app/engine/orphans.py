@@ -19,7 +19,7 @@ import logging
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Max, QuerySet
 from django.utils import timezone
 
 from agents_app.models import AgentSession, SessionDriver
@@ -44,6 +44,14 @@ UNIT_GONE = (TaskStatus.IN_PROGRESS, TaskStatus.VERIFYING)
 
 def orphans_recover() -> int:
     """Move on every task a fault left between two steps; returns how many."""
+    left, unapproved = orphans_found()
+    moved = sum(_run_again(task.pk) for task in left)
+    return moved + sum(_approve_again(task.pk) for task in unapproved)
+
+
+def orphans_found() -> tuple[QuerySet[Task], QuerySet[Task]]:
+    """The tasks left between two steps: (to run again, to approve again). The
+    doctor counts them with the same queries (``tasks.stuck``)."""
     cutoff = timezone.now() - settings.SF_WORKER_STALE_AFTER
     workers = Task.objects.filter(plan__session__driver=SessionDriver.WORKERS)
     left = (
@@ -62,8 +70,7 @@ def orphans_recover() -> int:
         .annotate(entered=Max("transitions__created_at"))
         .filter(entered__lt=cutoff)
     )
-    moved = sum(_run_again(task.pk) for task in left)
-    return moved + sum(_approve_again(task.pk) for task in unapproved)
+    return left, unapproved
 
 
 def _run_again(task_id: int) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ from django.db import DatabaseError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from agents_app.axes import RunControl
+from agents_app.axes import RunControl, WorkMode
 from agents_app.budget import budget_pause, budget_remaining
 from agents_app.gate.redaction import redact_text
 from agents_app.gate.session import SessionGate
@@ -34,7 +34,7 @@ from agents_app.runtime.loop import AgentLoop, LoopResult
 from agents_app.runtime.replay import replay_activate, replay_deactivate
 from agents_app.runtime.sandbox import SandboxPolicy, policy_for
 from agents_app.runtime.streaming import streamed_completion
-from agents_app.runtime.tools import TOOLS, Tool, ToolContext
+from agents_app.runtime.tools import REPAIR_TOOLS, TOOLS, Tool, ToolContext
 from agents_app.runtime.trace import TraceRecorder
 from agents_app.services import DispatchPoint, session_apply_due, session_set_paused
 from sf_core.actors import Actor
@@ -240,7 +240,7 @@ def _agent(
         try:
             loop = AgentLoop(
                 router=router,
-                tools=_tools(skills) | mcp.tools,
+                tools=_tools(skills, session.work_mode, mcp.tools),
                 context=ToolContext(
                     worktree=ws.path,
                     skills=skills,
@@ -348,12 +348,14 @@ def _with_idle_timeout(**kwargs: Any) -> Any:
     return complete(timeout=settings.SF_UNIT_IDLE_TIMEOUT.total_seconds(), max_retries=0, **kwargs)
 
 
-def _tools(skills: SkillLoader) -> dict[str, Tool]:
+def _tools(skills: SkillLoader, work_mode: str, mcp_tools: Mapping[str, Tool]) -> dict[str, Tool]:
     """No skill to load, no load_skill: a small model offered it calls it with names it
-    makes up (seen with Qwen2.5-Coder-1.5B: load_skill("add_shout_flag"))."""
-    if skills.offered():
-        return TOOLS
-    return {name: tool for name, tool in TOOLS.items() if name != "load_skill"}
+    makes up (seen with Qwen2.5-Coder-1.5B: load_skill("add_shout_flag")). In repair
+    work mode, only ``REPAIR_TOOLS`` (no writes, no MCP tools)."""
+    tools = TOOLS if skills.offered() else {n: t for n, t in TOOLS.items() if n != "load_skill"}
+    if work_mode == WorkMode.REPAIR:
+        return {name: tool for name, tool in tools.items() if name in REPAIR_TOOLS}
+    return {**tools, **mcp_tools}
 
 
 def _skills_section(skills: SkillLoader, task: Task, router: ModelRouter) -> str:

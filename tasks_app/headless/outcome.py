@@ -7,6 +7,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Literal
 
+from django.conf import settings
 from django.db.models import Sum
 from django.utils import timezone
 
@@ -18,6 +19,8 @@ from agents_app.models import (
     TraceEvent,
     TraceKind,
 )
+from sf_core.doctor import gate_report
+from tasks_app.engine.health import gate_causes
 from tasks_app.headless.answers import asked_question
 from tasks_app.headless.events import ExitCode, ResultEvent, TaskOutcome
 from tasks_app.models import HoldReason, Plan, Task, TaskStatus, Unit
@@ -70,6 +73,9 @@ def waiting_for(session_id: int, tasks: list[Task]) -> list[str]:
         line = _task_waits_for(task)
         if line:
             waiting.append(line)
+    health = gate_report(max_age=settings.SF_DOCTOR_GATE_CACHE.total_seconds())
+    if not health.healthy:  # the pre-dispatch gate holds every unit (docs/doctor.md)
+        waiting.append(f"repair SF's health ({gate_causes(health)}): sf doctor, sf doctor --fix")
     return waiting
 
 
