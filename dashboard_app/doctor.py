@@ -33,7 +33,11 @@ def doctor_lines(output: DoctorOutput) -> list[str]:
     for repair in output.repairs:
         lines.append(f"fixed {repair.check_id}: {repair.target}: {repair.action}")
     failing = len(output.report.failing())
-    verdict = "healthy" if output.report.healthy else f"{failing} checks failing"
+    verdict = (
+        "healthy"
+        if output.report.healthy
+        else f"{failing} check{'s' if failing != 1 else ''} failing"
+    )
     lines.append(
         f"{verdict} ({len(output.report.checks)} checks, {output.report.milliseconds:.0f} ms)"
     )

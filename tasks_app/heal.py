@@ -54,8 +54,9 @@ def doctor_heal(
             actor=HEAL_ACTOR,
         )
         _start(session)
+    checks = f"{len(failing)} failing check{'s' if len(failing) != 1 else ''}"
     return {
-        "message": f"repair unit queued: plan {plan.pk} ({len(failing)} checks failing)",
+        "message": f"repair unit queued: plan {plan.pk} ({checks})",
         "data": {"plan_id": plan.pk},
     }
 
@@ -66,7 +67,7 @@ def _spec(report: DoctorReport, failing: int) -> Any:
         brief = brief[:BRIEF_LIMIT] + "\n[… the rest of the report: sf doctor]"
     return plan_spec_parse(
         {
-            "summary": f"Heal SF: {failing} checks failing",
+            "summary": f"Heal SF: {failing} failing {'checks' if failing != 1 else 'check'}",
             "intent": "/doctor heal",
             "tasks": [
                 {
