@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 from django.urls import reverse
 from django.utils import timezone
@@ -35,8 +35,9 @@ from agents_app.models import (
     ReviewStatus,
     RiskDecision,
 )
-from agents_app.runtime.loop import GateVerdict
-from sf_core.db import relaxed_commit
+from agents_app.runtime.loop import GateVerdict, StaleReading
+from agents_app.services.dispatch_points import reading_current
+from sf_core.db import relaxed_commit, relaxed_insert
 from sf_core.live import Groups, broadcast
 from sf_core.notices import Notice, NoticeKind, notice_raise
 
@@ -107,6 +108,19 @@ class SessionGate:
     # engine passes the reading its hooks took at this dispatch point (moments ago, after
     # applying the steering due there), so a tool call reads the row once, not four times.
     source: Callable[[], AgentSession] | None = None
+    # Called when the source's reading turned out stale (``StaleReading``): the engine
+    # reads afresh at the retried dispatch point. With it, on PostgreSQL, the source may
+    # hand out one reading for many calls: each decision is stored only if the session
+    # still reads as it did (``reading_current``), in the same statement.
+    on_stale: Callable[[], None] | None = None
+    # The session's activity while this gate's calls run ("": left alone), set in the
+    # same statement as each decision.
+    activity: str = ""
+
+    @property
+    def validates_readings(self) -> bool:
+        """Whether each decision is stored only on a reading still current."""
+        return self.on_stale is not None and connection.vendor == "postgresql"
 
     def session(self) -> AgentSession:
         if self.source is not None:
@@ -134,11 +148,7 @@ class SessionGate:
             ToolCall(tool=tool, input=arguments),
             gate_context(session, self.worktree, self.skill_profiles, self.mcp_tools),
         )
-        # The decision and its notice commit together, before the call runs, without
-        # waiting for the disk (``relaxed_commit``); an "ask" ends the unit, and the
-        # task's transition after it is an ordinary commit, which flushes this one too.
-        with relaxed_commit():
-            record = self._record(session, tool, normalized, hashed, verdict)
+        record = self._record(session, tool, normalized, hashed, verdict)
         return GateVerdict(
             verdict.decision, verdict.rule, verdict.risk_class, verdict.reason, record.pk
         )
@@ -151,7 +161,11 @@ class SessionGate:
         hashed: str,
         verdict: Decision,
     ) -> RiskDecision:
-        record = RiskDecision.objects.create(
+        """Store the decision, before the call runs, committed without waiting for the
+        disk (``sf_core.db``): in one statement with the activity (one round trip), or
+        for an "ask" in one transaction with its notice. An "ask" ends the unit, and the
+        task's transition after it is an ordinary commit, which flushes this one too."""
+        record = RiskDecision(
             session=session,
             unit_id=self.unit_id,
             tool=tool,
@@ -166,7 +180,11 @@ class SessionGate:
             else ReviewStatus.NOT_NEEDED,
             **session.axes.as_dict(),
         )
-        if verdict.decision == "ask":
+        if verdict.decision != "ask":
+            self._store(session, record)
+            return record
+        with relaxed_commit():
+            self._store(session, record)
             broadcast(Groups.APPROVALS, "approvals.changed", decision_id=record.pk)
             notice_raise(
                 Notice(
@@ -181,6 +199,37 @@ class SessionGate:
                 )
             )
         return record
+
+    def _store(self, session: AgentSession, record: RiskDecision) -> None:
+        """Insert ``record`` (and set the activity) if the reading it was decided on is
+        still current; otherwise nothing is written and ``StaleReading`` raised."""
+        if not self.validates_readings:
+            with relaxed_commit():
+                if self.activity:
+                    AgentSession.objects.filter(pk=session.pk).exclude(
+                        activity=self.activity
+                    ).update(activity=self.activity)
+                record.save(force_insert=True)
+            return
+        current, params = reading_current(session.pk, session.dispatch_version)
+        prefix = f"WITH reading AS MATERIALIZED (SELECT {current} AS current)"
+        prefix_params = list(params)
+        if self.activity:
+            prefix += (
+                f", activity AS (UPDATE {AgentSession._meta.db_table} SET activity = %s"
+                " WHERE id = %s AND activity <> %s AND (SELECT current FROM reading))"
+            )
+            prefix_params += [self.activity, session.pk, self.activity]
+        stored = relaxed_insert(
+            record,
+            prefix=prefix,
+            prefix_params=prefix_params,
+            condition="(SELECT current FROM reading)",
+        )
+        if not stored:
+            if self.on_stale is not None:
+                self.on_stale()
+            raise StaleReading(f"session {session.pk} changed since its reading")
 
     def _approved_once(self, session: AgentSession, tool: str, hashed: str) -> int | None:
         """Consume an unused *once* approval of exactly this call, if there is one."""
