@@ -52,7 +52,10 @@ class TraceRecorder:
         )
         self.next_seq += 1
         if self.unit_id is not None:
-            broadcast(Groups.unit(self.unit_id), "trace.appended", event_id=event.pk)
+            # No event id: the unit page re-renders its trace whatever was appended, so
+            # updates still waiting to be sent are one (``sf_core.live`` coalesces
+            # identical messages): a burst of tool calls costs the sender one send.
+            broadcast(Groups.unit(self.unit_id), "trace.appended")
         return event
 
     def _create(

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from agents_app.models import Activity, AgentSession, SessionStatus
 from agents_app.services import DispatchPoint, session_apply_due, session_read
-from sf_core.db import relaxed_commit
+from sf_core.db import relaxed_commit, relaxed_update
 from tasks_app.engine.stuck import detect
 from tasks_app.models import Task, TaskRuntime
 
@@ -173,7 +173,8 @@ class EngineHooks:
         stuck = detect(self.history)
         if stuck is None:
             return None
-        Task.objects.filter(pk=self.task.pk).update(stuck_count=F("stuck_count") + 1)
+        # A counter of evidence, like the trace: committed without waiting for the disk.
+        relaxed_update(Task.objects.filter(pk=self.task.pk), stuck_count=F("stuck_count") + 1)
         if self.diagnosed:
             return self._stop(StopCause.STUCK, f"stuck: {stuck.describe()}")
         # Once per unit the agent gets a diagnostic prompt; the next repeat stops it.
