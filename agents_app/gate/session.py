@@ -210,6 +210,22 @@ class SessionGate:
             )
         return record
 
+    def _check_current(self, session: AgentSession) -> None:
+        """Raise ``StaleReading`` if ``session`` is a reading no longer current."""
+        if not self.validates_readings:
+            return
+        current, params = reading_current(session.pk, session.dispatch_version)
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT {current}", params)
+            row = cursor.fetchone()
+        if not (row and row[0]):
+            self._stale(session)
+
+    def _stale(self, session: AgentSession) -> None:
+        if self.on_stale is not None:
+            self.on_stale()
+        raise StaleReading(f"session {session.pk} changed since its reading")
+
     def _store(self, session: AgentSession, record: RiskDecision) -> None:
         """Insert ``record`` (and set the activity) if the reading it was decided on is
         still current; otherwise nothing is written and ``StaleReading`` raised."""
@@ -237,9 +253,7 @@ class SessionGate:
             condition="(SELECT current FROM reading)",
         )
         if not stored:
-            if self.on_stale is not None:
-                self.on_stale()
-            raise StaleReading(f"session {session.pk} changed since its reading")
+            self._stale(session)
 
     def _approved_once(self, session: AgentSession, tool: str, hashed: str) -> int | None:
         """Consume an unused *once* approval of exactly this call, if there is one."""
@@ -257,6 +271,7 @@ class SessionGate:
             )
             if approval is None:
                 return None
+            self._check_current(session)  # the approval is used on a current reading only
             RiskDecision.objects.filter(pk=approval.pk).update(used_at=timezone.now())
             return approval.pk
 

@@ -148,3 +148,35 @@ def test_a_stale_reading_stores_nothing_and_says_so(
     assert stale == [True], "the engine is told to read afresh"
     assert not RiskDecision.objects.exists()
     assert AgentSession.objects.get(pk=agent_session.pk).activity != Activity.TOOL
+
+
+def test_a_once_approval_is_not_used_on_a_stale_reading(
+    agent_session: AgentSession, tmp_path: Path
+) -> None:
+    approved = RiskDecision.objects.create(
+        session=agent_session,
+        tool="read_file",
+        input_normalized={"path": "a"},
+        input_hash="h",
+        risk_class="read",
+        decision="ask",
+        rule="r",
+        reason="asked",
+        review_status="approved",
+        review_scope=ReviewScope.ONCE,
+        reviewed_at=timezone.now(),
+        **agent_session.axes.as_dict(),
+    )
+    reading, _ = session_read(session_id=agent_session.pk, point=DispatchPoint.BEFORE_TOOL)
+    command_run(session=agent_session, text="/pause", actor=PERSON)
+    stale: list[Any] = []
+    the_gate = gate(agent_session, reading, tmp_path, stale)
+
+    with pytest.raises(StaleReading):
+        the_gate.check("read_file", {"path": "a"}, "h")
+
+    approved.refresh_from_db()
+    assert approved.used_at is None, "left for the call on a fresh reading"
+    fresh, _ = session_read(session_id=agent_session.pk, point=DispatchPoint.BEFORE_TOOL)
+    verdict = gate(agent_session, fresh, tmp_path, stale).check("read_file", {"path": "a"}, "h")
+    assert verdict.rule == f"approved.once:{approved.pk}"
