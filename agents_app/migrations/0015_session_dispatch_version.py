@@ -45,11 +45,12 @@ CREATE TRIGGER sf_session_dispatch_version BEFORE UPDATE ON agents_app_agentsess
 CREATE FUNCTION sf_bump_sessions(session_ids bigint[], project_ids bigint[])
 RETURNS void LANGUAGE sql AS $$
     -- In the order of their ids, so that two bumps of overlapping sessions never
-    -- deadlock on each other's row locks.
+    -- deadlock on each other's row locks; NO KEY, as the update itself takes, so the
+    -- running units' inserts (their foreign keys' KEY SHARE checks) never wait on it.
     WITH locked AS (
         SELECT id FROM agents_app_agentsession
         WHERE id = ANY(session_ids) OR project_id = ANY(project_ids)
-        ORDER BY id FOR UPDATE
+        ORDER BY id FOR NO KEY UPDATE
     )
     UPDATE agents_app_agentsession s SET dispatch_version = s.dispatch_version + 1
     FROM locked WHERE s.id = locked.id;
