@@ -40,7 +40,6 @@ django_team_mode()
 from django.conf import settings  # noqa: E402
 from django.db import connection  # noqa: E402
 
-from agents_app.gate.session import SessionGate  # noqa: E402
 from agents_app.models import AgentSession  # noqa: E402
 from agents_app.runtime.llm import ModelRouter, ModelStep, ToolCallRequest  # noqa: E402
 from agents_app.runtime.loop import AgentLoop  # noqa: E402
@@ -50,6 +49,7 @@ from agents_app.services import project_create, session_create  # noqa: E402
 from sf_core import live  # noqa: E402
 from sf_core.actors import Actor  # noqa: E402
 from tasks_app.engine.hooks import EngineHooks  # noqa: E402
+from tasks_app.engine.unit import unit_gate  # noqa: E402
 from tasks_app.models import Task, Unit  # noqa: E402
 from tasks_app.schemas import plan_spec_parse  # noqa: E402
 from tasks_app.services import plan_accept, plan_create  # noqa: E402
@@ -190,9 +190,7 @@ def run_unit(
         router=RecordedRouter(recorded.steps),
         tools=stubbed_tools(recorded.outputs),
         context=ToolContext(worktree=worktree),
-        gate=SessionGate(
-            session_id=session.pk, worktree=worktree, unit_id=unit.pk, source=hooks.current_session
-        ),
+        gate=unit_gate(session, unit, worktree, hooks, {}, {}),
         recorder=TraceRecorder(session=session, unit_id=unit.pk),
         hooks=hooks,
         max_steps=len(recorded.steps) + 1,  # the recording, not the limit, ends it

@@ -44,6 +44,9 @@ from django.db import transaction
 logger = logging.getLogger("sf.live")
 SEND_TIMEOUT_SECONDS = 5.0  # a Redis that hangs holds one lane this long per message
 LOG_EVERY_SECONDS = 10.0  # drops and failures are logged at most this often
+# How long a woken lane waits for the rest of a burst before sending (``_drain``): well
+# under what a person watching a page notices.
+LINGER_SECONDS = 0.025
 STAT_NAMES = ("sent", "coalesced", "dropped", "failed")
 BROADCAST_ID = "broadcast_id"  # the key of each message's unique id
 PER_MESSAGE_KEYS = frozenset({BROADCAST_ID})  # unique to each message: not compared
@@ -182,7 +185,14 @@ class _Sender:
         return self.loop
 
     async def _drain(self, lane: _Lane) -> None:
-        """One lane's sender: one message at a time, so one pooled connection at most."""
+        """One lane's sender: one message at a time, so one pooled connection at most.
+
+        Woken, it first lets the burst gather for ``LINGER_SECONDS``: the messages
+        queued meanwhile coalesce with those waiting (a unit's trace appended ten times
+        is one update), and the wake-up is the only one of the burst. Each send is
+        Python work in this process (channels-redis), and it competed for the GIL with
+        the tool calls it reported: sent once per burst instead of once per event, it
+        no longer lengthens them."""
         lane.wakeup = asyncio.Event()
         while True:
             with self.lock:
@@ -195,6 +205,9 @@ class _Sender:
                     lane.wakeup.clear()
             if not lane.busy:
                 await lane.wakeup.wait()
+                with self.lock:
+                    lane.busy = True  # no more wake-ups while the burst gathers
+                await asyncio.sleep(LINGER_SECONDS)
                 continue
             sent = await self._send_now(layer, group, message)
             with self.lock:

@@ -9,12 +9,14 @@ approval; an approval with scope *once* lets exactly that call through, once.
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 from django.urls import reverse
 from django.utils import timezone
@@ -35,8 +37,10 @@ from agents_app.models import (
     ReviewStatus,
     RiskDecision,
 )
-from agents_app.runtime.loop import GateVerdict
-from sf_core.db import relaxed_commit
+from agents_app.runtime.loop import GateVerdict, StaleReading
+from agents_app.schemas import policy_parse
+from agents_app.services.dispatch_points import reading_current
+from sf_core.db import relaxed_commit, relaxed_insert
 from sf_core.live import Groups, broadcast
 from sf_core.notices import Notice, NoticeKind, notice_raise
 
@@ -46,8 +50,14 @@ def input_hash(tool: str, normalized: dict[str, Any]) -> str:
 
 
 def gate_rules(project: Project) -> PolicyRules:
-    """The project policy's allow and deny rules, as the gate reads them."""
-    policy = project.parsed_policy
+    """The project policy's allow and deny rules, as the gate reads them (parsed once
+    per policy: the same rules are read for every call of a unit)."""
+    return _rules_of(json.dumps(project.policy, sort_keys=True))
+
+
+@functools.lru_cache(maxsize=64)
+def _rules_of(policy_json: str) -> PolicyRules:
+    policy = policy_parse(json.loads(policy_json))
     return PolicyRules(
         allow=[Rule(tool=r.tool, pattern=r.pattern, reason=r.reason) for r in policy.allow],
         deny=[Rule(tool=r.tool, pattern=r.pattern, reason=r.reason) for r in policy.deny],
@@ -60,7 +70,8 @@ def gate_context(
     skill_profiles: dict[str, str] | None = None,
     mcp_tools: dict[str, str] | None = None,
 ) -> GateContext:
-    granted: Any = ApprovalRule.objects.none()
+    # Not ``objects.none()``: iterating even an empty queryset compiles it (0.3 ms).
+    granted: Any = ()
     if _may_hold_approvals(session):
         granted = ApprovalRule.objects.filter(project_id=session.project_id).filter(
             Q(scope=ReviewScope.PROJECT) | Q(session=session)
@@ -107,6 +118,19 @@ class SessionGate:
     # engine passes the reading its hooks took at this dispatch point (moments ago, after
     # applying the steering due there), so a tool call reads the row once, not four times.
     source: Callable[[], AgentSession] | None = None
+    # Called when the source's reading turned out stale (``StaleReading``): the engine
+    # reads afresh at the retried dispatch point. With it, on PostgreSQL, the source may
+    # hand out one reading for many calls: each decision is stored only if the session
+    # still reads as it did (``reading_current``), in the same statement.
+    on_stale: Callable[[], None] | None = None
+    # The session's activity while this gate's calls run ("": left alone), set in the
+    # same statement as each decision.
+    activity: str = ""
+
+    @property
+    def validates_readings(self) -> bool:
+        """Whether each decision is stored only on a reading still current."""
+        return self.on_stale is not None and connection.vendor == "postgresql"
 
     def session(self) -> AgentSession:
         if self.source is not None:
@@ -134,11 +158,7 @@ class SessionGate:
             ToolCall(tool=tool, input=arguments),
             gate_context(session, self.worktree, self.skill_profiles, self.mcp_tools),
         )
-        # The decision and its notice commit together, before the call runs, without
-        # waiting for the disk (``relaxed_commit``); an "ask" ends the unit, and the
-        # task's transition after it is an ordinary commit, which flushes this one too.
-        with relaxed_commit():
-            record = self._record(session, tool, normalized, hashed, verdict)
+        record = self._record(session, tool, normalized, hashed, verdict)
         return GateVerdict(
             verdict.decision, verdict.rule, verdict.risk_class, verdict.reason, record.pk
         )
@@ -151,7 +171,11 @@ class SessionGate:
         hashed: str,
         verdict: Decision,
     ) -> RiskDecision:
-        record = RiskDecision.objects.create(
+        """Store the decision, before the call runs, committed without waiting for the
+        disk (``sf_core.db``): in one statement with the activity (one round trip), or
+        for an "ask" in one transaction with its notice. An "ask" ends the unit, and the
+        task's transition after it is an ordinary commit, which flushes this one too."""
+        record = RiskDecision(
             session=session,
             unit_id=self.unit_id,
             tool=tool,
@@ -166,7 +190,11 @@ class SessionGate:
             else ReviewStatus.NOT_NEEDED,
             **session.axes.as_dict(),
         )
-        if verdict.decision == "ask":
+        if verdict.decision != "ask":
+            self._store(session, record)
+            return record
+        with relaxed_commit():
+            self._store(session, record)
             broadcast(Groups.APPROVALS, "approvals.changed", decision_id=record.pk)
             notice_raise(
                 Notice(
@@ -181,6 +209,51 @@ class SessionGate:
                 )
             )
         return record
+
+    def _check_current(self, session: AgentSession) -> None:
+        """Raise ``StaleReading`` if ``session`` is a reading no longer current."""
+        if not self.validates_readings:
+            return
+        current, params = reading_current(session.pk, session.dispatch_version)
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT {current}", params)
+            row = cursor.fetchone()
+        if not (row and row[0]):
+            self._stale(session)
+
+    def _stale(self, session: AgentSession) -> None:
+        if self.on_stale is not None:
+            self.on_stale()
+        raise StaleReading(f"session {session.pk} changed since its reading")
+
+    def _store(self, session: AgentSession, record: RiskDecision) -> None:
+        """Insert ``record`` (and set the activity) if the reading it was decided on is
+        still current; otherwise nothing is written and ``StaleReading`` raised."""
+        if not self.validates_readings:
+            with relaxed_commit():
+                if self.activity:
+                    AgentSession.objects.filter(pk=session.pk).exclude(
+                        activity=self.activity
+                    ).update(activity=self.activity)
+                record.save(force_insert=True)
+            return
+        current, params = reading_current(session.pk, session.dispatch_version)
+        prefix = f"WITH reading AS MATERIALIZED (SELECT {current} AS current)"
+        prefix_params = list(params)
+        if self.activity:
+            prefix += (
+                f", activity AS (UPDATE {AgentSession._meta.db_table} SET activity = %s"
+                " WHERE id = %s AND activity <> %s AND (SELECT current FROM reading))"
+            )
+            prefix_params += [self.activity, session.pk, self.activity]
+        stored = relaxed_insert(
+            record,
+            prefix=prefix,
+            prefix_params=prefix_params,
+            condition="(SELECT current FROM reading)",
+        )
+        if not stored:
+            self._stale(session)
 
     def _approved_once(self, session: AgentSession, tool: str, hashed: str) -> int | None:
         """Consume an unused *once* approval of exactly this call, if there is one."""
@@ -198,6 +271,7 @@ class SessionGate:
             )
             if approval is None:
                 return None
+            self._check_current(session)  # the approval is used on a current reading only
             RiskDecision.objects.filter(pk=approval.pk).update(used_at=timezone.now())
             return approval.pk
 

@@ -50,8 +50,9 @@ from agents_app.runtime.tools import (
 from agents_app.runtime.trace import TraceRecorder
 from agents_app.runtime.truncation import call_cut_message, cut_off, text_cut_message
 from agents_app.runtime.wire import append_note, well_formed_calls
-from sf_core.db import relaxed_commit
+from sf_core.errors import SfError
 
+STALE_READINGS = 3  # dispatch points in a row whose reading of the session was stale
 NUDGE = "Continue with the tools. When every acceptance criterion is met, call finish."
 MAX_TEXT_ONLY_STEPS = 3
 
@@ -74,6 +75,12 @@ class GateVerdict:
     risk_class: str
     reason: str
     decision_id: int | None = None
+
+
+class StaleReading(SfError):
+    """The gate's reading of the session changed (steering, a pause, a /stop) before it
+    stored its decision: nothing was stored, and the dispatch point is gone through
+    again on a fresh reading (``AgentLoop._dispatch``)."""
 
 
 class Gate(Protocol):
@@ -284,11 +291,7 @@ class AgentLoop:
         # The dispatch point comes before the gate: a /stop ends the unit here (rather
         # than the gate asking a person about a call nobody wants any more), and the
         # steering due now is applied before the gate decides under the axes.
-        # The hooks' and the gate's writes before the call (the session's activity, the
-        # decision) commit together, without waiting for the disk (``sf_core.db``).
-        with relaxed_commit():
-            stop = self.hooks.before_tool(call.name)
-            verdict = None if stop else self.gate.check(call.name, values, input_hash)
+        stop, verdict = self._dispatch(call.name, values, input_hash)
         if stop or verdict is None:
             return self._end(Outcome.INTERRUPTED, detail=stop)
 
@@ -312,6 +315,28 @@ class AgentLoop:
         if stop:
             return self._end(Outcome.INTERRUPTED, detail=stop)
         return None
+
+    def _dispatch(
+        self, tool: str, values: dict[str, Any], input_hash: str
+    ) -> tuple[str | None, GateVerdict | None]:
+        """The hooks' say (a reason to stop), then the gate's decision, at a tool call's
+        dispatch point. A stale reading stored nothing: both are asked again, the hooks
+        reading the session afresh (and applying the steering due), the gate deciding on
+        that; a session that changes under every try ends the unit with the error."""
+        for _ in range(STALE_READINGS - 1):
+            try:
+                return self._dispatch_once(tool, values, input_hash)
+            except StaleReading:
+                continue
+        return self._dispatch_once(tool, values, input_hash)
+
+    def _dispatch_once(
+        self, tool: str, values: dict[str, Any], input_hash: str
+    ) -> tuple[str | None, GateVerdict | None]:
+        stop = self.hooks.before_tool(tool)
+        if stop:
+            return stop, None
+        return None, self.gate.check(tool, values, input_hash)
 
     def _parse_call(
         self, call: ToolCallRequest, messages: list[dict[str, Any]], started: Any

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from agents_app.gate.redaction import redact_payload
 from agents_app.models import AgentSession, CallStage, ModelCall, TraceEvent, TraceKind
-from sf_core.db import relaxed_commit
+from sf_core.db import relaxed_commit, relaxed_insert
 from sf_core.live import Groups, broadcast
 
 if TYPE_CHECKING:
@@ -46,13 +46,16 @@ class TraceRecorder:
         cost: Decimal | float = 0,
         started_at: datetime | None = None,
     ) -> TraceEvent:
-        with relaxed_commit():  # committed, without waiting for the disk (sf_core.db)
-            event = self._create(
-                kind, name, payload, input_hash, tokens_in, tokens_out, cost, started_at
-            )
+        # One statement, committed without waiting for the disk (``sf_core.db``).
+        event = self._create(
+            kind, name, payload, input_hash, tokens_in, tokens_out, cost, started_at
+        )
         self.next_seq += 1
         if self.unit_id is not None:
-            broadcast(Groups.unit(self.unit_id), "trace.appended", event_id=event.pk)
+            # No event id: the unit page re-renders its trace whatever was appended, so
+            # updates still waiting to be sent are one (``sf_core.live`` coalesces
+            # identical messages): a burst of tool calls costs the sender one send.
+            broadcast(Groups.unit(self.unit_id), "trace.appended")
         return event
 
     def _create(
@@ -66,7 +69,7 @@ class TraceRecorder:
         cost: Decimal | float,
         started_at: datetime | None,
     ) -> TraceEvent:
-        return TraceEvent.objects.create(
+        event = TraceEvent(
             session=self.session,
             unit_id=self.unit_id,
             seq=self.next_seq,
@@ -80,6 +83,8 @@ class TraceRecorder:
             started_at=started_at or timezone.now(),
             finished_at=timezone.now(),
         )
+        relaxed_insert(event)
+        return event
 
     def model_call(
         self,

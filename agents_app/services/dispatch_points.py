@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 from enum import StrEnum
+from typing import Any
 
 from django.db.models import Exists, OuterRef, QuerySet
 
@@ -49,7 +50,11 @@ def session_read(*, session_id: int, point: DispatchPoint) -> tuple[AgentSession
     (``gate_approvals``: an unused once-approval of the session, an approval rule of
     the project or the session), so that the gate, deciding on this reading, asks the
     database only when there is (``agents_app.gate.session``): two queries a call
-    fewer, nearly always."""
+    fewer, nearly always.
+
+    Its ``dispatch_version`` lets a unit's later calls reuse this reading: the gate's
+    one write checks that it is still current (``reading_current``).
+    """
     session = _reading(point).get(pk=session_id)
     due = session.transition_due  # type: ignore[attr-defined]  # _reading annotates it
     return session, bool(due)
@@ -73,8 +78,22 @@ def _reading(point: DispatchPoint) -> QuerySet[AgentSession]:
     )
     rules = ApprovalRule.objects.filter(project_id=OuterRef("project_id"))
     return AgentSession.objects.select_related("project").annotate(
-        transition_due=Exists(due), gate_approvals=Exists(once) | Exists(rules)
+        transition_due=Exists(due),
+        gate_approvals=Exists(once) | Exists(rules),
     )
+
+
+def reading_current(session_id: int, version: int) -> tuple[str, list[Any]]:
+    """SQL, and its parameters, true while the session still reads as a reading of
+    ``dispatch_version`` ``version`` did: a condition for the dispatch point's write.
+
+    The version is raised by PostgreSQL triggers whenever anything a tool call's
+    dispatch point and gate decide on changes (migration 0015): the axes, the pause,
+    the /stop, the status, the project's policy, steering pending or applied, approvals
+    given or used. Not the activity, the costs or the counters the engine itself
+    writes as it goes."""
+    sessions = AgentSession._meta.db_table
+    return f"(SELECT dispatch_version FROM {sessions} WHERE id = %s) = %s", [session_id, version]
 
 
 def session_has_due(*, session_id: int, point: DispatchPoint) -> bool:

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from agents_app.models import Activity, AgentSession, SessionStatus
 from agents_app.services import DispatchPoint, session_apply_due, session_read
-from sf_core.db import relaxed_commit
+from sf_core.db import relaxed_commit, relaxed_update
 from tasks_app.engine.stuck import detect
 from tasks_app.models import Task, TaskRuntime
 
@@ -94,6 +94,10 @@ class EngineHooks:
     # The session row as read at the last dispatch point (model step or tool call), with
     # the steering due there applied; the unit's gate decides on it (``current_session``).
     session: AgentSession | None = None
+    # Whether a tool call may decide on the last dispatch point's reading: only with a
+    # gate that stores each decision on a reading still current (``SessionGate``'s
+    # ``validates_readings``, wired by the unit).
+    reuse_readings: bool = False
 
     def before_model(self) -> str | None:
         now = time.monotonic()
@@ -121,13 +125,18 @@ class EngineHooks:
         return notes
 
     def before_tool(self, tool: str) -> str | None:
-        self._read(DispatchPoint.BEFORE_TOOL)
-        stop = self._session_stop()
-        if stop is None and self.session is not None and self.session.activity != Activity.TOOL:
-            # Set once for a step's calls; the next model step sets it back to the unit
-            # (the unit's end, to idle): one write a step instead of two a call.
-            self._set_activity(Activity.TOOL)
-        return stop
+        # With ``reuse_readings`` the reading of the last dispatch point stands (no
+        # query): the gate stores its decision only if the session still reads the same,
+        # and otherwise ``forget``s it and the loop comes back here for a fresh one. The
+        # gate also sets the activity to the tool's with the decision (the next model
+        # step sets it back to the unit; the unit's end, to idle).
+        if self.session is None or not self.reuse_readings:
+            self._read(DispatchPoint.BEFORE_TOOL)
+        return self._session_stop()
+
+    def forget(self) -> None:
+        """The last reading is stale (the gate's ``on_stale``): read afresh next time."""
+        self.session = None
 
     def after_tool(self, tool: str, input_hash: str) -> str | None:
         self.last_progress = time.monotonic()
@@ -164,7 +173,8 @@ class EngineHooks:
         stuck = detect(self.history)
         if stuck is None:
             return None
-        Task.objects.filter(pk=self.task.pk).update(stuck_count=F("stuck_count") + 1)
+        # A counter of evidence, like the trace: committed without waiting for the disk.
+        relaxed_update(Task.objects.filter(pk=self.task.pk), stuck_count=F("stuck_count") + 1)
         if self.diagnosed:
             return self._stop(StopCause.STUCK, f"stuck: {stuck.describe()}")
         # Once per unit the agent gets a diagnostic prompt; the next repeat stops it.

@@ -64,7 +64,7 @@ from tasks_app.replays import unit_replay
 
 # The options and the report are defined in ``values`` (``outcome`` builds the report
 # without importing this module); callers take them from here with ``unit_run``.
-__all__ = ["UnitOptions", "UnitReport", "unit_run"]
+__all__ = ["UnitOptions", "UnitReport", "unit_gate", "unit_run"]
 logger = logging.getLogger("sf.engine")
 RUNNABLE = (TaskStatus.TODO, TaskStatus.RETRYING)
 STREAM_SHOWN = 4000  # characters of a step being written that the unit page shows
@@ -248,14 +248,7 @@ def _agent(
                     sandbox=_sandbox_policy(session.pk),
                     env=resources,
                 ),
-                gate=SessionGate(
-                    session_id=session.pk,
-                    worktree=ws.path,
-                    unit_id=unit.pk,
-                    skill_profiles=skills.profiles(),
-                    mcp_tools=mcp.risks,
-                    source=hooks.current_session,
-                ),
+                gate=unit_gate(session, unit, ws.path, hooks, skills.profiles(), mcp.risks),
                 recorder=recorder,
                 hooks=hooks,
                 max_steps=settings.SF_UNIT_MAX_STEPS,
@@ -274,6 +267,30 @@ def _agent(
         finally:
             if options.replay:
                 replay_deactivate(options.replay)
+
+
+def unit_gate(
+    session: AgentSession,
+    unit: Unit,
+    worktree: Path,
+    hooks: EngineHooks,
+    skill_profiles: dict[str, str],
+    mcp_tools: dict[str, str],
+) -> SessionGate:
+    """The unit's gate, deciding on the hooks' reading of the session at each dispatch
+    point, which its calls reuse while the gate finds it current (``reuse_readings``)."""
+    gate = SessionGate(
+        session_id=session.pk,
+        worktree=worktree,
+        unit_id=unit.pk,
+        skill_profiles=skill_profiles,
+        mcp_tools=mcp_tools,
+        source=hooks.current_session,
+        on_stale=hooks.forget,
+        activity=Activity.TOOL,
+    )
+    hooks.reuse_readings = gate.validates_readings
+    return gate
 
 
 def _skill_loader(session: AgentSession, ws: Workspace, unit: Unit) -> SkillLoader:

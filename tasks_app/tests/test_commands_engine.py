@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
-from agents_app.models import AgentSession, RiskDecision
+from agents_app.models import AgentSession, RiskDecision, TraceEvent
 from agents_app.services import command_run, project_create, session_create
 from agents_app.tests.runtime_helpers import ScriptedModel
 from sf_core.actors import Actor
 from tasks_app.engine.dispatch import drain, next_units
+from tasks_app.engine.hooks import EngineHooks
 from tasks_app.engine.replaying import demo_repo_create
 from tasks_app.engine.unit import UnitOptions, unit_run
 from tasks_app.headless.query import session_snapshot
@@ -151,6 +152,98 @@ def test_a_unit_sent_before_stop_does_not_start(repo: Path) -> None:
     assert unit_run(task_id=task_id, worker="late", options=options(*writes("first"))) is None
     assert Unit.objects.count() == 0
     assert TaskSchedule.objects.get(task_id=task_id).status == ScheduleStatus.DUE
+
+
+# --- steering between two calls of one model step -----------------------------------
+# A unit's calls reuse the reading of the session taken before the model step; the
+# gate stores each decision only while that reading is current (its dispatch version).
+
+
+def two_writes_in_one_step() -> list[tuple[str, list[tuple[str, Any]]]]:
+    calls = [("write_file", {"path": f"{key}.txt", "content": "hi"}) for key in ("a", "b")]
+    return [("writing", calls), ("done", [("finish", {"summary": "wrote"})])]
+
+
+def between_the_calls(monkeypatch: pytest.MonkeyPatch, act: Any) -> None:
+    """Run ``act`` once, after the step's first call and before its second."""
+    after_tool = EngineHooks.after_tool
+    done: list[bool] = []
+
+    def acting(self: EngineHooks, tool: str, input_hash: str) -> str | None:
+        if not done:
+            done.append(True)
+            act()
+        return after_tool(self, tool, input_hash)
+
+    monkeypatch.setattr(EngineHooks, "after_tool", acting)
+
+
+def run_first(session: AgentSession) -> Any:
+    return unit_run(
+        task_id=TaskSchedule.objects.get(task__key="first").task_id,
+        worker="t",
+        options=options(*two_writes_in_one_step()),
+    )
+
+
+def written() -> list[str]:
+    """What each write_file call of the unit answered, in order."""
+    events = TraceEvent.objects.filter(kind="tool_call", name="write_file").order_by("seq")
+    return [event.payload["output"] for event in events]
+
+
+@pytest.mark.parametrize(
+    "command", ["/permission-profile restricted", "/steer permission-profile restricted now"]
+)
+def test_a_steer_during_a_step_decides_its_next_call(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    session = start(repo)
+    between_the_calls(monkeypatch, lambda: command_run(session=session, text=command, actor=PERSON))
+
+    run_first(session)
+
+    first, second = RiskDecision.objects.filter(tool="write_file").order_by("pk")
+    assert (first.permission_profile, first.decision) == ("trusted", "allow")
+    assert second.permission_profile == "restricted", "decided on the steered session"
+    assert second.decision != "allow"
+    assert written()[1].startswith(("denied", "waiting")), "the second write never ran"
+
+
+def test_a_pause_during_a_step_stops_the_unit_before_its_next_call(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = start(repo)
+    between_the_calls(
+        monkeypatch, lambda: command_run(session=session, text="/pause", actor=PERSON)
+    )
+
+    report = run_first(session)
+
+    assert report is not None
+    assert report.outcome == "interrupted"
+    assert RiskDecision.objects.filter(tool="write_file").count() == 1
+    assert len(written()) == 1, "the second write never ran"
+
+
+def test_without_a_change_the_calls_of_a_step_read_the_session_once(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = start(repo)
+    reads: list[int] = []
+    read = EngineHooks._read
+
+    def counting(self: EngineHooks, point: Any) -> AgentSession:
+        reads.append(1)
+        return read(self, point)
+
+    monkeypatch.setattr(EngineHooks, "_read", counting)
+
+    run_first(session)
+
+    assert RiskDecision.objects.filter(tool="write_file", decision="allow").count() == 2
+    assert len(written()) == 2
+    assert len(reads) == 2, "once before each model step, none for the calls"
 
 
 # --- /status and /session-report ------------------------------------------------------
