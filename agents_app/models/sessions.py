@@ -126,7 +126,7 @@ class AgentSession(models.Model):
     provider_retry_at = models.DateTimeField(null=True, blank=True)
     provider_outages = models.PositiveSmallIntegerField(default=0)
     # Raised by PostgreSQL triggers whenever anything a tool call's dispatch point and
-    # gate decide on changes (migration 0015 says what): a running unit reuses one
+    # gate decide on changes (migration 0016 says what): a running unit reuses one
     # reading of the session while this still holds the value it read.
     dispatch_version = models.PositiveBigIntegerField(default=0, editable=False)
 

@@ -88,7 +88,7 @@ def reading_current(session_id: int, version: int) -> tuple[str, list[Any]]:
     ``dispatch_version`` ``version`` did: a condition for the dispatch point's write.
 
     The version is raised by PostgreSQL triggers whenever anything a tool call's
-    dispatch point and gate decide on changes (migration 0015): the axes, the pause,
+    dispatch point and gate decide on changes (migration 0016): the axes, the pause,
     the /stop, the status, the project's policy, steering pending or applied, approvals
     given or used. Not the activity, the costs or the counters the engine itself
     writes as it goes."""

@@ -1,4 +1,4 @@
-"""The session's dispatch version (migration 0015) and the gate's decisions stored on a
+"""The session's dispatch version (migration 0016) and the gate's decisions stored on a
 reading still current: what raises the version, what leaves it alone, and what the
 gate does with a reading that is stale."""
 

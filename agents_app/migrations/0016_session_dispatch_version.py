@@ -127,7 +127,7 @@ def drop_triggers(apps, schema_editor):  # noqa: ANN001, ARG001
 
 
 class Migration(migrations.Migration):
-    dependencies = [("agents_app", "0014_costs_ledger_reservations")]
+    dependencies = [("agents_app", "0015_repairrecord")]
 
     operations = [
         migrations.AddField(
