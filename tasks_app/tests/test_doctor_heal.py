@@ -82,7 +82,8 @@ def test_doctor_fix_records_its_repairs_with_the_session(
 def test_heal_is_refused_when_every_check_passes(agent_session: AgentSession, user: User) -> None:
     now = timezone.now()
     Worker.objects.create(hostname="celery@elsewhere", pid=1, started_at=now, last_heartbeat_at=now)
-    assert doctor_run().severity == "ok"
+    report = doctor_run()
+    assert report.severity == "ok", report.brief()
     with pytest.raises(CommandRejected, match="nothing to heal"):
         command_run(session=agent_session, text="/doctor heal", actor=Actor.of(user))
     assert not Plan.objects.exists()
