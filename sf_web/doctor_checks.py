@@ -38,15 +38,19 @@ def broker_check() -> list[Finding]:
 
 
 def migrations_check() -> list[Finding]:
-    executor = MigrationExecutor(connection)
-    plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
-    if not plan:
+    # Every migration on disk that the database has not recorded — not only the plan
+    # to the leaves, which skips one left unapplied below an applied later one.
+    loader = MigrationExecutor(connection).loader
+    applied = set(loader.applied_migrations)
+    missing = sorted(key for key in loader.graph.nodes if key not in applied)
+    if not missing:
         return []
-    names = [f"{migration.app_label}.{migration.name}" for migration, _ in plan]
+    names = [f"{app}.{name}" for app, name in missing]
     return [
         Finding(
             severity=Severity.ERROR,
-            message=f"{len(names)} migrations not applied: run `python manage.py migrate`",
+            message=f"{len(names)} migration{'s' if len(names) != 1 else ''} not applied: "
+            "run `python manage.py migrate`",
             evidence=names[:20],
         )
     ]

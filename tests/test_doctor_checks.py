@@ -90,10 +90,20 @@ def test_a_skill_that_fails_validation_is_reported(project: Any) -> None:
 
 
 def test_an_unapplied_migration_is_reported() -> None:
+    # Below a later migration that is applied: a plan to the leaves would not list it.
     MigrationRecorder(connection).record_unapplied("agents_app", "0015_repairrecord")
     (finding,) = check("migrations").findings
     assert finding.severity == Severity.ERROR
+    assert finding.message.startswith("1 migration not applied")
     assert finding.evidence == ["agents_app.0015_repairrecord"]
+
+
+def test_an_unapplied_latest_migration_is_reported() -> None:
+    recorder = MigrationRecorder(connection)
+    latest = max(name for app, name in recorder.applied_migrations() if app == "tasks_app")
+    recorder.record_unapplied("tasks_app", latest)
+    (finding,) = check("migrations").findings
+    assert finding.evidence == [f"tasks_app.{latest}"]
 
 
 def test_disk_space_under_the_thresholds(settings: Any) -> None:
