@@ -60,6 +60,11 @@ TIMING = {
     "SF_SWEEP_INTERVAL": "2s",
     "SF_REDISPATCH_AFTER": "15s",
     "SF_UNIT_IDLE_TIMEOUT": "8s",
+    # The data directory is a 64 MiB tmpfs: the doctor's free-space thresholds (2 GiB
+    # warning, 256 MiB error, for real disks) scaled to it, so that only the disk-full
+    # fault (filled to the last byte) trips the pre-dispatch health gate.
+    "SF_DOCTOR_DISK_WARNING_MIB": "16",
+    "SF_DOCTOR_DISK_ERROR_MIB": "4",
 }
 STALL_S = 12.0  # a provider "timeout": silent for longer than SF_UNIT_IDLE_TIMEOUT
 
