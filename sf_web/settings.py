@@ -343,6 +343,12 @@ SF_SANDBOX_BWRAP = env.string("SF_SANDBOX_BWRAP", "/usr/bin/bwrap")
 SF_REDISPATCH_AFTER = env.duration(
     "SF_REDISPATCH_AFTER", timedelta(seconds=60), minimum=timedelta(seconds=1)
 )
+# Back-pressure between units and the merge queue: while this many approved tasks of a
+# project wait to be merged, no new unit of it starts (each waiting task keeps its
+# worktree; with merges failing, say on a full disk, units kept producing worktrees
+# until the disk could not hold the merges' own: benchmarks/chaos.py). The sweep
+# dispatches again once merges have drained the queue.
+SF_MERGE_BACKLOG_LIMIT = env.integer("SF_MERGE_BACKLOG_LIMIT", 16, minimum=1, maximum=10_000)
 SF_SWEEP_INTERVAL = env.duration(
     "SF_SWEEP_INTERVAL", timedelta(seconds=15), minimum=timedelta(seconds=1)
 )

@@ -29,7 +29,9 @@ from tasks_app.engine.unit import unit_run
 from tasks_app.engine.values import UnitOptions
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import (
+    ACTIVE_MERGE_STATUSES,
     ENGINE_HOLDS,
+    MergeRequest,
     Plan,
     PlanStatus,
     ScheduleStatus,
@@ -100,6 +102,8 @@ def next_units(session: AgentSession, *, step: bool = False) -> list[int]:
         return []
     if not health_allows(session):  # the pre-dispatch health gate (engine/health.py)
         return []
+    if merge_backlog_full(session.project_id):
+        return []
     _resume_engine_held(session)
     for plan in Plan.objects.filter(session=session, status=PlanStatus.ACCEPTED):
         schedule_ready(plan=plan)
@@ -112,6 +116,17 @@ def next_units(session: AgentSession, *, step: bool = False) -> list[int]:
         ).exists()
         return [] if busy else due[:1]
     return due
+
+
+def merge_backlog_full(project_id: int) -> bool:
+    """``SF_MERGE_BACKLOG_LIMIT`` approved tasks of the project wait in its merge queue:
+    no new unit starts until merges drain it (``sf_web/settings.py`` says why)."""
+    waiting = MergeRequest.objects.filter(project_id=project_id, status__in=ACTIVE_MERGE_STATUSES)
+    limit = settings.SF_MERGE_BACKLOG_LIMIT
+    if waiting[:limit].count() < limit:
+        return False
+    logger.info("project %s: %s merges waiting, no new unit until they drain", project_id, limit)
+    return True
 
 
 def _resume_engine_held(session: AgentSession) -> None:

@@ -18,7 +18,15 @@ from tasks_app.engine.hooks import EngineHooks
 from tasks_app.engine.replaying import demo_repo_create
 from tasks_app.engine.unit import UnitOptions, unit_run
 from tasks_app.headless.query import session_snapshot
-from tasks_app.models import Plan, ScheduleStatus, TaskSchedule, Unit
+from tasks_app.models import (
+    MergeRequest,
+    MergeStatus,
+    Plan,
+    ScheduleStatus,
+    Task,
+    TaskSchedule,
+    Unit,
+)
 from tasks_app.schemas import plan_spec_parse
 from tasks_app.services import plan_accept, plan_create
 
@@ -284,3 +292,24 @@ def test_status_and_session_report_say_what_headless_query_says(repo: Path) -> N
     assert f"approval pending: #{approval['id']} run_command: wants the network" in lines
     assert lines[-1].startswith("totals: 2 todo · $0.0000 spent")
     assert report.data["snapshot"]["tasks"] == query["tasks"], "the same data as the query"
+
+
+def test_no_new_unit_starts_while_the_projects_merge_queue_is_full(
+    repo: Path, settings: Any
+) -> None:
+    """Back-pressure: approved tasks waiting to merge keep their worktrees; past
+    SF_MERGE_BACKLOG_LIMIT of them, units wait for merges to drain the queue."""
+    settings.SF_MERGE_BACKLOG_LIMIT = 2
+    session = start(repo)
+    first, second = (TaskSchedule.objects.get(task__key=key).task_id for key in ("first", "second"))
+    assert next_units(session) == [first, second]
+    other = start(repo)  # another session's tasks of the same project fill its queue
+    waiting = [
+        MergeRequest.objects.create(
+            project=session.project, base_branch="main", task=task, status=MergeStatus.QUEUED
+        )
+        for task in Task.objects.filter(plan__session=other)
+    ]
+    assert next_units(session) == [], "two merges waiting: the limit"
+    MergeRequest.objects.filter(pk=waiting[0].pk).update(status=MergeStatus.MERGED)
+    assert next_units(session) == [first, second], "one merged: units start again"
