@@ -343,8 +343,8 @@ SF_SANDBOX_BWRAP = env.string("SF_SANDBOX_BWRAP", "/usr/bin/bwrap")
 SF_REDISPATCH_AFTER = env.duration(
     "SF_REDISPATCH_AFTER", timedelta(seconds=60), minimum=timedelta(seconds=1)
 )
-# Back-pressure between units and the merge queue: while this many approved tasks of a
-# project wait to be merged, no new unit of it starts (each waiting task keeps its
+# Back-pressure between units and the merge queue: a project starts at most this many
+# new units less its approved tasks waiting to be merged (each waiting task keeps its
 # worktree; with merges failing, say on a full disk, units kept producing worktrees
 # until the disk could not hold the merges' own: benchmarks/chaos.py). The sweep
 # dispatches again once merges have drained the queue.

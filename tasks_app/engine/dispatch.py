@@ -102,12 +102,13 @@ def next_units(session: AgentSession, *, step: bool = False) -> list[int]:
         return []
     if not health_allows(session):  # the pre-dispatch health gate (engine/health.py)
         return []
-    if merge_backlog_full(session.project_id):
+    slots = merge_slots(session.project_id)
+    if not slots:
         return []
     _resume_engine_held(session)
     for plan in Plan.objects.filter(session=session, status=PlanStatus.ACCEPTED):
         schedule_ready(plan=plan)
-    due = due_tasks(session.pk)
+    due = due_tasks(session.pk)[:slots]
     if step:
         return due[:1]
     if session.run_control == RunControl.ASSISTED or session.step_requested:
@@ -118,15 +119,16 @@ def next_units(session: AgentSession, *, step: bool = False) -> list[int]:
     return due
 
 
-def merge_backlog_full(project_id: int) -> bool:
-    """``SF_MERGE_BACKLOG_LIMIT`` approved tasks of the project wait in its merge queue:
-    no new unit starts until merges drain it (``sf_web/settings.py`` says why)."""
-    waiting = MergeRequest.objects.filter(project_id=project_id, status__in=ACTIVE_MERGE_STATUSES)
+def merge_slots(project_id: int) -> int:
+    """How many new units of the project may start: ``SF_MERGE_BACKLOG_LIMIT`` less the
+    approved tasks waiting in its merge queue (each keeps its worktree until merged;
+    ``sf_web/settings.py`` says why). The sweep dispatches again as merges drain it."""
     limit = settings.SF_MERGE_BACKLOG_LIMIT
-    if waiting[:limit].count() < limit:
-        return False
-    logger.info("project %s: %s merges waiting, no new unit until they drain", project_id, limit)
-    return True
+    waiting = MergeRequest.objects.filter(project_id=project_id, status__in=ACTIVE_MERGE_STATUSES)
+    slots = limit - waiting[:limit].count()
+    if not slots:
+        logger.info("project %s: %s merges wait; no new unit until they drain", project_id, limit)
+    return slots
 
 
 def _resume_engine_held(session: AgentSession) -> None:

@@ -297,8 +297,8 @@ def test_status_and_session_report_say_what_headless_query_says(repo: Path) -> N
 def test_no_new_unit_starts_while_the_projects_merge_queue_is_full(
     repo: Path, settings: Any
 ) -> None:
-    """Back-pressure: approved tasks waiting to merge keep their worktrees; past
-    SF_MERGE_BACKLOG_LIMIT of them, units wait for merges to drain the queue."""
+    """Back-pressure: approved tasks waiting to merge keep their worktrees; a project
+    starts at most SF_MERGE_BACKLOG_LIMIT less those waiting new units at once."""
     settings.SF_MERGE_BACKLOG_LIMIT = 2
     session = start(repo)
     first, second = (TaskSchedule.objects.get(task__key=key).task_id for key in ("first", "second"))
@@ -312,4 +312,6 @@ def test_no_new_unit_starts_while_the_projects_merge_queue_is_full(
     ]
     assert next_units(session) == [], "two merges waiting: the limit"
     MergeRequest.objects.filter(pk=waiting[0].pk).update(status=MergeStatus.MERGED)
-    assert next_units(session) == [first, second], "one merged: units start again"
+    assert next_units(session) == [first], "one merged: one slot, one unit"
+    MergeRequest.objects.filter(pk=waiting[1].pk).update(status=MergeStatus.MERGED)
+    assert next_units(session) == [first, second], "the queue drained"
