@@ -121,11 +121,17 @@ def next_units(session: AgentSession, *, step: bool = False) -> list[int]:
 
 def merge_slots(project_id: int) -> int:
     """How many new units of the project may start: ``SF_MERGE_BACKLOG_LIMIT`` less the
-    approved tasks waiting in its merge queue (each keeps its worktree until merged;
-    ``sf_web/settings.py`` says why). The sweep dispatches again as merges drain it."""
+    approved tasks waiting in its merge queue and its units in flight (each keeps its
+    worktree until merged; ``sf_web/settings.py`` says why). The sweep dispatches
+    again as merges drain it."""
     limit = settings.SF_MERGE_BACKLOG_LIMIT
     waiting = MergeRequest.objects.filter(project_id=project_id, status__in=ACTIVE_MERGE_STATUSES)
-    slots = limit - waiting[:limit].count()
+    # Units dispatched or running will wait there too: counted, so that the sessions of
+    # one project dispatched one after the other (the sweep) share the slots.
+    flying = TaskSchedule.objects.filter(
+        task__plan__session__project_id=project_id, status__in=IN_FLIGHT
+    )
+    slots = max(0, limit - waiting[:limit].count() - flying[:limit].count())
     if not slots:
         logger.info("project %s: %s merges wait; no new unit until they drain", project_id, limit)
     return slots

@@ -315,3 +315,7 @@ def test_no_new_unit_starts_while_the_projects_merge_queue_is_full(
     assert next_units(session) == [first], "one merged: one slot, one unit"
     MergeRequest.objects.filter(pk=waiting[1].pk).update(status=MergeStatus.MERGED)
     assert next_units(session) == [first, second], "the queue drained"
+    TaskSchedule.objects.filter(task_id=first).update(status=ScheduleStatus.DISPATCHED)
+    assert next_units(session) == [second], "a unit in flight takes a slot"
+    MergeRequest.objects.filter(pk=waiting[0].pk).update(status=MergeStatus.QUEUED)
+    assert next_units(session) == [], "one unit in flight and one merge waiting: the limit"
