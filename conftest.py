@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -132,6 +133,16 @@ def project(git_repo: Path, user: User) -> Any:
     project = project_create(name="sample", repo_path=str(git_repo))
     ProjectMembership.objects.create(project=project, user=user, role=Role.ADMIN)
     return project
+
+
+@pytest.fixture
+def stale_lock(project: Any) -> Path:
+    """A git lock a killed git left in the project's repository long ago (older than
+    GIT_LOCK_STALE_SECONDS): what the doctor's locks.dead check finds and removes."""
+    lock = Path(project.repo_path, ".git", "index.lock")
+    lock.write_text("")
+    os.utime(lock, (1_000_000_000, 1_000_000_000))
+    return lock
 
 
 @pytest.fixture

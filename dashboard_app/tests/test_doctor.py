@@ -3,7 +3,6 @@ the Fix POST with CSRF, the nav link)."""
 
 from __future__ import annotations
 
-import os
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -26,14 +25,6 @@ def run_sf(*args: str) -> tuple[int, str, str]:
     except SystemExit as exit_:
         return int(exit_.code or 0), out.getvalue(), err.getvalue()
     return 0, out.getvalue(), err.getvalue()
-
-
-@pytest.fixture
-def stale_lock(project: Any) -> Path:
-    lock = Path(project.repo_path, ".git", "index.lock")
-    lock.write_text("")
-    os.utime(lock, (1_000_000_000, 1_000_000_000))
-    return lock
 
 
 def test_a_healthy_installation_exits_0_with_a_line_per_check() -> None:

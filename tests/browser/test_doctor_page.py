@@ -5,11 +5,10 @@ look at. Someone who is not staff sees no link and is refused the page."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import pytest
 from django.contrib.auth.models import User
@@ -41,15 +40,6 @@ def off_the_loop(query: Callable[[], T]) -> T:
 
 def repairs_of_locks() -> list[RepairRecord]:
     return list(RepairRecord.objects.filter(check_id="locks.dead"))
-
-
-@pytest.fixture
-def stale_lock(project: Any) -> Path:
-    """A git lock a killed git left behind, long ago (older than GIT_LOCK_STALE_SECONDS)."""
-    lock = Path(project.repo_path, ".git", "index.lock")
-    lock.write_text("")
-    os.utime(lock, (1_000_000_000, 1_000_000_000))
-    return lock
 
 
 def test_staff_find_the_broken_lock_fix_it_and_see_the_repair(
