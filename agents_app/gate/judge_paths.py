@@ -56,13 +56,23 @@ class PathJudge:
         return resolve_path(value, self.root, cwd)
 
     def word(
-        self, word: Word, write: bool, subject: str, recursive: bool = False, deletes: bool = False
+        self,
+        word: Word,
+        write: bool,
+        subject: str,
+        recursive: bool = False,
+        deletes: bool = False,
+        tree: bool = False,
     ) -> list[Verdict]:
-        """The verdicts on reading (or writing) the path operand ``word``."""
+        """The verdicts on reading (or writing) the path operand ``word``; ``tree``: the
+        command reads everything under it (grep -r, rg, cp -r, find -exec cat {})."""
         verdicts: list[Verdict] = []
         if word.stream:
             return verdicts  # <(…) is a pipe; the commands inside are judged on their own
         for resolved in self.paths_of(word):
+            if tree and not write and resolved is not None and holds_eval_hidden(resolved.path):
+                reason = f"`{short(subject)}` reads a tree that holds a skill eval's hidden answers"
+                verdicts.append(Verdict("deny", "builtin.eval-hidden", "eval-hidden", reason))
             verdicts += self.path(
                 resolved, write=write, subject=subject, recursive=recursive, deletes=deletes
             )
@@ -154,7 +164,7 @@ class PathJudge:
         # Deleting the worktree itself changes the directory that holds it.
         if relative is None or (deletes and relative == "."):
             return _outside_write(resolved.path, self.profile.name)
-        if relative == ".git" or relative.startswith(".git/"):
+        if git_internals(relative):
             what = f"Writing {relative} (git's hooks and configuration)"
             return self.profile.floor(U, "git-internals", "write-worktree", what, subject)
         if any(fnmatchcase(relative, pattern) for pattern in PLANNING_ARTIFACTS):
@@ -166,11 +176,43 @@ class PathJudge:
 
 # A skill eval case's reference answers (``<skills>/<name>/evals/<case>/hidden``): the
 # agent never sees them, through any tool, under any profile.
-_EVAL_HIDDEN = re.compile(r"(^|/)skills/[^/]+/evals/[^/]+/hidden(/|$)")
+_EVAL_HIDDEN = re.compile(r"(^|[/:])skills/[^/]+/evals/[^/]+/hidden(/|$)")
 
 
 def eval_hidden(path: str) -> bool:
     return _EVAL_HIDDEN.search(path) is not None
+
+
+# Where hidden answers lie below a directory that is not itself inside a skill: the
+# project's `.agents/skills`, a `skills/` directory, or one a level further down.
+_HIDDEN_BELOW = ("skills", ".agents/skills", "*/skills", "*/.agents/skills")
+_HIDDEN_TAIL = ("*", "evals", "*", "hidden")
+
+
+def holds_eval_hidden(path: str) -> bool:
+    """Whether the directory ``path`` holds a skill eval case's hidden answers."""
+    parts = path.rstrip("/").split("/")
+    if "skills" in parts:
+        at = len(parts) - 1 - parts[::-1].index("skills")
+        depth = len(parts) - at - 1
+        if depth < 4 and (depth < 2 or parts[at + 2] == "evals"):
+            return _exists(path, "/".join(_HIDDEN_TAIL[depth:]))
+    tail = "/".join(_HIDDEN_TAIL)
+    return any(_exists(path, f"{below}/{tail}") for below in _HIDDEN_BELOW)
+
+
+def _exists(path: str, pattern: str) -> bool:
+    found = globbing.iglob(f"{globbing.escape(path)}/{pattern}", include_hidden=True)
+    return next(found, None) is not None
+
+
+_GIT_DIR = re.compile(r"(^|/)\.git(/|$)")
+
+
+def git_internals(relative: str) -> bool:
+    """A repository's own files: `.git` anywhere in the path (`plans/r/.git/config`,
+    `vendor/x/.git/hooks/pre-commit`), not only the worktree's."""
+    return _GIT_DIR.search(relative) is not None
 
 
 def _harmless(raw: str) -> bool:
@@ -201,8 +243,7 @@ def _a_tree_that_matters(resolved: ResolvedPath) -> bool:
     relative = resolved.relative
     if relative is None:
         return not temporary(resolved.path)
-    git = relative == ".git" or relative.startswith(".git/")
-    return relative == "." or git or bool(_WHOLE_ROOT.fullmatch(relative))
+    return relative == "." or git_internals(relative) or bool(_WHOLE_ROOT.fullmatch(relative))
 
 
 def _outside_write(path: str, profile: str) -> Verdict:
