@@ -136,7 +136,7 @@ def normalize(command: SimpleCommand, spec: Table) -> Parsed:
             break
         if not value.startswith("-") or value == "-":
             continue
-        if word.dynamic:
+        if word.dynamic and not _static_option(spec, value):
             return Parsed(tuple(words), tuple(options), value)
         if value.startswith("--"):
             name, equals, attached = value.partition("=")
@@ -155,6 +155,21 @@ def normalize(command: SimpleCommand, spec: Table) -> Parsed:
         if unknown:
             return Parsed(tuple(words), tuple(options), unknown)
     return Parsed(tuple(words), tuple(options))
+
+
+def _static_option(spec: Table, value: str) -> bool:
+    """`-j$(nproc)`, `--jobs=$N`: only an option's value is known at run time."""
+    cut = min((i for i in (value.find("$"), value.find("`")) if i >= 0), default=-1)
+    static = value[:cut]
+    if static.startswith("--"):
+        name, equals, _ = static.partition("=")
+        return bool(equals) and spec.long.get(long_name(spec, name), 0) > 0
+    letters = static[1:]
+    return (
+        bool(letters)
+        and all(spec.short.get(c, -1) == 0 for c in letters[:-1])
+        and (spec.short.get(letters[-1], 0) > 0)
+    )
 
 
 def _cluster(
