@@ -10,6 +10,7 @@ a disk device is never allowed. Only paths are looked at on disk (symlinks, glob
 from __future__ import annotations
 
 import glob as globbing
+import os
 import re
 from fnmatch import fnmatchcase
 
@@ -70,7 +71,7 @@ class PathJudge:
         if word.stream:
             return verdicts  # <(…) is a pipe; the commands inside are judged on their own
         for resolved in self.paths_of(word):
-            if tree and not write and resolved is not None and holds_eval_hidden(resolved.path):
+            if tree and not write and resolved is not None and self.holds_hidden(resolved):
                 reason = f"`{short(subject)}` reads a tree that holds a skill eval's hidden answers"
                 verdicts.append(Verdict("deny", "builtin.eval-hidden", "eval-hidden", reason))
             verdicts += self.path(
@@ -79,6 +80,12 @@ class PathJudge:
         if self.after_links and not _harmless(word.value):
             verdicts.append(self.through_new_links(word, write, subject))
         return verdicts
+
+    @staticmethod
+    def holds_hidden(resolved: ResolvedPath) -> bool:
+        """Whether a tree read reaches hidden answers; a level further down is looked at
+        for the worktree itself (`grep -r x .` also reaches `sub/.agents/skills`)."""
+        return holds_eval_hidden(resolved.path, deep=resolved.relative == ".")
 
     def through_new_links(self, word: Word, write: bool, subject: str) -> Verdict:
         """A path used after a command of the same line may have created symlinks: the
@@ -184,26 +191,49 @@ def eval_hidden(path: str) -> bool:
 
 
 # Where hidden answers lie below a directory that is not itself inside a skill: the
-# project's `.agents/skills`, a `skills/` directory, or one a level further down.
-_HIDDEN_BELOW = ("skills", ".agents/skills", "*/skills", "*/.agents/skills")
-_HIDDEN_TAIL = ("*", "evals", "*", "hidden")
+# project's `.agents/skills`, a `skills/` directory, or either a level further down.
+_SKILLS_BELOW = ("skills", ".agents/skills")
 
 
-def holds_eval_hidden(path: str) -> bool:
-    """Whether the directory ``path`` holds a skill eval case's hidden answers."""
+def holds_eval_hidden(path: str, deep: bool = True) -> bool:
+    """Whether the directory ``path`` holds a skill eval case's hidden answers (``deep``:
+    also in a `skills/` one level further down). Plain directory listings: no glob."""
     parts = path.rstrip("/").split("/")
     if "skills" in parts:
         at = len(parts) - 1 - parts[::-1].index("skills")
         depth = len(parts) - at - 1
-        if depth < 4 and (depth < 2 or parts[at + 2] == "evals"):
-            return _exists(path, "/".join(_HIDDEN_TAIL[depth:]))
-    tail = "/".join(_HIDDEN_TAIL)
-    return any(_exists(path, f"{below}/{tail}") for below in _HIDDEN_BELOW)
+        if depth == 0:
+            return _skills_hold_hidden(path)
+        if depth == 1:
+            return _cases_hold_hidden(f"{path}/evals")
+        if depth < 4 and parts[at + 2] == "evals":
+            return _cases_hold_hidden(path) if depth == 2 else os.path.isdir(f"{path}/hidden")
+    places = [f"{path}/{below}" for below in _SKILLS_BELOW]
+    if deep:
+        try:
+            with os.scandir(path) as entries:
+                children = [e.path for e in entries if e.is_dir()]
+        except OSError:
+            children = []
+        places += [f"{child}/{below}" for child in children for below in _SKILLS_BELOW]
+    return any(_skills_hold_hidden(place) for place in places)
 
 
-def _exists(path: str, pattern: str) -> bool:
-    found = globbing.iglob(f"{globbing.escape(path)}/{pattern}", include_hidden=True)
-    return next(found, None) is not None
+def _skills_hold_hidden(skills: str) -> bool:
+    """``skills/<name>/evals/<case>/hidden`` exists under ``skills``."""
+    try:
+        names = os.listdir(skills)
+    except OSError:
+        return False
+    return any(_cases_hold_hidden(f"{skills}/{name}/evals") for name in names)
+
+
+def _cases_hold_hidden(evals: str) -> bool:
+    try:
+        cases = os.listdir(evals)
+    except OSError:
+        return False
+    return any(os.path.isdir(f"{evals}/{case}/hidden") for case in cases)
 
 
 _GIT_DIR = re.compile(r"(^|/)\.git(/|$)")

@@ -123,3 +123,21 @@ def test_the_tables_were_read_from_the_programs() -> None:
     assert grammar.table("sort").short["c"] == 0  # type: ignore[union-attr]
     assert grammar.table("ls").long["--color"] == 2  # type: ignore[union-attr]
     assert all(grammar.table(name) is not None for name in SPECS)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "mv .agents/skills stuff && cat stuff/demo/evals/case1/hidden/answer.md",
+        "grep -rn TODO .",
+        "cp -r .agents out",
+        "git grep answer",
+    ],
+)
+def test_a_tree_holding_hidden_answers_is_denied_whatever_the_profile(
+    worktree: Path, command: str
+) -> None:
+    assert run(worktree, command, "restricted").decision == "deny"  # (writes deny there too)
+    for profile in ("normal", "trusted", "unrestricted"):
+        decision = run(worktree, command, profile)
+        assert (decision.decision, decision.rule) == ("deny", "builtin.eval-hidden"), decision

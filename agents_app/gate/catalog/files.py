@@ -25,7 +25,10 @@ def _all_written(values: str = "", deletes: bool = False) -> Handler:
         recursive = deletes and _recursive(command)
         if command.name == "mv":  # moving a symlink puts it where a later write may go
             sources = found if target else found[:-1]
-            return Facts("write", writes=writes, links=True, link_sources=sources)
+            # Moving a tree reads all of it out to where it lands (hidden answers too).
+            return Facts(
+                "write", reads=sources, writes=writes, links=True, link_sources=sources, tree=True
+            )
         return Facts("write", writes=writes, recursive=recursive, deletes=deletes)
 
     return handler
