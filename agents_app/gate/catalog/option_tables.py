@@ -4,11 +4,13 @@ One spec per program: first the short options in getopt's notation (``n:`` takes
 value, ``I::`` an optional attached one; ``-`` for none), then the long options, each
 with ``:`` when it takes a value and ``::`` when the value is optional (``--color[=WHEN]``).
 Read from the programs of Debian 12 (coreutils 9.1, grep 3.8, GNU tar 1.34, curl 7.88,
-wget 1.21, GNU make 4.3, file 5.44, util-linux 2.38), with ``--help`` (curl: ``--help
-all``); a handful the help text misstates are set right by hand (``sort -c`` takes no
-value; curl's ``-x``/``--proxy``, ``--preproxy``, ``--resolve``, ``--connect-to`` do).
-An option not listed here is one the gate does not model: the call asks.
-What each option does (reads or writes a file, runs a program) is in ``grammar.EFFECTS``.
+wget 1.21, GNU make 4.3, GNU patch 2.7, file 5.44, util-linux 2.38) with ``--help``
+(curl: ``--help all``); a handful the help text misstates are set right by hand
+(``sort -c`` takes no value; curl's ``-x``/``--proxy``, ``--preproxy``, ``--resolve``,
+``--connect-to`` and wget's short options do; chmod's modes ``-x``, ``-w`` … are
+options to getopt). An option not listed here is one the gate does not model: the
+call asks. What each option does (reads or writes a file, runs a program) is in
+``grammar.EFFECTS``.
 """
 
 from __future__ import annotations
@@ -171,6 +173,14 @@ SPECS: dict[str, str] = {
         "read-bytes: skip-bytes: strings:: traditional version width::"
     ),
     "paste": "d:sz delimiters: help serial version zero-terminated",
+    "patch": (
+        "B:D:EF:NRTV:Y:Zbcd:efg:i:lno:p:r:stuvz: backup backup-if-mismatch basename-prefix: "
+        "batch binary context directory: dry-run ed force forward fuzz: get: help ifdef: "
+        "ignore-whitespace input: merge no-backup-if-mismatch normal output: posix prefix: "
+        "quiet quoting-style: read-only: reject-file: reject-format: remove-empty-files "
+        "reverse set-time set-utc silent strip: suffix: unified verbose version "
+        "version-control:"
+    ),
     "pr": (
         "D:FJN:S::TW:acde::fh:i::l:mn::o:rs::tvw: across columns: date-format: double-space "
         "expand-tabs:: first-line-number: form-feed header: help indent: join-lines length: "

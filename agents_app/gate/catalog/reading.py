@@ -53,8 +53,8 @@ def _pattern_first(values: str, long: frozenset[str]) -> Handler:
     """grep-like: the first operand is a pattern unless -e/-f gave one."""
 
     def handler(command: SimpleCommand) -> Facts:
-        if command.name == "rg" and has_short(command, "", "--pre"):
-            return Facts("inline-code")
+        if command.name == "rg" and has_short(command, "", "--pre", "--hostname-bin"):
+            return Facts("inline-code")  # a preprocessor, or a program that names the host
         found = operands(command.words[1:], values, long)
         given = option_value(command, "-e", "--regexp") or option_value(command, "-f", "--file")
         pattern_file = option_value(command, "-f", "--file")
@@ -63,6 +63,8 @@ def _pattern_first(values: str, long: frozenset[str]) -> Handler:
         tree = command.name == "rg" or _recursive_grep(command)
         reads = reads or ([Word(".")] if tree else [])
         pattern = [pattern_file] if pattern_file else []
+        ignore = option_value(command, "", "--ignore-file") if command.name == "rg" else None
+        pattern += [ignore] if ignore else []
         return Facts("read", reads=(*reads, *pattern), tree=tree)
 
     return handler
@@ -153,6 +155,24 @@ def _awk(command: SimpleCommand) -> Facts:
     return Facts("read", reads=tuple(files))
 
 
+# jq 1.6's options (it matches long ones exactly); `--argfile` and `--run-tests` read
+# files the gate does not follow, so they are not here.
+_JQ_FLAGS = names(
+    "--tab --seq --stream --ascii-output --sort-keys --color-output --monochrome-output "
+    "--raw-output --join-output --null-input --slurp --compact-output --exit-status "
+    "--raw-input --unbuffered --help --version --arg --argjson --slurpfile --rawfile "
+    "--from-file --indent --library-path"
+)
+
+
+def _jq_unknown(value: str) -> bool:
+    if not value.startswith("-") or value == "-":
+        return False
+    if value.startswith("--"):
+        return value not in _JQ_FLAGS
+    return not (value.startswith("-L") or all(c in "cnesrRCMSajhf" for c in value[1:]))
+
+
 _JQ_MODULES = re.compile(r"\b(import|include)\b|\bmodulemeta\b|\bget_search_list\b")
 
 
@@ -165,6 +185,8 @@ def _jq(command: SimpleCommand) -> Facts:
         value = words[index].value
         if value in ("--args", "--jsonargs"):
             break
+        if _jq_unknown(value) and not words[index].dynamic:
+            return Facts("unknown-option", path_checked=False)  # yq -i writes in place
         if value in ("-L", "--library-path") or value.startswith("-L"):
             # a directory modules are read from (`import "m" as m;` looks there)
             attached = value[2:] if value.startswith("-L") and len(value) > 2 else ""
@@ -213,7 +235,8 @@ HANDLERS: dict[str, Handler] = {
     **{name: simple("read", paths=False) for name in _NO_PATHS.split()},
     **dict.fromkeys(("grep", "egrep", "fgrep", "zgrep"), _pattern_first("efmABCdDX", frozenset())),
     "rg": _pattern_first(
-        "efgtTmABCjMrd", frozenset({"--glob", "--type", "--iglob", "--max-depth"})
+        "efgtTmABCjMrd",
+        frozenset({"--glob", "--type", "--iglob", "--max-depth", "--ignore-file"}),
     ),
     "diff": _diff,
     "sort": _sort,
