@@ -147,7 +147,7 @@ def git_long(name: str) -> str:
 
 def _spelled_out(rest: tuple[str, ...]) -> tuple[str, ...]:
     """``rest`` with abbreviated effectful long options spelled in full."""
-    out = []
+    out: list[str] = []
     for arg in rest:
         if arg == "--":
             return (*out, *rest[len(out) :])
