@@ -115,8 +115,9 @@ class ShellJudge:
 
     def environment(self, unsafe: list[str], family: str, subject: str, key: str) -> Verdict:
         """Variables the gate does not know: allowed on a program that runs the project's
-        code anyway (`FOO=1 pytest` where pytest is allowed), never the ones that load
-        code or choose programs (PATH, LD_PRELOAD, BASH_ENV …)."""
+        code anyway (`FOO=1 pytest`, `PYTHONPATH=src pytest` where pytest is allowed),
+        never the ones that load code or choose programs (PATH, LD_PRELOAD, BASH_ENV …).
+        PYTHONPATH is one of the former: on `pip list` it would run plans/sitecustomize.py."""
         loader = next((name for name in unsafe if loads_code(name)), "")
         if not loader and family in _RUNS_PROJECT_CODE:
             what = f"Setting {unsafe[0]} for `{short(subject)}`, which runs the project's code"

@@ -56,7 +56,10 @@ def _python_module(module: str, rest: tuple[Word, ...], isolated: bool) -> Facts
         return Facts("build", path_checked=False)
     if module == "pip":
         sub = next((w.value for w in rest if not w.value.startswith("-")), "")
-        return Facts(PIP.get(sub, "unknown"), path_checked=False)
+        family = PIP.get(sub, "unknown")
+        # Without -I the working directory comes first: a pip/ there runs instead.
+        family = "script" if family == "read" and not isolated else family
+        return Facts(family, path_checked=False)
     if module in ("venv", "virtualenv"):
         return Facts("install", writes=tuple(operands(rest, "")[-1:]))
     if module == "json" and isolated:
