@@ -141,3 +141,19 @@ def test_a_tree_holding_hidden_answers_is_denied_whatever_the_profile(
     for profile in ("normal", "trusted", "unrestricted"):
         decision = run(worktree, command, profile)
         assert (decision.decision, decision.rule) == ("deny", "builtin.eval-hidden"), decision
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "enable -f ./plans/x.so x",
+        "mapfile -C 'sh -c id' -c 1 a < README.md",
+        "compgen -C id x",
+        "fc -s",
+        "bind -x '\"\\C-x\": id'",
+        "hash -p ./plans/evil ls",
+    ],
+)
+def test_builtins_that_load_or_run_code_are_inline_code(plain: Path, command: str) -> None:
+    decision = run(plain, command, "trusted")
+    assert (decision.decision, decision.rule) == ("ask", "profile.trusted.inline-code"), decision

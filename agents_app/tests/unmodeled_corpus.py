@@ -53,6 +53,9 @@ UNMODELED: tuple[Bypass, ...] = (
     _b("PYTEST_ADDOPTS='-p plans.evil' pytest", "PYTEST_ADDOPTS loads a plugin"),
     _b("GOFLAGS=-toolexec=./plans/x go test ./...", "-toolexec runs a program"),
     _b("X=1 PYTHONSTARTUP=plans/x.py sh -c 'ls'", "PYTHONSTARTUP through sh -c"),
+    _b("NODE_OPTIONS='--require ./plans/x.js' sh -c 'npm test'", "a preload through sh -c"),
+    _b("PYTHONHOME=plans timeout 9 pytest -q", "PYTHONHOME through timeout"),
+    _b("BASH_ENV=./plans/x.sh nice -n 5 make test", "BASH_ENV through nice, for make's shells"),
     # -- builtins and expansions that run code or re-point lookups ------------------------------
     _b("x='$(id)'; echo ${x@P}", "@P expands a prompt string, which runs $(…)"),
     _b("hash -p ./plans/evil ls; ls", "hash -p: ls now runs plans/evil", R, "deny"),
