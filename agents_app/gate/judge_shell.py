@@ -98,7 +98,9 @@ class ShellJudge:
         """The verdicts on one simple command: its family, then what its facts imply."""
         subject = part.text
         risk, floor, what = FAMILIES[facts.family]
-        what = f"`{short(subject)}` {what}"
+        what = f"`{short(subject)}` {what}" + (
+            f" ({short(facts.detail, 40)})" if facts.detail else ""
+        )
         key = approvable(part, facts)
         verdict = self.profile.floor(floor, facts.family, risk, what, subject)
         verdicts = [verdict.of_family(key) if key and verdict.lift else verdict]

@@ -75,7 +75,7 @@ def _tabled(command: SimpleCommand, handler: Handler, spec: grammar.Table) -> Fa
     handler sees the options spelled in full, and the files options name are paths."""
     parsed = grammar.normalize(command, spec)
     if parsed.unknown:
-        return Facts("unknown-option", path_checked=False)
+        return Facts("unknown-option", path_checked=False, detail=parsed.unknown)
     if parsed.words != command.words:
         command = copy_command(command, parsed.words)
     facts = handler(command)

@@ -58,6 +58,7 @@ class Facts:
     links: bool = False
     link_sources: tuple[Word, ...] = ()
     tree: bool = False  # it reads every file under the directories it reads (grep -r)
+    detail: str = ""  # what the reason names (the option the gate cannot model)
 
 
 # What a family module knows about one command it recognises.

@@ -147,7 +147,8 @@ def normalize(command: SimpleCommand, spec: Table) -> Parsed:
             full = long_name(spec, name)
             kind = spec.long.get(full, -1)
             if not full or (equals and kind == 0):
-                return Parsed(tuple(words), tuple(options), name)
+                several = not full and sum(o.startswith(name) for o in spec.long) > 1
+                return Parsed(tuple(words), tuple(options), name + (" is ambiguous" * several))
             words[index - 1] = Word(full + equals + attached)
             if equals or kind != 1:
                 options.append((full, Word(attached) if equals else None))
