@@ -27,6 +27,7 @@ UNMODELED: tuple[Bypass, ...] = (
     _b("git grep --open-files='sh -c id' foo", "--open-files is --open-files-in-pager", R, "deny"),
     _b("git clone --templ=./tpl https://example.org/r x", "--templ is --template (hooks run)"),
     _b("git rebase --exe='sh -c id' main", "--exe is --exec"),
+    _b("git ls-remote --u='sh -c id' .", "one letter is a unique prefix too", R, "deny"),
     _b("git fetch --upload-p='sh -c id' origin", "--upload-p is --upload-pack"),
     _b("git clone --conf=core.fsmonitor=id https://example.org/r x", "--conf is --config"),
     _b("git diff --out=/tmp/x", "--out is --output: writes outside", T, "deny"),

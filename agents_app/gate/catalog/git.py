@@ -140,7 +140,7 @@ _GIT_SHORT_READS |= {"blame": "S", "ls-files": "X", "diff": "O", "log": "O", "sh
 
 def git_long(name: str) -> str:
     """The effectful option ``name`` abbreviates (or is), else ``name`` itself."""
-    if name in _GIT_EFFECTS or len(name) < 4:
+    if name in _GIT_EFFECTS or len(name) < 3:
         return name
     return next((option for option in _GIT_EFFECTS if option.startswith(name)), name)
 
