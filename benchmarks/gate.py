@@ -1,8 +1,9 @@
 """Permission gate throughput and latency: decisions per second and p99 per decision.
 
 Each decision is timed on its own, parse included (nothing is cached between calls),
-over a mixed corpus: the bypass corpus, ordinary agent commands and file tool calls,
-under each profile, in a scratch worktree with a symlink that points out of it.
+over a mixed corpus: the bypass corpus, the unmodelled-command corpus and its harmless
+twins, ordinary agent commands and file tool calls, under each profile, in a scratch
+worktree with a symlink that points out of it and a skill eval's hidden answers.
 ``gate_p99_ms`` is the median over passes of each pass's wall-clock p99;
 ``gate_cpu_p99_ms`` is the p99 of thread CPU time, which pre-emption by other processes
 on a shared machine does not inflate (one scheduler tick is 4 ms here). The last line
@@ -23,6 +24,7 @@ from _common import percentile, report
 from agents_app.gate.policy import decide
 from agents_app.gate.schemas import GateContext, ToolCall
 from agents_app.tests.bypass_corpus import CORPUS
+from agents_app.tests.unmodeled_corpus import TWINS, UNMODELED
 
 ORDINARY = (
     "ls -la",
@@ -69,11 +71,16 @@ def scratch_worktree(base: Path) -> Path:
     for name in ("app.py", "parser.py", "cli.py"):
         (root / "src" / name).write_text("print(1)\n")
     os.symlink("/etc", root / "etc-link")
+    # A skill eval case's hidden answers: recursive reads look for them on disk.
+    hidden = root / ".agents" / "skills" / "demo" / "evals" / "case1" / "hidden"
+    hidden.mkdir(parents=True)
+    (hidden / "answer.md").write_text("x\n")
     return root
 
 
 def corpus() -> list[ToolCall]:
-    calls = [ToolCall(tool="run_command", input={"command": c}) for c in ORDINARY]
+    commands = (*ORDINARY, *(e.command for e in UNMODELED), *(c for c, _ in TWINS))
+    calls = [ToolCall(tool="run_command", input={"command": c}) for c in commands]
     for entry in CORPUS:
         if entry.tool == "run_command":
             calls.append(ToolCall(tool="run_command", input={"command": entry.command}))

@@ -10,6 +10,7 @@ a disk device is never allowed. Only paths are looked at on disk (symlinks, glob
 from __future__ import annotations
 
 import glob as globbing
+import os
 import re
 from fnmatch import fnmatchcase
 
@@ -56,19 +57,35 @@ class PathJudge:
         return resolve_path(value, self.root, cwd)
 
     def word(
-        self, word: Word, write: bool, subject: str, recursive: bool = False, deletes: bool = False
+        self,
+        word: Word,
+        write: bool,
+        subject: str,
+        recursive: bool = False,
+        deletes: bool = False,
+        tree: bool = False,
     ) -> list[Verdict]:
-        """The verdicts on reading (or writing) the path operand ``word``."""
+        """The verdicts on reading (or writing) the path operand ``word``; ``tree``: the
+        command reads everything under it (grep -r, rg, cp -r, find -exec cat {})."""
         verdicts: list[Verdict] = []
         if word.stream:
             return verdicts  # <(…) is a pipe; the commands inside are judged on their own
         for resolved in self.paths_of(word):
+            if tree and not write and resolved is not None and self.holds_hidden(resolved):
+                reason = f"`{short(subject)}` reads a tree that holds a skill eval's hidden answers"
+                verdicts.append(Verdict("deny", "builtin.eval-hidden", "eval-hidden", reason))
             verdicts += self.path(
                 resolved, write=write, subject=subject, recursive=recursive, deletes=deletes
             )
         if self.after_links and not _harmless(word.value):
             verdicts.append(self.through_new_links(word, write, subject))
         return verdicts
+
+    @staticmethod
+    def holds_hidden(resolved: ResolvedPath) -> bool:
+        """Whether a tree read reaches hidden answers; a level further down is looked at
+        for the worktree itself (`grep -r x .` also reaches `sub/.agents/skills`)."""
+        return holds_eval_hidden(resolved.path, deep=resolved.relative == ".")
 
     def through_new_links(self, word: Word, write: bool, subject: str) -> Verdict:
         """A path used after a command of the same line may have created symlinks: the
@@ -154,7 +171,7 @@ class PathJudge:
         # Deleting the worktree itself changes the directory that holds it.
         if relative is None or (deletes and relative == "."):
             return _outside_write(resolved.path, self.profile.name)
-        if relative == ".git" or relative.startswith(".git/"):
+        if git_internals(relative):
             what = f"Writing {relative} (git's hooks and configuration)"
             return self.profile.floor(U, "git-internals", "write-worktree", what, subject)
         if any(fnmatchcase(relative, pattern) for pattern in PLANNING_ARTIFACTS):
@@ -166,11 +183,66 @@ class PathJudge:
 
 # A skill eval case's reference answers (``<skills>/<name>/evals/<case>/hidden``): the
 # agent never sees them, through any tool, under any profile.
-_EVAL_HIDDEN = re.compile(r"(^|/)skills/[^/]+/evals/[^/]+/hidden(/|$)")
+_EVAL_HIDDEN = re.compile(r"(^|[/:])skills/[^/]+/evals/[^/]+/hidden(/|$)")
 
 
 def eval_hidden(path: str) -> bool:
     return _EVAL_HIDDEN.search(path) is not None
+
+
+# Where hidden answers lie below a directory that is not itself inside a skill: the
+# project's `.agents/skills`, a `skills/` directory, or either a level further down.
+_SKILLS_BELOW = ("skills", ".agents/skills")
+
+
+def holds_eval_hidden(path: str, deep: bool = True) -> bool:
+    """Whether the directory ``path`` holds a skill eval case's hidden answers (``deep``:
+    also in a `skills/` one level further down). Plain directory listings: no glob."""
+    parts = path.rstrip("/").split("/")
+    if "skills" in parts:
+        at = len(parts) - 1 - parts[::-1].index("skills")
+        depth = len(parts) - at - 1
+        if depth == 0:
+            return _skills_hold_hidden(path)
+        if depth == 1:
+            return _cases_hold_hidden(f"{path}/evals")
+        if depth < 4 and parts[at + 2] == "evals":
+            return _cases_hold_hidden(path) if depth == 2 else os.path.isdir(f"{path}/hidden")
+    places = [f"{path}/{below}" for below in _SKILLS_BELOW]
+    if deep:
+        try:
+            with os.scandir(path) as entries:
+                children = [e.path for e in entries if e.is_dir()]
+        except OSError:
+            children = []
+        places += [f"{child}/{below}" for child in children for below in _SKILLS_BELOW]
+    return any(_skills_hold_hidden(place) for place in places)
+
+
+def _skills_hold_hidden(skills: str) -> bool:
+    """``skills/<name>/evals/<case>/hidden`` exists under ``skills``."""
+    try:
+        names = os.listdir(skills)
+    except OSError:
+        return False
+    return any(_cases_hold_hidden(f"{skills}/{name}/evals") for name in names)
+
+
+def _cases_hold_hidden(evals: str) -> bool:
+    try:
+        cases = os.listdir(evals)
+    except OSError:
+        return False
+    return any(os.path.isdir(f"{evals}/{case}/hidden") for case in cases)
+
+
+_GIT_DIR = re.compile(r"(^|/)\.git(/|$)")
+
+
+def git_internals(relative: str) -> bool:
+    """A repository's own files: `.git` anywhere in the path (`plans/r/.git/config`,
+    `vendor/x/.git/hooks/pre-commit`), not only the worktree's."""
+    return _GIT_DIR.search(relative) is not None
 
 
 def _harmless(raw: str) -> bool:
@@ -201,8 +273,7 @@ def _a_tree_that_matters(resolved: ResolvedPath) -> bool:
     relative = resolved.relative
     if relative is None:
         return not temporary(resolved.path)
-    git = relative == ".git" or relative.startswith(".git/")
-    return relative == "." or git or bool(_WHOLE_ROOT.fullmatch(relative))
+    return relative == "." or git_internals(relative) or bool(_WHOLE_ROOT.fullmatch(relative))
 
 
 def _outside_write(path: str, profile: str) -> Verdict:

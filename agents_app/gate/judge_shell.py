@@ -14,6 +14,7 @@ import re
 import stat
 from typing import Any, Literal
 
+from agents_app.gate.catalog.builtins import loads_code
 from agents_app.gate.catalog.classify import classify
 from agents_app.gate.catalog.families import FAMILIES, Facts, approvable
 from agents_app.gate.catalog.listing import listed_roots
@@ -35,22 +36,12 @@ SAFE_ENV = frozenset(
     str.split(
         "LANG LANGUAGE TZ TERM COLUMNS LINES NO_COLOR FORCE_COLOR CLICOLOR CLICOLOR_FORCE CI DEBUG "
         "VERBOSE RUST_BACKTRACE RUST_LOG NODE_ENV PYTHONUNBUFFERED PYTHONDONTWRITEBYTECODE "
-        "PYTHONHASHSEED PYTHONWARNINGS PYTHONPATH DJANGO_SETTINGS_MODULE DATABASE_URL REDIS_URL "
-        "PYTEST_ADDOPTS HYPOTHESIS_PROFILE CARGO_TERM_COLOR GOFLAGS TMPDIR"
+        "PYTHONHASHSEED PYTHONWARNINGS DJANGO_SETTINGS_MODULE DATABASE_URL REDIS_URL "
+        "HYPOTHESIS_PROFILE CARGO_TERM_COLOR TMPDIR"
     )
 )
 
 
-# Variables that load code, choose the programs that run or where files go: they ask
-# on every command (the others ask only where the command could not run code anyway).
-_LOADERS = frozenset(
-    str.split(
-        "PATH ENV BASH_ENV SHELLOPTS BASHOPTS PS4 PROMPT_COMMAND IFS CDPATH GLOBIGNORE HOME SHELL "
-        "NODE_OPTIONS PYTHONSTARTUP PYTHONHOME PYTHONINSPECT PERL5OPT PERL5LIB PERLLIB RUBYOPT "
-        "RUBYLIB JAVA_TOOL_OPTIONS _JAVA_OPTIONS JDK_JAVA_OPTIONS GCONV_PATH EDITOR VISUAL "
-        "BROWSER LESSOPEN LESSCLOSE TMPDIR"
-    )
-)
 _RUNS_PROJECT_CODE = frozenset({"build", "script"})
 _PWD_EXPANSION = re.compile(r"\$PWD\b|\$\{PWD\}")
 _SUBSTITUTION = re.compile(r"\$\(([^()`]*)\)|`([^`\\$()]*)`")
@@ -93,6 +84,7 @@ class ShellJudge:
             if redirect.writes and redirect not in attached:  # `{ …; } > file`
                 verdicts += self.paths.word(Word(redirect.target, redirect.dynamic), True, whole)
         verdicts += _pipe_to_shell(analysis, facts, whole)
+        verdicts += _download_then_run(facts, whole)
         return verdicts or [Verdict("allow", "shell.empty", "none", "The command runs nothing.")]
 
     def opaque(self, analysis: ShellAnalysis) -> list[Verdict]:
@@ -106,7 +98,9 @@ class ShellJudge:
         """The verdicts on one simple command: its family, then what its facts imply."""
         subject = part.text
         risk, floor, what = FAMILIES[facts.family]
-        what = f"`{short(subject)}` {what}"
+        what = f"`{short(subject)}` {what}" + (
+            f" ({short(facts.detail, 40)})" if facts.detail else ""
+        )
         key = approvable(part, facts)
         verdict = self.profile.floor(floor, facts.family, risk, what, subject)
         verdicts = [verdict.of_family(key) if key and verdict.lift else verdict]
@@ -123,9 +117,10 @@ class ShellJudge:
 
     def environment(self, unsafe: list[str], family: str, subject: str, key: str) -> Verdict:
         """Variables the gate does not know: allowed on a program that runs the project's
-        code anyway (`FOO=1 pytest` where pytest is allowed), never the ones that load
-        code or choose programs (PATH, LD_PRELOAD, BASH_ENV …)."""
-        loader = next((name for name in unsafe if _loads_code(name)), "")
+        code anyway (`FOO=1 pytest`, `PYTHONPATH=src pytest` where pytest is allowed),
+        never the ones that load code or choose programs (PATH, LD_PRELOAD, BASH_ENV …).
+        PYTHONPATH is one of the former: on `pip list` it would run plans/sitecustomize.py."""
+        loader = next((name for name in unsafe if loads_code(name)), "")
         if not loader and family in _RUNS_PROJECT_CODE:
             what = f"Setting {unsafe[0]} for `{short(subject)}`, which runs the project's code"
             found = self.profile.floor(FAMILIES[family][1], family, "exec-code", what, subject)
@@ -157,8 +152,10 @@ class ShellJudge:
     def operands(self, part: SimpleCommand, facts: Facts) -> list[Verdict]:
         subject, found = part.text, []
         tree = {"recursive": facts.recursive, "deletes": facts.deletes}
+        # find … -exec cat {}: each {} stands for every file under the roots.
+        whole = facts.tree or any(v.startswith("find -") for v in part.via)
         for word in facts.reads:
-            found += self.read(word, subject)
+            found += self.read(word, subject, whole)
         for word in facts.writes:
             found += self.paths.word(word, True, subject, **tree)
         if not facts.path_checked:  # an unknown command: its path-like operands at least
@@ -168,7 +165,7 @@ class ShellJudge:
             writes = bool(facts.writes) or facts.family == "write"
             roots = None if writes or part.via[-1:] != ("xargs",) else listed_roots(part.upstream)
             for root in roots or (Word("", dynamic=True),):
-                found += self.paths.word(root, writes, subject)
+                found += self.paths.word(root, writes, subject, tree=True)
         for redirect in part.redirects:
             if redirect.writes or redirect.op == "<":
                 found += self.paths.word(
@@ -176,15 +173,16 @@ class ShellJudge:
                 )
         return found
 
-    def read(self, word: Word, subject: str) -> list[Verdict]:
+    def read(self, word: Word, subject: str, tree: bool = False) -> list[Verdict]:
         """A read operand; `$(git ls-files)` reads the names a lister prints."""
         inner = _SUBSTITUTION.fullmatch(word.value.strip('"')) if word.dynamic else None
         if inner is not None:
             listed = analyze(inner.group(1) or inner.group(2) or "")
             roots = None if listed.opaque else listed_roots(listed.commands)
             if roots is not None:
-                return [v for root in roots for v in self.paths.word(root, False, subject)]
-        return self.paths.word(word, False, subject)
+                judge = self.paths.word
+                return [v for root in roots for v in judge(root, False, subject, tree=True)]
+        return self.paths.word(word, False, subject, tree=tree)
 
     def where(self, part: SimpleCommand, facts: Facts) -> list[Verdict]:
         """A command that may run in a directory outside the worktree works outside it."""
@@ -229,18 +227,24 @@ def _pipe_to_shell(analysis: ShellAnalysis, facts: list[Facts], subject: str) ->
     return [harness("pipe-to-shell", subject)] if fetches and runs else []
 
 
+# Families that run a file: a script, a build (make reads its Makefile), an install.
+_RUNS_FILES = frozenset({"script", "build", "install", "inline-code", "unknown"})
+
+
+def _download_then_run(facts: list[Facts], subject: str) -> list[Verdict]:
+    """`curl -o x.sh URL && sh x.sh`, a downloaded Makefile then `make`: a command that
+    saves a download, then one that runs a file, in the same command line."""
+    saved = next(
+        (i for i, f in enumerate(facts) if f.family.startswith("network-") and f.writes), None
+    )
+    if saved is None or not any(f.family in _RUNS_FILES for f in facts[saved + 1 :]):
+        return []
+    return [harness("download-then-run", subject)]
+
+
 def _path_like(value: str) -> bool:
     value = value.split("=", 1)[1] if value.startswith("-") and "=" in value else value
     return value.startswith(("/", "~", "../")) or value == ".." or "/../" in value
-
-
-def _loads_code(name: str) -> bool:
-    upper = name.upper()
-    return (
-        upper in _LOADERS
-        or upper.startswith(("LD_", "DYLD_", "GIT_", "BASH_FUNC_", "XDG_"))
-        or upper.endswith(("_PROXY", "PAGER", "ASKPASS"))
-    )
 
 
 def _safe_env(name: str) -> bool:

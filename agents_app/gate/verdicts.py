@@ -49,6 +49,7 @@ _HARNESS = {
     "crontab-remove": "removes every scheduled job",
     "shred": "overwrites files beyond recovery",
     "pipe-to-shell": "runs code fetched from the network",
+    "download-then-run": "saves a download, then runs a program in the same command line",
 }
 _BUILTIN = {
     "recursive-root": "works recursively on /, the home directory or a top-level directory",

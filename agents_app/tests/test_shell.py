@@ -77,8 +77,6 @@ def test_it_lists_every_simple_command(command: str, expected: list[str]) -> Non
         ("sudo sh -c 'rm x'", ("rm", "x"), ("sudo", "sh -c")),
         ("watch -n 1 'rm x'", ("rm", "x"), ("watch",)),
         ("busybox rm x", ("rm", "x"), ("busybox",)),
-        ("uv run --with rich pytest -q", ("pytest", "-q"), ("uv run",)),
-        ("npx -y tsc -p .", ("tsc", "-p", "."), ("npx",)),
         ("su -c 'rm x' bob", ("rm", "x"), ("su",)),
         ("flock /tmp/l rm x", ("rm", "x"), ("flock",)),
     ],
@@ -89,6 +87,25 @@ def test_it_sees_through_wrappers(
     analysis = analyze(command)
     assert not analysis.opaque, analysis.reason
     assert [(c.argv, c.via) for c in analysis.commands] == [(argv, via)]
+
+
+@pytest.mark.parametrize(
+    ("command", "argv"),
+    [
+        ("uv run --with rich pytest -q", ("pytest", "-q")),
+        ("npx -y tsc -p .", ("tsc", "-p", ".")),
+        ("poetry run pytest", ("pytest",)),
+        ("pipx run black .", ("black", ".")),
+    ],
+)
+def test_a_runner_is_judged_itself_and_so_is_what_it_runs(
+    command: str, argv: tuple[str, ...]
+) -> None:
+    # uv run/npx resolve the name in the project's environment or download it: the
+    # runner is a command of its own, not only a wrapper to see through.
+    analysis = analyze(command)
+    assert not analysis.opaque, analysis.reason
+    assert [c.argv for c in analysis.commands] == [tuple(command.split()), argv]
 
 
 def test_find_exec_runs_its_command_on_the_roots() -> None:

@@ -34,8 +34,10 @@ FAMILIES: dict[str, tuple[str, str, str]] = {
     "git-remote": ("git-remote", U, "changes a remote repository"),
     "git-config": ("exec-code", U, "changes git configuration that can run commands"),
     "inline-code": ("exec-code", U, "runs code that cannot be inspected"),
+    "rebinding": ("exec-code", U, "changes which program or code later commands run"),
     "host": ("exec-host", U, "changes the host system"),
     "unknown": ("unknown", U, "is not a command the gate knows"),
+    "unknown-option": ("unknown", U, "has an option the gate cannot model"),
 }
 
 
@@ -55,6 +57,8 @@ class Facts:
     # ``link_sources`` it does only when one of them is not a regular file (mv a b).
     links: bool = False
     link_sources: tuple[Word, ...] = ()
+    tree: bool = False  # it reads every file under the directories it reads (grep -r)
+    detail: str = ""  # what the reason names (the option the gate cannot model)
 
 
 # What a family module knows about one command it recognises.

@@ -25,7 +25,10 @@ def _all_written(values: str = "", deletes: bool = False) -> Handler:
         recursive = deletes and _recursive(command)
         if command.name == "mv":  # moving a symlink puts it where a later write may go
             sources = found if target else found[:-1]
-            return Facts("write", writes=writes, links=True, link_sources=sources)
+            # Moving a tree reads all of it out to where it lands (hidden answers too).
+            return Facts(
+                "write", reads=sources, writes=writes, links=True, link_sources=sources, tree=True
+            )
         return Facts("write", writes=writes, recursive=recursive, deletes=deletes)
 
     return handler
@@ -43,11 +46,13 @@ def _copy(command: SimpleCommand) -> Facts:
         # `ln -s /etc/hosts h && echo x > h` cannot reach /etc.
         return Facts("write", writes=(*found, *((target,) if target else ())), links=True)
     links = command.name == "cp" and _cp_keeps_links(command)
+    tree = command.name == "cp" and has_short(command, "rRa", "--recursive", "--archive")
     if target is not None:
-        return Facts("write", reads=tuple(found), writes=(target,), links=links)
+        return Facts("write", reads=tuple(found), writes=(target,), links=links, tree=tree)
     if command.name == "install" and has_short(command, "d", "--directory"):
         return Facts("write", writes=tuple(found))
-    return Facts("write", reads=tuple(found[:-1]), writes=tuple(found[-1:]), links=links)
+    reads, writes = tuple(found[:-1]), tuple(found[-1:])
+    return Facts("write", reads=reads, writes=writes, links=links, tree=tree)
 
 
 def _cp_keeps_links(command: SimpleCommand) -> bool:
@@ -59,13 +64,21 @@ def _cp_keeps_links(command: SimpleCommand) -> bool:
 
 def _mode_first(command: SimpleCommand) -> Facts:
     """chmod/chown/chgrp: the first operand is a mode or owner unless --reference."""
-    found = operands(command.words[1:])
+    words = command.words[1:]
+    if command.name == "chmod":  # `chmod -x f`: a mode that looks like an option
+        words = tuple(
+            Word(w.value.lstrip("-"), w.dynamic) if _MODE.fullmatch(w.value) else w for w in words
+        )
+    found = operands(words)
     targets = found if has_short(command, "", "--reference") else found[1:]
     facts = Facts("write", writes=tuple(targets), recursive=_recursive(command))
     mode = found[0].value if found else ""
     if command.name == "chmod" and facts.recursive and _world_writable(mode):
         return Facts("write", writes=facts.writes, recursive=True, harness="chmod-world-writable")
     return facts
+
+
+_MODE = re.compile(r"-[rwxXst]+|-[0-7]{3,4}")
 
 
 def _world_writable(mode: str) -> bool:
@@ -104,7 +117,7 @@ def _tar(command: SimpleCommand) -> Facts:
     if "c" in mode or "r" in mode or "u" in mode:
         base = option_value(command, "-C", "--directory")  # operands are read from there
         reads = (*found, *((base,) if base else ()))
-        return Facts("write", reads=reads, writes=(archive,) if archive else ())
+        return Facts("write", reads=reads, writes=(archive,) if archive else (), tree=True)
     return Facts("read", reads=(archive,) if archive else ())
 
 
@@ -123,7 +136,8 @@ def _zip(command: SimpleCommand) -> Facts:
         return Facts("inline-code")
     found = tuple(operands(command.words[1:], "bnt"))
     temp = option_value(command, "-b", "--temp-path")
-    return Facts("write", reads=found[1:], writes=(*found[:1], *((temp,) if temp else ())))
+    writes = (*found[:1], *((temp,) if temp else ()))
+    return Facts("write", reads=found[1:], writes=writes, tree=has_short(command, "rR"))
 
 
 def _compress(command: SimpleCommand) -> Facts:

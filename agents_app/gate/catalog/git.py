@@ -8,6 +8,7 @@ keys and subcommands known to be harmless are matched. The irreversible operatio
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from agents_app.gate.catalog.families import Facts, Handler
 from agents_app.gate.catalog.options import names, operands
@@ -62,12 +63,15 @@ def _git(command: SimpleCommand) -> Facts:
     # Operands of read commands may be paths (`git diff --no-index /etc/passwd x`); -C and
     # --work-tree say which repository a changing command changes.
     extra = tuple(operands(words[index + 1 :], "")) if reading and sub != "grep" else ()
+    # git grep reads every tracked file (and with --no-index, every file) under `.`.
+    extra += (Word("."),) if sub == "grep" else ()
     return Facts(
         facts.family,
         reads=(*reads, *extra, *facts.reads),
         writes=(*(() if reading else reads), *facts.writes),
         harness=facts.harness,
         links=not reading and _git_links(sub, rest),
+        tree=sub == "grep",
         link_sources=tuple(Word(a) for a in _positional(rest)[:-1]) if sub == "mv" else (),
     )
 
@@ -113,8 +117,83 @@ def _git_patch(rest: tuple[str, ...]) -> Facts:
     return Facts("git-local", reads=tuple(patches), writes=tuple(writes))
 
 
-def _git_subcommand(sub: str, rest: tuple[str, ...]) -> Facts:
+# Long options that run a program, read or write a file, or change configuration. git's
+# parse-options takes any unique prefix (`--upload=…` is --upload-pack): an option that
+# begins one of these is judged as it, whatever else it might also begin.
+_GIT_EFFECTS = {
+    **dict.fromkeys(_GIT_PROGRAMS | {"--extcmd", "--tool"}, "exec"),
+    **dict.fromkeys(names("--output --output-directory --separate-git-dir --directory"), "write"),
+    **dict.fromkeys(
+        names(
+            "--pathspec-from-file --file --orderfile --reference --reference-if-able "
+            "--ignore-revs-file --contents --exclude-from --patterns-from --bundle-uri"
+        ),
+        "read",
+    ),
+    "--config": "config",
+    "--unsafe-paths": "write",
+}
+# Short options with a value that is a file (`git grep -f F`, `git commit -F F`).
+_GIT_SHORT_READS = {"grep": "f", "commit": "Ft", "tag": "F", "merge": "F", "notes": "F"}
+_GIT_SHORT_READS |= {"blame": "S", "ls-files": "X", "diff": "O", "log": "O", "show": "O"}
+
+
+def git_long(name: str) -> str:
+    """The effectful option ``name`` abbreviates (or is), else ``name`` itself."""
+    if name in _GIT_EFFECTS or len(name) < 3:
+        return name
+    return next((option for option in _GIT_EFFECTS if option.startswith(name)), name)
+
+
+def _spelled_out(rest: tuple[str, ...]) -> tuple[str, ...]:
+    """``rest`` with abbreviated effectful long options spelled in full."""
+    out: list[str] = []
+    for arg in rest:
+        if arg == "--":
+            return (*out, *rest[len(out) :])
+        if arg.startswith("--"):
+            name, equals, value = arg.partition("=")
+            arg = git_long(name) + equals + value
+        out.append(arg)
+    return tuple(out)
+
+
+def _git_files(sub: str, rest: tuple[str, ...]) -> tuple[list[Word], list[Word]]:
+    """The files named by the options of ``rest``: (read, written)."""
+    reads: list[Word] = []
+    writes: list[Word] = []
+    letters = _GIT_SHORT_READS.get(sub, "")
+    for index, arg in enumerate(rest):
+        following = Word(rest[index + 1]) if index + 1 < len(rest) else None
+        if arg == "--":
+            break
+        name, equals, value = arg.partition("=")
+        effect = _GIT_EFFECTS.get(name) if arg.startswith("--") else None
+        word = Word(value) if equals else following
+        if effect in ("read", "write") and word is not None and name != "--directory":
+            (reads if effect == "read" else writes).append(word)
+        elif letters and len(arg) > 1 and arg[0] == "-" and arg[1] in letters:
+            attached = arg[2:]
+            found = Word(attached) if attached else following
+            reads.extend([found] if found is not None else [])
+    return reads, writes
+
+
+def _git_subcommand(sub: str, given: tuple[str, ...]) -> Facts:
+    rest = _spelled_out(given)
+    facts = _git_command(sub, rest)
+    reads, writes = _git_files(sub, rest)
+    if not reads and not writes:
+        return facts
+    if writes and facts.family == "git-read":
+        facts = replace(facts, family="write")
+    return replace(facts, reads=(*facts.reads, *reads), writes=(*facts.writes, *writes))
+
+
+def _git_command(sub: str, rest: tuple[str, ...]) -> Facts:
     flags = {a.split("=", 1)[0] for a in rest if a.startswith("-")}
+    if "--config" in flags and sub != "config":
+        return Facts("git-config")
     runs = _GIT_RUNS.get(sub, ())
     if sub in _GIT_EXTERNAL or any(r in rest or r in flags for r in runs) or flags & _GIT_PROGRAMS:
         return Facts("inline-code")
@@ -126,8 +205,7 @@ def _git_subcommand(sub: str, rest: tuple[str, ...]) -> Facts:
     if sub in ("branch", "tag", "stash", "remote", "config", "reflog", "worktree", "notes"):
         return _git_listing(sub, rest, flags, harness)
     if sub in _GIT_READ:
-        output = [Word(a.split("=", 1)[1]) for a in rest if a.startswith("--output=")]
-        return Facts("write" if output else "git-read", writes=tuple(output))
+        return Facts("git-read")
     if sub == "clean" and flags & {"-n", "--dry-run"}:
         return Facts("git-read")
     if sub in ("apply", "am"):
@@ -139,7 +217,7 @@ def _git_subcommand(sub: str, rest: tuple[str, ...]) -> Facts:
         return Facts("git-fetch", writes=(Word(found[1] if len(found) > 1 else "."),))
     if sub in ("init", "format-patch"):
         where: list[str] = [a for a in rest if not a.startswith("-")][:1] if sub == "init" else []
-        out = [rest[i + 1] for i, a in enumerate(rest[:-1]) if a in ("-o", "--output-directory")]
+        out = [rest[i + 1] for i, a in enumerate(rest[:-1]) if a == "-o"]
         return Facts("git-local", writes=tuple(Word(w) for w in (*where, *out)))
     if sub in _GIT_FETCH:
         return Facts("git-fetch")

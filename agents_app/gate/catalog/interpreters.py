@@ -19,22 +19,26 @@ _PYTHON_BUILD_MODULES = names(
     "pycodestyle pydocstyle bandit tox nox build compileall py_compile pyright"
 )
 PYTHON_NAME = re.compile(r"(python|pypy)[0-9.]*")
+# Standard modules whose arguments are code (timeit's statements, pdb's commands) or
+# that read code from standard input (code, asyncio, sqlite3's shell).
+_PYTHON_CODE_MODULES = names("timeit pdb code asyncio idlelib sqlite3 runpy")
 
 
 def python_command(command: SimpleCommand) -> Facts:
     """python, python3.11, pypy …: a script, a module (-m), or inline code (-c, stdin)."""
     words = command.words
-    index = 1
+    index, isolated = 1, False
     while index < len(words):
         value = words[index].value
         cluster = value[1:] if value.startswith("-") and not value.startswith("--") else ""
         if "c" in cluster or "i" in cluster:
             return Facts("inline-code")  # -c CODE, also inside a cluster (-Ic); -i: a REPL
+        isolated = isolated or "I" in cluster.split("m", 1)[0]
         if "m" in cluster:
             attached = cluster.split("m", 1)[1]
             module = attached or (words[index + 1].value if index + 1 < len(words) else "")
             rest = command.words[index + (1 if attached else 2) :]
-            return _python_module(module.split(".")[0], rest)
+            return _python_module(module.split(".")[0], rest, isolated)
         if value in VERSION:
             return Facts("read")
         if not value.startswith("-") or value == "-":
@@ -45,15 +49,22 @@ def python_command(command: SimpleCommand) -> Facts:
     return Facts("script", reads=(words[index],))
 
 
-def _python_module(module: str, rest: tuple[Word, ...]) -> Facts:
+def _python_module(module: str, rest: tuple[Word, ...], isolated: bool) -> Facts:
+    if module in _PYTHON_CODE_MODULES:
+        return Facts("inline-code")
     if module in _PYTHON_BUILD_MODULES:
         return Facts("build", path_checked=False)
     if module == "pip":
         sub = next((w.value for w in rest if not w.value.startswith("-")), "")
-        return Facts(PIP.get(sub, "unknown"), path_checked=False)
+        family = PIP.get(sub, "unknown")
+        # Without -I the working directory comes first: a pip/ there runs instead.
+        family = "script" if family == "read" and not isolated else family
+        return Facts(family, path_checked=False)
     if module in ("venv", "virtualenv"):
         return Facts("install", writes=tuple(operands(rest, "")[-1:]))
-    if module == "json":
+    if module == "json" and isolated:
+        # Without -I, the working directory comes first on sys.path: a json.py there
+        # (plans/ is writable under restricted) would run instead of the standard one.
         return Facts("read", reads=tuple(operands(rest, "")[:1]))
     if module in ("http", "smtpd", "ftplib", "telnetlib"):
         return Facts("unknown")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from agents_app.gate.catalog.families import Facts, Handler
-from agents_app.gate.catalog.options import has_short, names, option_value, unchecked
+from agents_app.gate.catalog.options import has_short, names, option_value
 from agents_app.gate.shell.commands import SimpleCommand, Word
 
 _CURL_FLAGS = names(
@@ -23,6 +23,9 @@ _CURL_WRITES = frozenset(
     {"-o", "--output", "--output-dir", "-D", "--dump-header", "-c", "--cookie-jar", "--trace"}
 ) | {"--trace-ascii", "--stderr", "--libcurl", "--etag-save"}
 _CURL_SENDS = frozenset({"-d", "-F", "-T", "--json", "--upload-file", "--form", "--form-string"})
+# Options whose value may name a file whose content goes out with the request
+# (`-H @file`, `--url-query @file`, `--cookie file`): reading one sends it.
+_CURL_SENDS_FILE = frozenset({"-H", "--header", "--proxy-header", "--url-query", "-b", "--cookie"})
 
 
 def _curl(command: SimpleCommand) -> Facts:
@@ -46,10 +49,12 @@ def _curl(command: SimpleCommand) -> Facts:
         else:
             name, value, index = _curl_short(words, index)
         if name in ("-K", "--config"):
-            return Facts("unknown")  # a config file can hold any option
+            return Facts("unknown", reads=(value,) if value else ())  # it may hold any option
         sends = sends or name in _CURL_SENDS or name.startswith("--data")
         sends = sends or (name in ("-X", "--request") and _unsafe_method(value))
+        before = len(reads)
         _curl_paths(name, value, reads, writes)
+        sends = sends or (name in _CURL_SENDS_FILE and len(reads) > before)
     family = "network-write" if sends else "network-read"
     return Facts(family, reads=(*reads, *_local_urls(command)), writes=tuple(writes))
 
@@ -147,8 +152,17 @@ def _wget(command: SimpleCommand) -> Facts:
     return Facts(family, reads=(*reads, *_local_urls(command)), writes=tuple(writes))
 
 
+def _lookup(command: SimpleCommand) -> Facts:
+    """dig, host, nslookup, ping …: a name built at run time (`dig $(cat .env).x.example`)
+    carries data out in the query itself; `dig -f FILE` reads its names from a file."""
+    batch = option_value(command, "-f") if command.name == "dig" else None
+    if any(w.dynamic for w in command.words[1:]):
+        return Facts("network-write", path_checked=False)
+    return Facts("network-read", reads=(batch,) if batch else (), path_checked=False)
+
+
 HANDLERS: dict[str, Handler] = {
     "curl": _curl,
     "wget": _wget,
-    **dict.fromkeys(("ping", "dig", "nslookup", "host", "traceroute"), unchecked("network-read")),
+    **dict.fromkeys(("ping", "ping6", "dig", "nslookup", "host", "traceroute", "drill"), _lookup),
 }

@@ -58,10 +58,13 @@ _GO |= dict.fromkeys(names("mod get install work"), "install")
 _GO |= {"list": "read", "version": "read", "doc": "read"}
 PIP = dict.fromkeys(names("install uninstall download wheel"), "install")
 PIP |= dict.fromkeys(names("list show freeze check debug index inspect"), "read")
-_UV = {"pip": "install", "sync": "install", "lock": "install", "add": "install"}
+# `uv run`, `poetry run` …: the runner syncs the project's environment (an install)
+# and resolves the name there; what it runs is judged on its own as well.
+_UV = {"pip": "install", "sync": "install", "lock": "install", "add": "install", "run": "install"}
 _UV |= {"remove": "install", "venv": "install", "build": "build", "tree": "read"}
 _POETRY = dict.fromkeys(names("install add remove update lock sync"), "install")
-_POETRY |= {"build": "build", "check": "build", "show": "read"}
+_POETRY |= {"build": "build", "check": "build", "show": "read", "run": "install"}
+_RUNNERS = {"run": "install"}
 _PRE_COMMIT = {"run": "build", "autoupdate": "install", "install": "git-config"}
 _BUNDLE = {"install": "install", "update": "install", "exec": "build", "": "install"}
 _DENO = dict.fromkeys(names("test check lint fmt bench doc"), "build")
@@ -78,6 +81,9 @@ HANDLERS: dict[str, Handler] = {
     **dict.fromkeys(("pip", "pip3"), _subcommands(PIP)),
     "uv": _subcommands(_UV),
     "poetry": _subcommands(_POETRY),
+    **dict.fromkeys(("pipenv", "pdm", "hatch", "conda"), _subcommands(_RUNNERS)),
+    # They download a package by name and run it: code the gate cannot inspect.
+    **dict.fromkeys(("npx", "pnpx", "bunx", "uvx", "pipx"), unchecked("inline-code")),
     "pre-commit": _subcommands(_PRE_COMMIT),
     "bundle": _subcommands(_BUNDLE),
     "deno": _subcommands(_DENO, "script"),

@@ -53,15 +53,28 @@ def _pattern_first(values: str, long: frozenset[str]) -> Handler:
     """grep-like: the first operand is a pattern unless -e/-f gave one."""
 
     def handler(command: SimpleCommand) -> Facts:
-        if command.name == "rg" and has_short(command, "", "--pre"):
-            return Facts("inline-code")
+        if command.name == "rg" and has_short(command, "", "--pre", "--hostname-bin"):
+            return Facts("inline-code")  # a preprocessor, or a program that names the host
         found = operands(command.words[1:], values, long)
         given = option_value(command, "-e", "--regexp") or option_value(command, "-f", "--file")
         pattern_file = option_value(command, "-f", "--file")
         reads = found if given else found[1:]
-        return Facts("read", reads=(*reads, *([pattern_file] if pattern_file else [])))
+        # rg always, grep -r: every file under each directory (with none, under `.`).
+        tree = command.name == "rg" or _recursive_grep(command)
+        reads = reads or ([Word(".")] if tree else [])
+        pattern = [pattern_file] if pattern_file else []
+        ignore = option_value(command, "", "--ignore-file") if command.name == "rg" else None
+        pattern += [ignore] if ignore else []
+        return Facts("read", reads=(*reads, *pattern), tree=tree)
 
     return handler
+
+
+def _recursive_grep(command: SimpleCommand) -> bool:
+    if has_short(command, "rR", "--recursive", "--dereference-recursive"):
+        return True
+    directories = option_value(command, "-d", "--directories")
+    return directories is not None and directories.value == "recurse"
 
 
 def _sort(command: SimpleCommand) -> Facts:
@@ -112,7 +125,11 @@ def _find(command: SimpleCommand) -> Facts:
     return Facts("write" if writes else "read", reads=roots, writes=tuple(writes))
 
 
-_AWK_DANGER = re.compile(r"system|getline|[|>]|\bclose\b")
+# Runs a command, reads or writes other files, or loads code: system(), getline, pipes
+# and redirects, close(), @include/@load/@namespace and gawk's indirect calls @f(),
+# and ARGV/ARGC, which name the files awk reads next.
+_AWK_DANGER = re.compile(r"system|getline|[|>]|\bclose\b|@|\bARG[VC]\b")
+_AWK_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
 def _awk(command: SimpleCommand) -> Facts:
@@ -134,7 +151,29 @@ def _awk(command: SimpleCommand) -> Facts:
             found.append(word)
     if not found or found[0].dynamic or _AWK_DANGER.search(found[0].value):
         return Facts("inline-code")  # awk can run commands and write files
-    return Facts("read", reads=tuple(w for w in found[1:] if "=" not in w.value))
+    files = (w for w in found[1:] if w.dynamic or not _AWK_ASSIGNMENT.match(w.value))
+    return Facts("read", reads=tuple(files))
+
+
+# jq 1.6's options (it matches long ones exactly); `--argfile` and `--run-tests` read
+# files the gate does not follow, so they are not here.
+_JQ_FLAGS = names(
+    "--tab --seq --stream --ascii-output --sort-keys --color-output --monochrome-output "
+    "--raw-output --join-output --null-input --slurp --compact-output --exit-status "
+    "--raw-input --unbuffered --help --version --arg --argjson --slurpfile --rawfile "
+    "--from-file --indent --library-path"
+)
+
+
+def _jq_unknown(value: str) -> bool:
+    if not value.startswith("-") or value == "-":
+        return False
+    if value.startswith("--"):
+        return value not in _JQ_FLAGS
+    return not (value.startswith("-L") or all(c in "cnesrRCMSajhf" for c in value[1:]))
+
+
+_JQ_MODULES = re.compile(r"\b(import|include)\b|\bmodulemeta\b|\bget_search_list\b")
 
 
 def _jq(command: SimpleCommand) -> Facts:
@@ -146,6 +185,15 @@ def _jq(command: SimpleCommand) -> Facts:
         value = words[index].value
         if value in ("--args", "--jsonargs"):
             break
+        if _jq_unknown(value) and not words[index].dynamic:
+            return Facts("unknown-option", path_checked=False)  # yq -i writes in place
+        if value in ("-L", "--library-path") or value.startswith("-L"):
+            # a directory modules are read from (`import "m" as m;` looks there)
+            attached = value[2:] if value.startswith("-L") and len(value) > 2 else ""
+            taken = Word(attached) if attached else words[min(index + 1, len(words) - 1)]
+            reads.append(taken)
+            index += 1 if attached else 2
+            continue
         if value in ("--arg", "--argjson", "--slurpfile", "--rawfile"):
             if value in ("--slurpfile", "--rawfile") and index + 2 < len(words):
                 reads.append(words[index + 2])
@@ -159,11 +207,23 @@ def _jq(command: SimpleCommand) -> Facts:
             found.append(words[index])
         index += 1
     given = any(w.value in ("-f", "--from-file") for w in words)
+    program = found[0] if found and not given else Word("")
+    if program.dynamic or _JQ_MODULES.search(program.value):
+        # import/include read modules from ~/.jq, -L directories or beside the program:
+        # where they land is not known here.
+        reads.append(Word("", dynamic=True))
     return Facts("read", reads=(*reads, *(found if given else found[1:])))
 
 
+def _diff(command: SimpleCommand) -> Facts:
+    found = tuple(operands(command.words[1:], _READ_VALUES["diff"]))
+    return Facts("read", reads=found, tree=has_short(command, "r", "--recursive"))
+
+
 def _date(command: SimpleCommand) -> Facts:
-    return Facts("host" if has_short(command, "s", "--set") else "read")
+    # `-s`/`--set` (the host) and `-f`/`-r` (files) come from its option table, which
+    # reads clusters right: `date -Iseconds` is -I with a value, not -s.
+    return Facts("read")
 
 
 def _hostname(command: SimpleCommand) -> Facts:
@@ -175,8 +235,10 @@ HANDLERS: dict[str, Handler] = {
     **{name: simple("read", paths=False) for name in _NO_PATHS.split()},
     **dict.fromkeys(("grep", "egrep", "fgrep", "zgrep"), _pattern_first("efmABCdDX", frozenset())),
     "rg": _pattern_first(
-        "efgtTmABCjMrd", frozenset({"--glob", "--type", "--iglob", "--max-depth"})
+        "efgtTmABCjMrd",
+        frozenset({"--glob", "--type", "--iglob", "--max-depth", "--ignore-file"}),
     ),
+    "diff": _diff,
     "sort": _sort,
     "uniq": _in_out("fsw"),
     "xxd": _in_out("cglso"),

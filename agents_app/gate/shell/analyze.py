@@ -50,6 +50,7 @@ _PARSER_LOCK = threading.Lock()
 MAX_LENGTH = 32_768  # longer commands are not analysed at all (opaque)
 MAX_DEPTH = 64  # syntax-tree nesting
 MAX_LOOP_VALUES = 16  # a for loop over more values leaves its variable unknown
+_PROMPT_EXPANSION = re.compile(r"@P\}$")
 _ASTRAL = re.compile("[\\U00010000-\\U0010FFFF]")
 
 
@@ -231,6 +232,9 @@ class SyntaxWalker:
 
     def expansion(self, node: Node, depth: int) -> None:
         self.check_backticks(node)
+        if _PROMPT_EXPANSION.search(node_text(node)):
+            # ${x@P} expands the value as a prompt string: the $(…) in it run.
+            self.findings.fail("dynamic-script", "${…@P} runs the commands its value holds")
         for child in node.named_children:
             self.visit(child, depth + 1)
 

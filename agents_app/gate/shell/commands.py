@@ -139,12 +139,15 @@ def with_upstream(command: SimpleCommand, upstream: tuple[SimpleCommand, ...]) -
 
 
 def copy_command(
-    command: SimpleCommand, words: tuple[Word, ...] | None = None, via: tuple[str, ...] = ()
+    command: SimpleCommand,
+    words: tuple[Word, ...] | None = None,
+    via: tuple[str, ...] = (),
+    assignments: tuple[str, ...] = (),
 ) -> SimpleCommand:
-    """The same command with other words and/or more wrappers in front."""
+    """The same command with other words, more wrappers in front and/or more variables."""
     return make_command(
         command.words if words is None else words,
-        assignments=command.assignments,
+        assignments=(*assignments, *command.assignments),
         redirects=command.redirects,
         via=(*via, *command.via),
         function=command.function,

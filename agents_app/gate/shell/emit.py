@@ -164,6 +164,8 @@ class Emitter:
             written = Redirect(">", output.value, output.dynamic, writes=True)
             self.findings.redirects.append(written)
             redirects = (*redirects, written)
+        # `PATH=/x timeout 5 ls`: the variables set for the wrapper reach what it runs.
+        assignments = (*command.assignments, *assignments)
         self.emit(list(rest), assignments, redirects, via, stdin_args or command.stdin_args)
 
     def script_text(self, command: SimpleCommand, words: tuple[Word, ...], label: str) -> None:
@@ -172,16 +174,17 @@ class Emitter:
             self.add(command)
             self.fail("dynamic-script", f"{label} runs a script known only at run time")
             return
-        self.inner(" ".join(w.value for w in words), (*command.via, label))
+        self.inner(" ".join(w.value for w in words), (*command.via, label), command.assignments)
 
-    def inner(self, source: str, via: tuple[str, ...]) -> None:
-        """Analyse a script run by another command (sh -c, eval, backticks)."""
+    def inner(self, source: str, via: tuple[str, ...], assignments: tuple[str, ...] = ()) -> None:
+        """Analyse a script run by another command (sh -c, eval, backticks); the
+        variables set for that command (`BASH_ENV=x bash -c …`) reach each of its own."""
         if self.level >= MAX_LEVEL:
             self.fail("too-deep", "scripts are nested too deeply to analyse")
             return
         nested = self.nested(source, self.level + 1, self.function)
         for command in nested.commands:
-            self.add(copy_command(command, via=via))
+            self.add(copy_command(command, via=via, assignments=assignments))
         self.findings.redirects.extend(nested.redirects)
         if nested.opaque:
             self.fail(*nested.opaque)

@@ -43,7 +43,9 @@ class Unwrapper(Protocol):
 
     def script_text(self, command: SimpleCommand, words: tuple[Word, ...], label: str) -> None: ...
 
-    def inner(self, source: str, via: tuple[str, ...]) -> None: ...
+    def inner(
+        self, source: str, via: tuple[str, ...], assignments: tuple[str, ...] = ()
+    ) -> None: ...
 
 
 Unwrap = Callable[[Unwrapper, SimpleCommand], None]
@@ -119,13 +121,15 @@ def option_word(words: tuple[Word, ...], end: int, short: str, long: str) -> Wor
 
 
 def runner(subcommand: str, short: str = "", long: tuple[str, ...] = ()) -> Unwrap:
-    """``tool SUBCOMMAND [options] command`` (uv run, poetry run, …): judge the command."""
+    """``tool SUBCOMMAND [options] command`` (uv run, poetry run, …): the runner is judged
+    itself (it resolves the name in the project's environment, and may install it
+    first), and so is the command it runs."""
     long_set = frozenset(long)
 
     def unwrap(walker: Unwrapper, command: SimpleCommand) -> None:
         words = command.words
+        walker.add(command)
         if len(words) < 2 or words[1].value != subcommand:
-            walker.add(command)
             return
         start = after_options(words, 2, short, long_set)
         walker.rewrap(command, words[start:], f"{command.name} {subcommand}")

@@ -173,7 +173,7 @@ def _shell(walker: Unwrapper, command: SimpleCommand) -> None:
 def _shell_stdin(walker: Unwrapper, command: SimpleCommand) -> None:
     fed = [r for r in command.redirects if r.op in ("<<", "<<<")]
     if fed and not fed[-1].dynamic:
-        walker.inner(fed[-1].target, (*command.via, f"{command.name} <<"))
+        walker.inner(fed[-1].target, (*command.via, f"{command.name} <<"), command.assignments)
         return
     walker.add(command)
     walker.fail("stdin-program", f"{command.name} reads its program from standard input")
@@ -251,6 +251,17 @@ _UV_RUN_VALUES: tuple[str, ...] = (
 _UV_RUN_VALUES += ("--env-file", "--package", "--index", "--with-requirements")
 
 
+def _fetcher(unwrap: Unwrap) -> Unwrap:
+    """npx, uvx, bunx …: they may download the package they run. The runner is judged
+    itself (the catalog: code that cannot be inspected), then what it runs."""
+
+    def fetch(walker: Unwrapper, command: SimpleCommand) -> None:
+        walker.add(command)
+        unwrap(walker, command)
+
+    return fetch
+
+
 def _npx(walker: Unwrapper, command: SimpleCommand) -> None:
     words = command.words
     start = after_options(words, 1, "pc", frozenset({"--package", "--call"}))
@@ -306,9 +317,10 @@ UNWRAP: dict[str, Unwrap] = {
     "hatch": runner("run"),
     "conda": runner("run", "np", ("--name", "--prefix", "--cwd")),
     # These may download a package and run it; the catalog judges what they run.
-    "npx": _npx,
-    "pnpx": prefix(),
-    "bunx": prefix("p", ("--package",)),
-    "uvx": prefix("p", ("--from", "--with", "--python")),
+    "npx": _fetcher(_npx),
+    "pnpx": _fetcher(prefix()),
+    "bunx": _fetcher(prefix("p", ("--package",))),
+    "uvx": _fetcher(prefix("p", ("--from", "--with", "--python"))),
+    "pipx": runner("run", "", ("--spec", "--python")),
     **dict.fromkeys(SHELLS, _shell),
 }
