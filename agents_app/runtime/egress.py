@@ -78,6 +78,16 @@ class EgressEvent:
         return f"egress {self.method} {self.host}:{self.port} {verdict}"
 
 
+def bridge_problem() -> str:
+    """Why a command with egress cannot run here ('' when it can)."""
+    if Path(SOCAT).exists():
+        return ""
+    return (
+        f"the project grants egress, which needs socat at {SOCAT} "
+        "(scripts/setup.sh installs it: apt-get install socat)"
+    )
+
+
 def host_listed(host: str, allow: Sequence[str]) -> bool:
     """Whether ``host`` is in an egress list: exact, ``*.domain`` (any subdomain of
     domain, not domain itself) or ``*`` (every host)."""
@@ -171,8 +181,6 @@ class EgressProxy:
 
     def bridge_argv(self) -> list[str]:
         """The program that runs before the command in the sandbox: the bridge."""
-        if not Path(SOCAT).exists():
-            raise OSError(f"egress needs socat at {SOCAT} (scripts/setup.sh installs it)")
         return ["bash", "-c", BRIDGE_SH, "sf-egress"]
 
     # --- the proxy ----------------------------------------------------------------------

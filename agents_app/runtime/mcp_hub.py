@@ -31,7 +31,7 @@ from typing import IO, Any, TextIO, cast
 import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from agents_app.runtime.egress import EgressProxy
+from agents_app.runtime.egress import EgressProxy, bridge_problem
 from agents_app.runtime.sandbox import (
     SandboxPolicy,
     egress_hosts,
@@ -197,6 +197,8 @@ class McpHub:
             expose=[path for path in launch.expose if path.exists()],
         )
         hosts = egress_hosts(policy)
+        if hosts and bridge_problem():
+            raise McpStartFailed(f"{launch.name}: {bridge_problem()}")
         if hosts:  # its only way out: a proxy of its own, stopped with the hub
             proxy = self._stack.enter_context(EgressProxy(hosts))
             prefix += [*proxy.bwrap_args(), *proxy.bridge_argv()]

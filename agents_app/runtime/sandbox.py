@@ -43,7 +43,7 @@ from typing import IO, Literal
 from django.conf import settings
 
 from agents_app.axes import profile_rank
-from agents_app.runtime.egress import egress_for
+from agents_app.runtime.egress import bridge_problem, egress_for
 
 logger = logging.getLogger("sf.sandbox")
 
@@ -294,7 +294,10 @@ def sandboxed_run(
         hidden=sf_own_paths(),
     )
     # With egress, the command's only way out is SF's proxy, for as long as it runs.
-    with egress_for(egress_hosts(policy)) as proxy:
+    hosts = egress_hosts(policy)
+    if hosts and bridge_problem():
+        raise SandboxRefused(bridge_problem())
+    with egress_for(hosts) as proxy:
         if proxy is not None:
             argv += [*proxy.bwrap_args(), *proxy.bridge_argv()]
         exit_code, output = group_run(

@@ -17,9 +17,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.checks import Tags, run_checks
 
 from agents_app.runtime.egress import host_listed
-from agents_app.runtime.sandbox import CommandRun, bwrap_problem, policy_for, sandboxed_run
+from agents_app.runtime.sandbox import (
+    CommandRun,
+    SandboxRefused,
+    bwrap_problem,
+    policy_for,
+    sandboxed_run,
+)
 
 pytestmark = pytest.mark.skipif(
     bool(bwrap_problem("/usr/bin/bwrap")), reason="bubblewrap is required (scripts/setup.sh)"
@@ -145,3 +152,14 @@ def test_host_lists_match_exact_names_subdomains_and_everything() -> None:
     assert host_listed("PyPI.org.", ["pypi.org"])
     assert host_listed("example.com", ["*"])
     assert not host_listed("example.com", [])
+
+
+def test_without_socat_a_granted_command_is_refused_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("agents_app.runtime.egress.SOCAT", str(tmp_path / "no-socat"))
+    with pytest.raises(SandboxRefused, match=r"needs socat at .*no-socat"):
+        run(tmp_path, "true")
+    assert run(tmp_path, "true", policy_for("normal", [])).exit_code == 0  # no grant: runs
+    [warning] = [m for m in run_checks(tags=[Tags.security]) if m.id == "sf.W012"]
+    assert "socat" in warning.hint
