@@ -148,6 +148,9 @@ class EgressProxy:
             started.set()
         if self._server is not None:
             self._loop.run_forever()
+        # The connections still open were cancelled by ``_stop``: let them unwind.
+        pending = asyncio.all_tasks(self._loop)
+        self._loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
         self._loop.run_until_complete(self._loop.shutdown_asyncgens())
         self._loop.close()
 
@@ -166,8 +169,12 @@ class EgressProxy:
             task.cancel()
         self._loop.stop()
 
-    def trace_lines(self) -> list[str]:
-        return [event.line() for event in self.events]
+    def traced(self, output: str) -> str:
+        """A command's output with one line per request it made through the proxy."""
+        if not self.events:
+            return output
+        lines = [event.line() for event in self.events]
+        return "\n".join([output.rstrip("\n"), *lines]) + "\n"
 
     def bwrap_args(self) -> list[str]:
         """What bubblewrap adds for a command whose only way out is this proxy."""

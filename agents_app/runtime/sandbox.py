@@ -15,9 +15,9 @@ bubblewrap (Debian's ``bubblewrap``, ``bwrap``) a command sees:
   and the directory of its branch's ref. The rest of ``.git`` (config, hooks, the
   other branches) is read-only, so a command cannot plant a hook or a
   ``core.fsmonitor`` that SF's own git calls would run outside the sandbox;
-- no network (``--unshare-net``, and ``/run`` hidden so that no Unix socket of a
-  local server is reachable either) unless the policy grants it. bubblewrap can only
-  switch the network on or off: a project's egress allowlist switches it on.
+- a network namespace of its own, always (``--unshare-net``, and ``/run`` hidden so
+  that no Unix socket of a local server is reachable either); a project's egress
+  list adds SF's filtering proxy as its only way out (``agents_app.runtime.egress``).
 
 Every command, sandboxed or not, runs in a process group of its own; the group is
 killed when the command returns, times out or the caller is interrupted, and
@@ -277,35 +277,33 @@ def sandboxed_run(
     if problem:
         raise SandboxRefused(problem)
     state = sandbox_state()
-    started = time.monotonic()
-    if not state.sandboxed:
-        _warn_unsandboxed(state)
-        env = {**env, "HOME": str(worktree)}
-        exit_code, output = group_run(
-            ["bash", "-c", command], cwd=cwd or worktree, env=env, timeout=timeout
+    if state.sandboxed:
+        argv = sandbox_argv(
+            command,
+            worktree=worktree,
+            policy=policy,
+            bwrap=state.bwrap,
+            cwd=cwd,
+            home=home_dir(),
+            hidden=sf_own_paths(),
         )
-        return CommandRun(exit_code, output, time.monotonic() - started, False)
-    argv = sandbox_prefix(
-        worktree=worktree,
-        policy=policy,
-        bwrap=state.bwrap,
-        cwd=cwd,
-        home=home_dir(),
-        hidden=sf_own_paths(),
-    )
+        env = dict(env)
+    else:
+        _warn_unsandboxed(state)
+        argv = ["bash", "-c", command]
+        env = {**env, "HOME": str(worktree)}
+    started = time.monotonic()
     # With egress, the command's only way out is SF's proxy, for as long as it runs.
-    hosts = egress_hosts(policy)
+    hosts = egress_hosts(policy) if state.sandboxed else ()
     if hosts and bridge_problem():
         raise SandboxRefused(bridge_problem())
     with egress_for(hosts) as proxy:
-        if proxy is not None:
-            argv += [*proxy.bwrap_args(), *proxy.bridge_argv()]
-        exit_code, output = group_run(
-            [*argv, "bash", "-c", command], cwd=cwd or worktree, env=env, timeout=timeout
-        )
-    if proxy is not None and proxy.events:  # into the unit's trace with the output
-        output = "\n".join([output.rstrip("\n"), *proxy.trace_lines()]) + "\n"
-    return CommandRun(exit_code, output, time.monotonic() - started, True)
+        if proxy is not None:  # its binds and the bridge, before ``bash -c command``
+            argv[-3:-3] = [*proxy.bwrap_args(), *proxy.bridge_argv()]
+        exit_code, output = group_run(argv, cwd=cwd or worktree, env=env, timeout=timeout)
+    if proxy is not None:  # each request into the unit's trace, with the output
+        output = proxy.traced(output)
+    return CommandRun(exit_code, output, time.monotonic() - started, state.sandboxed)
 
 
 def egress_hosts(policy: SandboxPolicy) -> tuple[str, ...]:
