@@ -6,6 +6,10 @@ class AgentsAppConfig(AppConfig):
     verbose_name = "Agents"
 
     def ready(self) -> None:
-        from agents_app import doctor_checks, sandbox_checks  # noqa: F401  (sf.W010, sf.W011)
+        from agents_app import (  # noqa: F401  (sf.W010, sf.W011, sf.W012)
+            doctor_checks,
+            egress_checks,
+            sandbox_checks,
+        )
 
         doctor_checks.register_checks()

@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from decimal import Decimal
 from enum import StrEnum
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from django.conf import settings
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from agents_app.mcp_schemas import McpPolicy
 from sf_core.env import http_url_problem
 from sf_core.errors import PolicyInvalid
+from sf_core.netguard import host_normal, literal_problem
 
 
 class RepairPolicy(StrEnum):
@@ -141,7 +153,9 @@ class ForgePolicy(BaseModel):
     api_url: str = Field(min_length=1, max_length=500)  # https://api.github.com, …/api/v4
     repository: str = Field(min_length=1, max_length=300)  # owner/name, or GitLab's path
     remote: str = Field(default="origin", min_length=1, max_length=200)
-    token_env: str = Field(default="SF_FORGE_TOKEN", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    # The variable holding the token: SF_FORGE_TOKEN or SF_FORGE_TOKEN_<NAME>, never
+    # another of the worker's variables (it is sent to the forge as a credential).
+    token_env: str = Field(default="SF_FORGE_TOKEN", max_length=100)
 
     @field_validator("api_url")
     @classmethod
@@ -149,6 +163,57 @@ class ForgePolicy(BaseModel):
         if not url.startswith(("https://", "http://")):
             raise ValueError("api_url must be an http(s) URL")
         return url.rstrip("/")
+
+    @field_validator("token_env")
+    @classmethod
+    def _token_variable(cls, name: str) -> str:
+        problem = forge_token_problem(name)
+        if problem:
+            raise ValueError(problem)
+        return name
+
+    @model_validator(mode="after")
+    def _public_api(self) -> ForgePolicy:
+        problem = forge_api_problem(self.kind, self.api_url)
+        if problem:
+            raise ValueError(problem)
+        return self
+
+
+# The forges' public APIs; any other api_url must be on a host a server admin listed
+# in SF_FORGE_API_HOSTS (a self-hosted GitLab, GitHub Enterprise).
+FORGE_PUBLIC_API = {
+    ForgeKind.GITHUB: "https://api.github.com",
+    ForgeKind.GITLAB: "https://gitlab.com/api/v4",
+}
+FORGE_TOKEN = re.compile(r"^SF_FORGE_TOKEN(_[A-Z0-9_]{1,64})?$")
+
+
+def forge_token_problem(name: str) -> str:
+    """Why ``name`` may not hold a forge token ('' when it may)."""
+    if FORGE_TOKEN.match(name):
+        return ""
+    return (
+        f"token_env must be SF_FORGE_TOKEN or start with SF_FORGE_TOKEN_ "
+        f"(upper-case letters, digits, _), not {name!r}: the variable's value is sent "
+        "to the forge"
+    )
+
+
+def forge_api_problem(kind: str, url: str) -> str:
+    """Why ``url`` may not be a forge's API ('' when it may): the forge's public API,
+    or a host the server's ``SF_FORGE_API_HOSTS`` lists."""
+    if url.rstrip("/") == FORGE_PUBLIC_API.get(ForgeKind(kind)):
+        return ""
+    parts = urlsplit(url)
+    listed = {host_normal(h) for h in settings.SF_FORGE_API_HOSTS}
+    if parts.hostname and not parts.username and host_normal(parts.hostname) in listed:
+        return ""
+    public = ", ".join(f"{k.value}: {v}" for k, v in FORGE_PUBLIC_API.items())
+    return (
+        f"api_url {url} is neither the forge's public API ({public}) nor on a host "
+        "the server's SF_FORGE_API_HOSTS lists"
+    )
 
 
 SECRET_NAME = r"^[A-Z][A-Z0-9_]{0,63}$"
@@ -205,8 +270,9 @@ class ProjectPolicy(BaseModel):
     # task's verify commands (tasks_app.engine.merge_queue); empty: none.
     check_command: str = ""
     models: dict[ModelModeName, ModelOverride] = Field(default_factory=dict)
-    # Hosts agent and verify commands may reach. The OS sandbox (bubblewrap) can only
-    # switch the network on or off: any entry switches it on for every host.
+    # Hosts agent and verify commands may reach, through SF's egress proxy only
+    # (agents_app/runtime/egress.py): pypi.org, *.pythonhosted.org, or * (every public
+    # host; a server admin's grant). Loopback and private addresses never.
     egress: list[str] = Field(default_factory=list)
     skills: SkillsPolicy = Field(default_factory=SkillsPolicy)
     forge: ForgePolicy | None = None
@@ -226,10 +292,46 @@ class ProjectPolicy(BaseModel):
 
     @field_validator("egress")
     @classmethod
-    def _hosts_not_blank(cls, hosts: list[str]) -> list[str]:
-        if any(not host.strip() for host in hosts):
-            raise ValueError("egress hosts must not be blank")
-        return hosts
+    def _hosts(cls, hosts: list[str]) -> list[str]:
+        checked = []
+        for host in hosts:
+            problem = egress_host_problem(host)
+            if problem:
+                raise ValueError(problem)
+            checked.append(host_normal(host))
+        return checked
+
+
+LABEL = r"[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9])?"
+EGRESS_NAME = re.compile(rf"^(\*\.)?({LABEL}\.)*{LABEL}$")
+
+
+def egress_host_problem(host: str) -> str:
+    """Why ``host`` is not an egress entry ('' when it is): a domain (``pypi.org``), its
+    subdomains (``*.pythonhosted.org``), ``*`` for every public host, or a public
+    address; never a URL, a port, or a loopback/private address."""
+    name = host_normal(host)
+    if not name:
+        return "egress hosts must not be blank"
+    if name == "*":
+        return ""
+    literal = literal_problem(name)
+    if literal:
+        return f"egress host {host!r} is {literal}: SF never lets a command reach it"
+    if not EGRESS_NAME.match(name) and not _is_address(name):
+        return (
+            f"egress host {host!r} is not a host name: write pypi.org, *.pythonhosted.org "
+            "or * (every public host), without scheme, port or path"
+        )
+    return ""
+
+
+def _is_address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
 
 
 def policy_parse(data: object) -> ProjectPolicy:

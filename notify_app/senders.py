@@ -20,25 +20,26 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import ipaddress
 import json
-import socket
+import logging
 import time
 import urllib.parse
-import urllib.request
 from typing import Any
 
+import httpx
 from django.conf import settings
 from django.core.mail import send_mail
 
 from notify_app.models import Channel, Delivery, Notification
 from notify_app.recipients import preference_of
 from sf_core.live import Groups, broadcast
+from sf_core.netguard import AddressRefused, guarded_client
 
 SIGNATURE_VERSION = "v0"
 SIGNATURE_HEADER = "X-SF-Signature"
 TIMESTAMP_HEADER = "X-SF-Request-Timestamp"
 MAX_SKEW_SECONDS = 300
+logger = logging.getLogger("sf.notify")
 
 
 class DeliveryError(Exception):
@@ -121,53 +122,29 @@ def _webhook(delivery: Delivery, notification: Notification) -> None:
         raise DeliveryError("no webhook URL in the preferences")
     body = json.dumps(slack_message(notification)).encode()
     timestamp = str(int(time.time()))
-    request = urllib.request.Request(  # http(s) only: a URLField
-        preference.webhook_url,
-        data=body,
-        method="POST",
-        headers={
-            "Content-Type": "application/json",
-            "User-Agent": "SF-notifications",
-            TIMESTAMP_HEADER: timestamp,
-            SIGNATURE_HEADER: signature(preference.webhook_secret, timestamp, body),
-        },
-    )
-    webhook_host_check(preference.webhook_url)
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": "SF-notifications",
+        TIMESTAMP_HEADER: timestamp,
+        SIGNATURE_HEADER: signature(preference.webhook_secret, timestamp, body),
+    }
     timeout = settings.SF_NOTIFY_WEBHOOK_TIMEOUT.total_seconds()
+    url = preference.webhook_url  # http(s) only: a URLField
     try:
-        with _OPENER.open(request, timeout=timeout) as response:
-            status = response.status
-    except OSError as error:  # HTTPError (4xx/5xx and refused redirects), URLError, timeouts
-        raise DeliveryError(f"webhook: {error}") from error
+        # The guard resolves the host once and connects to the address it checked;
+        # a redirect is never followed (posted where its owner said).
+        with guarded_client(timeout=timeout) as client:
+            status = client.post(url, content=body, headers=headers).status_code
+    except (httpx.HTTPError, httpx.InvalidURL, AddressRefused, ValueError) as error:
+        # One text for a refused address and an unreachable one: the deliveries list
+        # must not tell which addresses of the server's network answer.
+        host = urllib.parse.urlsplit(url).hostname or url
+        logger.info("webhook to %s not delivered: %s", host, error)
+        raise DeliveryError(
+            f"webhook: {host} could not be reached (or is not a public address)"
+        ) from None
     if not 200 <= status < 300:
         raise DeliveryError(f"webhook answered {status}")
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """A webhook is posted where its owner said, never where a redirect points."""
-
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-_OPENER = urllib.request.build_opener(_NoRedirect)
-
-
-def webhook_host_check(url: str) -> None:
-    """Refuse a webhook whose host resolves to a loopback, private, link-local or
-    reserved address (a person could otherwise make the server post to its own
-    network), unless ``SF_NOTIFY_WEBHOOK_PRIVATE`` allows it (on outside production)."""
-    if settings.SF_NOTIFY_WEBHOOK_PRIVATE:
-        return
-    host = urllib.parse.urlsplit(url).hostname or ""
-    try:
-        addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
-    except OSError as error:
-        raise DeliveryError(f"webhook host {host!r} does not resolve: {error}") from error
-    for address in addresses:
-        ip = ipaddress.ip_address(str(address).split("%")[0])
-        if not ip.is_global:
-            raise DeliveryError(f"webhook host {host!r} is a non-public address ({ip})")
 
 
 def _absolute(url: str) -> str:

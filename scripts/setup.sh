@@ -47,6 +47,8 @@ fi
 command -v psql >/dev/null || packages+=(postgresql-client)
 # The OS sandbox of agent and verify commands (agents_app/runtime/sandbox.py).
 [ -x /usr/bin/bwrap ] || packages+=(bubblewrap)
+# The bridge from a sandbox to SF's egress proxy (agents_app/runtime/egress.py).
+[ -x /usr/bin/socat ] || packages+=(socat)
 if ! answers $REDIS_HOST $REDIS_PORT; then
   command -v redis-server >/dev/null || packages+=(redis-server)
 fi

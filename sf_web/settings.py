@@ -384,9 +384,17 @@ SF_NOTIFY_BACKOFF_MAX = env.duration(
 )
 SF_NOTIFY_MAX_ATTEMPTS = env.integer("SF_NOTIFY_MAX_ATTEMPTS", 8, minimum=1)
 SF_PUBLIC_URL = env.http_url("SF_PUBLIC_URL") or ""
-# Webhooks to loopback/private addresses: refused in production (a person could make
-# the server post into its own network), allowed otherwise (a local receiver).
-SF_NOTIFY_WEBHOOK_PRIVATE = env.flag("SF_NOTIFY_WEBHOOK_PRIVATE", not PRODUCTION)
+# Outbound requests SF makes itself (webhooks, forges) and sandboxed commands' egress
+# go only to public addresses, in every profile (sf_core/netguard.py). The hosts an
+# operator trusts to be internal (a self-hosted GitLab, a local webhook receiver) are
+# listed here, by name or literal address; a project's policy cannot add one.
+SF_NET_ALLOW_HOSTS = env.csv("SF_NET_ALLOW_HOSTS")
+# Tests only (never read from the environment): a name -> address map used instead of
+# DNS, so that a test reaches a loopback listener under a made-up domain.
+SF_NET_TEST_HOSTS: dict[str, str] = {}
+# Forge API hosts a project's policy may name besides the public ones (api.github.com,
+# gitlab.com): a self-hosted GitLab or GitHub Enterprise (tasks_app/forge.py).
+SF_FORGE_API_HOSTS = env.csv("SF_FORGE_API_HOSTS")
 # Email goes through Django's backend: SMTP by default (EMAIL_HOST, EMAIL_PORT, …),
 # the console backend for a trial; tests use locmem.
 EMAIL_BACKEND = env.string("SF_EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend")

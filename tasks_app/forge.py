@@ -5,14 +5,21 @@ task back with the reviewer's words and line comments, as "Request changes" does
 an approval there approves and merges it in SF (the merge stays SF's, fail-closed).
 
 HTTP through httpx (already a dependency of litellm; timeouts and a plain client, no
-SDK per forge). The token is read from the variable the policy names, sent in a header
-and never stored or logged.
+SDK per forge) with SF's address guard on every connection (``sf_core.netguard``). The
+API is the forge's public one (api.github.com, gitlab.com/api/v4) or on a host the
+server's ``SF_FORGE_API_HOSTS`` lists; the token is read from ``SF_FORGE_TOKEN`` or an
+``SF_FORGE_TOKEN_<NAME>`` variable the policy names (checked when the policy is
+validated and again here before a request), sent in a header and never stored or
+logged. An answer that is not JSON, or not the shape the forge documents, is a
+``ForgeError`` for that pull request; the sweep goes on with the others.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import quote
@@ -20,10 +27,11 @@ from urllib.parse import quote
 import httpx
 
 from agents_app.models import Project
-from agents_app.schemas import ForgeKind, ForgePolicy
+from agents_app.schemas import ForgeKind, ForgePolicy, forge_api_problem, forge_token_problem
 from sf_core.actors import Actor
-from sf_core.errors import SfError
+from sf_core.errors import PolicyInvalid, SfError
 from sf_core.git import GitError, git
+from sf_core.netguard import guarded_client
 from tasks_app.engine.review import task_approve, task_request_changes
 from tasks_app.engine.worktrees import workspace_of
 from tasks_app.models import ForgePullRequest, PullRequestState, Task, TaskStatus
@@ -73,12 +81,15 @@ class Forge(Protocol):
 class _Http:
     def __init__(self, policy: ForgePolicy, headers: dict[str, str]) -> None:
         self.policy = policy
-        self.client = httpx.Client(base_url=policy.api_url, headers=headers, timeout=TIMEOUT)
+        # The guard on every connection (sf_core.netguard): the API's host is
+        # resolved once and must be public unless the server's SF_NET_ALLOW_HOSTS
+        # lists it; no redirect is followed (the token would go with it).
+        self.client = guarded_client(base_url=policy.api_url, headers=headers, timeout=TIMEOUT)
 
     def call(self, method: str, path: str, **kwargs: Any) -> Any:
         try:
             response = self.client.request(method, path, **kwargs)
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
             raise ForgeError(f"{self.policy.kind} at {self.policy.api_url}: {exc}") from None
         if response.status_code >= 400:
             raise ForgeError(
@@ -86,7 +97,27 @@ class _Http:
                 f"{response.text[:300]}",
                 status=response.status_code,
             )
-        return response.json()
+        try:
+            return response.json()
+        except ValueError:
+            raise ForgeError(
+                f"{self.policy.kind} answered {method} {path} with something that is not "
+                f"JSON ({response.headers.get('content-type', 'no content type')}): "
+                f"{response.text[:200]!r}"
+            ) from None
+
+
+@contextmanager
+def _documented(forge: str, what: str) -> Iterator[None]:
+    """An answer that is JSON but not the shape the forge documents is a ForgeError
+    (naming what was read), not a KeyError out of the sweep."""
+    try:
+        yield
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise ForgeError(
+            f"{forge}'s answer to {what} is not what its API documents "
+            f"({type(exc).__name__}: {exc})"
+        ) from None
 
 
 class GitHubForge(_Http):
@@ -115,9 +146,14 @@ class GitHubForge(_Http):
             if not found:
                 raise exc from None
             made = found[0]
-        return Opened(number=int(made["number"]), url=str(made.get("html_url", "")))
+        with _documented(self.kind, "opening a pull request"):
+            return Opened(number=int(made["number"]), url=str(made.get("html_url", "")))
 
     def reviews(self, number: int) -> list[Review]:
+        with _documented(self.kind, f"the reviews of pull request {number}"):
+            return self._reviews(number)
+
+    def _reviews(self, number: int) -> list[Review]:
         comments = self.call("GET", f"{self.repo}/pulls/{number}/comments")
         by_review: dict[str, list[LineComment]] = {}
         for c in comments:
@@ -155,9 +191,14 @@ class GitLabForge(_Http):
             "description": body,
         }
         made = self.call("POST", f"{self.repo}/merge_requests", json=payload)
-        return Opened(number=int(made["iid"]), url=str(made.get("web_url", "")))
+        with _documented(self.kind, "opening a merge request"):
+            return Opened(number=int(made["iid"]), url=str(made.get("web_url", "")))
 
     def reviews(self, number: int) -> list[Review]:
+        with _documented(self.kind, f"the reviews of merge request {number}"):
+            return self._reviews(number)
+
+    def _reviews(self, number: int) -> list[Review]:
         notes = [
             n
             for n in self.call("GET", f"{self.repo}/merge_requests/{number}/notes")
@@ -194,9 +235,19 @@ class GitLabForge(_Http):
 
 def forge_for(project: Project) -> Forge | None:
     """The project's forge, or None when its policy names none."""
-    policy = project.parsed_policy.forge
+    try:
+        policy = project.parsed_policy.forge
+    except PolicyInvalid as exc:
+        raise ForgeError(f"project {project.name}: {exc}") from None
     if policy is None:
         return None
+    # Checked again at use: a policy stored before these rules, or a server setting
+    # that changed since, must not send a token anywhere.
+    problem = forge_token_problem(policy.token_env) or forge_api_problem(
+        policy.kind, policy.api_url
+    )
+    if problem:
+        raise ForgeError(f"project {project.name}: {problem}")
     token = os.environ.get(policy.token_env, "")
     if not token:
         raise ForgeError(f"the forge's token is not set: set {policy.token_env}")
@@ -258,7 +309,9 @@ def _body(task: Task) -> str:
 
 def forge_sync() -> int:
     """Read the reviews of open pull requests (and open the ones that failed to open);
-    returns how many reviews were applied. Run by the engine's sweep."""
+    returns how many reviews were applied. Run by the engine's sweep: a forge that
+    fails, answers garbage or a project whose policy no longer parses is logged for
+    that pull request and the others go on."""
     applied = 0
     waiting = Task.objects.filter(status=TaskStatus.REVIEW).exclude(checkpoint_ref="")
     unopened = waiting.filter(pull_requests__isnull=True).select_related("plan__session__project")
@@ -268,30 +321,39 @@ def forge_sync() -> int:
     for pull in ForgePullRequest.objects.filter(state=PullRequestState.OPEN).select_related(
         "task__plan__session__project"
     ):
-        task = pull.task
-        if task.status != TaskStatus.REVIEW:
-            _close(pull, f"reviewed in SF ({task.status})")
-            continue
         try:
-            forge = forge_for(task.plan.session.project)
-            reviews = forge.reviews(pull.number) if forge else []
-        except ForgeError as exc:
+            applied += _pull_sync(pull)
+        except (SfError, GitError) as exc:
             logger.warning("reviews of %s not read: %s", pull, exc)
-            continue
-        fresh = [r for r in reviews if r.id not in pull.seen_reviews]
-        pull.seen_reviews = [*pull.seen_reviews, *(r.id for r in fresh)]
-        pull.save(update_fields=["seen_reviews"])
-        asked = [r for r in fresh if r.state == "changes_requested"]
-        if asked:
-            who = Actor.system(f"{pull.kind}:{asked[0].author}")
-            task_request_changes(task=task, actor=who, reason=_changes(asked))
-            _close(pull, f"changes requested by {asked[0].author}")
-            applied += 1
-        elif approved := [r for r in fresh if r.state == "approved"]:
-            task_approve(task=task, actor=Actor.system(f"{pull.kind}:{approved[0].author}"))
-            _close(pull, f"approved by {approved[0].author}")
-            applied += 1
+        except Exception:
+            # A bug met on one project's answer must not stop the sweep (schedules,
+            # notifications and the other projects' forges run after it).
+            logger.exception("reviews of %s not read", pull)
     return applied
+
+
+def _pull_sync(pull: ForgePullRequest) -> int:
+    """Apply the fresh reviews of one open pull request; 1 when one was applied."""
+    task = pull.task
+    if task.status != TaskStatus.REVIEW:
+        _close(pull, f"reviewed in SF ({task.status})")
+        return 0
+    forge = forge_for(task.plan.session.project)
+    reviews = forge.reviews(pull.number) if forge else []
+    fresh = [r for r in reviews if r.id not in pull.seen_reviews]
+    pull.seen_reviews = [*pull.seen_reviews, *(r.id for r in fresh)]
+    pull.save(update_fields=["seen_reviews"])
+    asked = [r for r in fresh if r.state == "changes_requested"]
+    if asked:
+        who = Actor.system(f"{pull.kind}:{asked[0].author}")
+        task_request_changes(task=task, actor=who, reason=_changes(asked))
+        _close(pull, f"changes requested by {asked[0].author}")
+        return 1
+    if approved := [r for r in fresh if r.state == "approved"]:
+        task_approve(task=task, actor=Actor.system(f"{pull.kind}:{approved[0].author}"))
+        _close(pull, f"approved by {approved[0].author}")
+        return 1
+    return 0
 
 
 def _changes(reviews: list[Review]) -> str:

@@ -11,6 +11,7 @@ import json
 import re
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -30,6 +31,10 @@ class FakeForge:
     gitlab_reviewers: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     gitlab_notes: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     url: str = ""
+    # When set, every answer is this body with status 200 (a proxy's error page, a
+    # JSON document of another shape): what a forge must not be trusted to never send.
+    broken: bytes = b""
+    broken_type: str = "text/html"
 
     def answer(self, method: str, path: str, body: dict[str, Any], auth: str) -> tuple[int, Any]:
         self.requests.append((method, path, body))
@@ -99,9 +104,11 @@ def _handler(forge: FakeForge) -> type[BaseHTTPRequestHandler]:
                 body = parse_qs(parsed.query)
             auth = self.headers.get("authorization") or self.headers.get("private-token") or ""
             status, answer = forge.answer(method, parsed.path, body, auth)
-            data = json.dumps(answer).encode()
+            data, kind = json.dumps(answer).encode(), "application/json"
+            if forge.broken:
+                status, data, kind = 200, forge.broken, forge.broken_type
             self.send_response(status)
-            self.send_header("content-type", "application/json")
+            self.send_header("content-type", kind)
             self.send_header("content-length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
@@ -115,14 +122,24 @@ def _handler(forge: FakeForge) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-@pytest.fixture
-def fake_forge() -> Iterator[FakeForge]:
+@contextmanager
+def fake_forge_served() -> Iterator[FakeForge]:
+    """A fake forge on loopback. SF refuses loopback API hosts unless the server lists
+    them (SF_FORGE_API_HOSTS, SF_NET_ALLOW_HOSTS): tests that talk to it set both."""
     forge = FakeForge()
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(forge))
     server.daemon_threads = True
     forge.url = f"http://127.0.0.1:{server.server_address[1]}"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield forge
-    server.shutdown()
-    server.server_close()
+    try:
+        yield forge
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def fake_forge() -> Iterator[FakeForge]:
+    with fake_forge_served() as forge:
+        yield forge

@@ -65,7 +65,8 @@ def inspect() -> str:
             network = True
     except OSError:
         network = False
-    return json.dumps({"pid": os.getpid(), "cwd": os.getcwd(), "network": network})
+    proxy = os.environ.get("HTTPS_PROXY", "")
+    return json.dumps({"pid": os.getpid(), "cwd": os.getcwd(), "network": network, "proxy": proxy})
 
 
 @server.tool()

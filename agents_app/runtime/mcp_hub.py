@@ -9,9 +9,10 @@ One task does both because anyio's cancel scopes must be left by the task that
 entered them.
 
 Under bubblewrap a server sees what an agent command sees (the worktree writable, no
-network unless granted, ``$HOME`` and SF's own files hidden) and lives in a PID
-namespace of its own with ``--die-with-parent``: whatever it started dies with it, and
-it dies with the worker's thread that started it if the worker is killed.
+network unless granted, and then only through an egress proxy of its own; ``$HOME``
+and SF's own files hidden) and lives in a PID namespace of its own with
+``--die-with-parent``: whatever it started dies with it, and it dies with the worker's
+thread that started it if the worker is killed.
 """
 
 from __future__ import annotations
@@ -30,8 +31,10 @@ from typing import IO, Any, TextIO, cast
 import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
+from agents_app.runtime.egress import EgressProxy, bridge_problem
 from agents_app.runtime.sandbox import (
     SandboxPolicy,
+    egress_hosts,
     home_dir,
     profile_problem,
     sandbox_prefix,
@@ -149,6 +152,7 @@ class McpHub:
     def close(self) -> None:
         """Stop every server (bounded), then the event loop and its thread."""
         if self._portal is None:
+            self._stack.close()
             return
         portal, self._portal = self._portal, None
         try:
@@ -179,7 +183,11 @@ class McpHub:
         state = sandbox_state()
         if not state.sandboxed:  # SF_SANDBOX=off: a process group with HOME at the worktree
             return program, {**launch.env, "HOME": str(self.worktree)}
-        policy = SandboxPolicy(network=launch.network, profile=self.sandbox.profile)
+        policy = SandboxPolicy(
+            network=launch.network,
+            profile=self.sandbox.profile,
+            egress=self.sandbox.egress if launch.network else (),
+        )
         prefix = sandbox_prefix(
             worktree=self.worktree,
             policy=policy,
@@ -188,6 +196,12 @@ class McpHub:
             hidden=sf_own_paths(),
             expose=[path for path in launch.expose if path.exists()],
         )
+        hosts = egress_hosts(policy)
+        if hosts and bridge_problem():
+            raise McpStartFailed(f"{launch.name}: {bridge_problem()}")
+        if hosts:  # its only way out: a proxy of its own, stopped with the hub
+            proxy = self._stack.enter_context(EgressProxy(hosts))
+            prefix += [*proxy.bwrap_args(), *proxy.bridge_argv()]
         return [*prefix, *program], dict(launch.env)
 
     async def _serve(

@@ -14,7 +14,10 @@ Every mode (fast, smart, deep, and the fallback) has, from the environment:
 
 A project's policy can override any of them per mode (``models: {smart: {…}}``); a key
 is named there by the variable that holds it (``api_key_env``), never stored in the
-database.
+database. A project's ``api_base`` must resolve to public addresses (``sf_core.netguard``)
+unless it is one of the server's own ``SF_MODEL_<MODE>_API_BASE`` or its host is in
+``SF_NET_ALLOW_HOSTS``; checked each time the settings are chosen (litellm resolves the
+name again when it connects: the check is not pinned to the address).
 """
 
 from __future__ import annotations
@@ -23,11 +26,13 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 
 from agents_app.schemas import ToolCalls as ToolCallStyle
 from sf_core.errors import SfError
+from sf_core.netguard import AddressRefused, checked_addresses
 
 MODES = ("fast", "smart", "deep", "fallback")
 # A base URL without a key: OpenAI-compatible local servers ignore the key, but the
@@ -117,6 +122,29 @@ def model_settings_for(
     return chosen
 
 
+def _project_api_base_check(mode: str, url: str) -> None:
+    """A project's ``api_base`` is a public address, unless it is one the server
+    itself configured (``SF_MODEL_<MODE>_API_BASE``: the local model on 127.0.0.1) or
+    its host is in the server's ``SF_NET_ALLOW_HOSTS``: a project must not make the
+    worker post its prompts (and a key) into the server's own network."""
+    own = {
+        str(endpoint.get("api_base") or "").rstrip("/")
+        for endpoint in getattr(settings, "SF_MODEL_ENDPOINTS", {}).values()
+    }
+    if url.rstrip("/") in own - {""}:
+        return
+    parts = urlsplit(url)
+    try:
+        checked_addresses(parts.hostname or "", parts.port or _DEFAULT_PORTS[parts.scheme])
+    except (AddressRefused, ValueError, KeyError) as exc:
+        raise ModelNotConfigured(
+            f"the project's model settings for {mode}: api_base {url} is refused: {exc}"
+        ) from None
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
 def _apply_override(base: ModelSettings, mode: str, override: Any) -> ModelSettings:
     values = override if isinstance(override, dict) else override.model_dump(exclude_none=True)
     changed: dict[str, Any] = {
@@ -124,6 +152,8 @@ def _apply_override(base: ModelSettings, mode: str, override: Any) -> ModelSetti
         for key in ("model", "api_base", "context_window")
         if values.get(key) is not None
     }
+    if changed.get("api_base"):
+        _project_api_base_check(mode, changed["api_base"])
     if values.get("tool_calls"):
         changed["tool_calls"] = ToolCallStyle(values["tool_calls"])
     key_variable = values.get("api_key_env")

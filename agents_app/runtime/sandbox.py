@@ -15,9 +15,9 @@ bubblewrap (Debian's ``bubblewrap``, ``bwrap``) a command sees:
   and the directory of its branch's ref. The rest of ``.git`` (config, hooks, the
   other branches) is read-only, so a command cannot plant a hook or a
   ``core.fsmonitor`` that SF's own git calls would run outside the sandbox;
-- no network (``--unshare-net``, and ``/run`` hidden so that no Unix socket of a
-  local server is reachable either) unless the policy grants it. bubblewrap can only
-  switch the network on or off: a project's egress allowlist switches it on.
+- a network namespace of its own, always (``--unshare-net``, and ``/run`` hidden so
+  that no Unix socket of a local server is reachable either); a project's egress
+  list adds SF's filtering proxy as its only way out (``agents_app.runtime.egress``).
 
 Every command, sandboxed or not, runs in a process group of its own; the group is
 killed when the command returns, times out or the caller is interrupted, and
@@ -43,6 +43,7 @@ from typing import IO, Literal
 from django.conf import settings
 
 from agents_app.axes import profile_rank
+from agents_app.runtime.egress import bridge_problem, egress_for
 
 logger = logging.getLogger("sf.sandbox")
 
@@ -57,15 +58,20 @@ HIGHEST_UNSANDBOXED_PROFILE = "normal"
 @dataclass(frozen=True)
 class SandboxPolicy:
     """What one command may do beyond its worktree (nothing by default), and the
-    session's profile it runs under."""
+    session's profile it runs under. ``egress``: the hosts it may reach through SF's
+    filtering proxy (``agents_app.runtime.egress``); ``network`` is on exactly when
+    there are some: the sandbox never shares the host's network."""
 
     network: bool = False
     profile: str = "restricted"
+    egress: tuple[str, ...] = ()
 
 
 def policy_for(profile: str, egress: Sequence[str]) -> SandboxPolicy:
-    """The network is on for the ``unrestricted`` profile or a project egress grant."""
-    return SandboxPolicy(network=profile == "unrestricted" or bool(egress), profile=profile)
+    """The project's egress list; the ``unrestricted`` profile is ``*`` (every public
+    host, still through the proxy: never loopback or a private address)."""
+    hosts = ("*",) if profile == "unrestricted" else tuple(egress)
+    return SandboxPolicy(network=bool(hosts), profile=profile, egress=hosts)
 
 
 class SandboxRefused(Exception):
@@ -165,8 +171,7 @@ def sandbox_prefix(
     worktree = worktree.resolve()
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     argv += ["--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
-    if not policy.network:
-        argv += ["--tmpfs", "/run"]  # Unix sockets of local servers (PostgreSQL, Docker)
+    argv += ["--tmpfs", "/run"]  # Unix sockets of local servers (PostgreSQL, Docker)
     for path in _hidden_paths(home, hidden):
         argv += ["--tmpfs", str(path)]
     for path in expose:
@@ -174,8 +179,7 @@ def sandbox_prefix(
     argv += ["--bind", str(worktree), str(worktree)]
     argv += git_binds(worktree)
     argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
-    if not policy.network:
-        argv.append("--unshare-net")
+    argv.append("--unshare-net")  # egress, if any, is through SF's proxy (egress.py)
     argv += ["--die-with-parent", "--new-session", "--chdir", str(cwd or worktree)]
     if home is not None:
         argv += ["--setenv", "HOME", str(home)]
@@ -289,8 +293,23 @@ def sandboxed_run(
         argv = ["bash", "-c", command]
         env = {**env, "HOME": str(worktree)}
     started = time.monotonic()
-    exit_code, output = group_run(argv, cwd=cwd or worktree, env=env, timeout=timeout)
+    # With egress, the command's only way out is SF's proxy, for as long as it runs.
+    hosts = egress_hosts(policy) if state.sandboxed else ()
+    if hosts and bridge_problem():
+        raise SandboxRefused(bridge_problem())
+    with egress_for(hosts) as proxy:
+        if proxy is not None:  # its binds and the bridge, before ``bash -c command``
+            argv[-3:-3] = [*proxy.bwrap_args(), *proxy.bridge_argv()]
+        exit_code, output = group_run(argv, cwd=cwd or worktree, env=env, timeout=timeout)
+    if proxy is not None:  # each request into the unit's trace, with the output
+        output = proxy.traced(output)
     return CommandRun(exit_code, output, time.monotonic() - started, state.sandboxed)
+
+
+def egress_hosts(policy: SandboxPolicy) -> tuple[str, ...]:
+    """The hosts a command may reach: the policy's list; a bare ``network`` grant (an
+    MCP server's ``network: true`` without a project list) is every public host."""
+    return policy.egress or (("*",) if policy.network else ())
 
 
 def home_dir() -> Path | None:

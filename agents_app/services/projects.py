@@ -31,6 +31,11 @@ def project_create(
     checkout is refused to everyone (``access.repo_path_check``)."""
     name = project_name_check(name)
     parsed = policy_parse(policy)
+    if "*" in parsed.egress and created_by is not None and not created_by.is_staff:
+        raise SfError(
+            "egress '*' (every public host) is a server admin's grant; list the domains "
+            "the project needs (pypi.org, *.pythonhosted.org) instead"
+        )
     repository_check(repo_path, base_branch)
     repo_path_check(repo_path, by_person=created_by is not None and not path_chosen_by_sf)
     if Project.objects.filter(name=name).exists():

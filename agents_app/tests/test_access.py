@@ -181,3 +181,15 @@ def test_the_upgrade_makes_session_creators_admins_else_superusers(
         ("sample", "ada", "admin"),
         ("orphan", root.username, "admin"),
     }
+
+
+def test_egress_to_every_host_is_a_server_admins_grant(roots: Path, user: User) -> None:
+    every = {"egress": ["*"]}
+    with pytest.raises(SfError, match=r"egress '\*' .* is a server admin's grant"):
+        project_create(name="e", repo_path=str(make_git_repo(roots / "e")), created_by=user, policy=every)  # fmt: skip
+    listed = {"egress": ["pypi.org", "*.pythonhosted.org"]}
+    project_create(name="l", repo_path=str(make_git_repo(roots / "l")), created_by=user, policy=listed)  # fmt: skip
+    User.objects.filter(pk=user.pk).update(is_staff=True)
+    user.refresh_from_db()
+    project_create(name="s", repo_path=str(make_git_repo(roots / "s")), created_by=user, policy=every)  # fmt: skip
+    assert Project.objects.get(name="s").parsed_policy.egress == ["*"]

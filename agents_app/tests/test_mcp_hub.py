@@ -49,10 +49,12 @@ def test_a_server_starts_in_the_sandbox_lists_its_tools_and_answers(worktree: Pa
     assert not alive(word)
 
 
-def test_the_network_is_on_only_when_granted(worktree: Path) -> None:
+def test_a_granted_network_is_the_egress_proxy_and_never_loopback(worktree: Path) -> None:
     with McpHub(worktree=worktree, sandbox=NORMAL) as hub:
         hub.start(tracker_launch(marker(), network=True))
-        assert json.loads(result_text(hub.call("tracker", "inspect", {})))["network"] is True
+        seen = json.loads(result_text(hub.call("tracker", "inspect", {})))
+        assert seen["proxy"] == "http://127.0.0.1:3128"  # its only way out
+        assert seen["network"] is False  # the host's Redis on loopback does not answer
 
 
 def test_no_server_survives_a_unit_that_ends_with_an_exception(worktree: Path) -> None:

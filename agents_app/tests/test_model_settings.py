@@ -55,7 +55,9 @@ def test_auto_is_native_for_models_litellm_knows_and_text_for_the_others() -> No
     assert pinned.resolved_style() == ToolCallStyle.JSON_SCHEMA
 
 
-@override_settings(SF_MODEL_SMART="openai/gpt-4o", SF_MODEL_ENDPOINTS=ENDPOINTS)
+@override_settings(
+    SF_MODEL_SMART="openai/gpt-4o", SF_MODEL_ENDPOINTS=ENDPOINTS, SF_NET_ALLOW_HOSTS=["127.0.0.1"]
+)
 def test_a_project_overrides_the_environment_field_by_field(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -142,3 +144,27 @@ def test_a_bad_value_stops_start_up_naming_the_variable(
     )
     assert done.returncode != 0
     assert expected in done.stderr
+
+
+@override_settings(SF_MODEL_SMART="openai/gpt-4o", SF_MODEL_ENDPOINTS=ENDPOINTS)
+@pytest.mark.parametrize(
+    "base",
+    [
+        "http://127.0.0.1:5432/v1",
+        "http://localhost:6379",
+        "http://169.254.169.254/latest",
+        "http://[::ffff:127.0.0.1]:9999/v1",
+        "http://[64:ff9b::7f00:1]/v1",
+        "http://10.0.0.7:8000/v1",
+    ],
+)
+def test_a_projects_api_base_into_the_servers_network_is_refused(base: str) -> None:
+    models = policy_parse({"models": {"smart": {"api_base": base}}}).models
+    with pytest.raises(ModelNotConfigured, match=r"api_base .* is refused: .*SF does not connect"):
+        model_settings_for("smart", None, models)
+
+
+@override_settings(SF_MODEL_SMART="openai/gpt-4o", SF_MODEL_ENDPOINTS=ENDPOINTS)
+def test_the_servers_own_api_base_stays_allowed_for_a_project() -> None:
+    models = policy_parse({"models": {"smart": {"api_base": LOCAL, "model": "openai/q"}}}).models
+    assert model_settings_for("smart", None, models).api_base == LOCAL.rstrip("/")

@@ -22,7 +22,6 @@ from agents_app.runtime.tools import TOOLS, ToolContext, ToolError
 from conftest import make_git_repo
 
 NO_NETWORK = SandboxPolicy(network=False, profile="normal")
-NETWORK = SandboxPolicy(network=True, profile="normal")
 REDIS = ("127.0.0.1", 6379)  # listening on every machine SF's tests run on
 
 pytestmark = pytest.mark.skipif(
@@ -104,14 +103,10 @@ def test_no_network_without_a_grant(worktree: Path) -> None:
     assert run(worktree, "ls /run | wc -l").output.strip() == "0"  # no local Unix sockets
 
 
-def test_the_network_is_on_with_a_grant(worktree: Path) -> None:
-    assert run(worktree, _connect(*REDIS), NETWORK).output.strip() == "CONNECTED"
-
-
 def test_the_grant_comes_from_egress_or_the_unrestricted_profile() -> None:
     assert not policy_for("trusted", []).network
-    assert policy_for("normal", ["pypi.org"]).network
-    assert policy_for("unrestricted", []).network
+    assert policy_for("normal", ["pypi.org"]).egress == ("pypi.org",)
+    assert policy_for("unrestricted", []).egress == ("*",)  # through the proxy too
 
 
 @pytest.mark.parametrize("mode", ["bwrap", "off"])
@@ -186,9 +181,9 @@ def test_run_command_runs_in_the_sandbox(worktree: Path, tmp_path: Path) -> None
     assert output.startswith("exit code 0")
     assert output.rstrip().endswith("REFUSED")
     assert not outside.exists()
-    granted = ToolContext(worktree=worktree, sandbox=lambda: NETWORK)
-    output = spec.run(granted, spec.parse({"command": _connect(*REDIS)}))
-    assert output.rstrip().endswith("CONNECTED")
+    granted = ToolContext(worktree=worktree, sandbox=lambda: policy_for("normal", ["pypi.org"]))
+    output = spec.run(granted, spec.parse({"command": f"echo $HTTPS_PROXY; {_connect(*REDIS)}"}))
+    assert output.split("\n")[1:3] == ["http://127.0.0.1:3128", "REFUSED"]  # the proxy only
 
 
 # --- without the sandbox ----------------------------------------------------------------

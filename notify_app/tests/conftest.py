@@ -51,7 +51,10 @@ class WebhookServer:
 
 
 @pytest.fixture
-def webhook() -> Iterator[WebhookServer]:
+def webhook(settings: Any) -> Iterator[WebhookServer]:
+    """The receiver, on loopback: allowed by the server setting an operator would use
+    for an internal host (a project's preferences cannot)."""
+    settings.SF_NET_ALLOW_HOSTS = ["127.0.0.1"]
     state = WebhookServer()
 
     class Handler(BaseHTTPRequestHandler):

@@ -131,15 +131,46 @@ def test_the_backoff_doubles_up_to_the_maximum(settings: Any) -> None:
     assert waits == [30, 60, 120, 240, 480, 600, 600]
 
 
-def test_a_private_webhook_address_is_refused_where_configured(
-    project: Project, user: User, webhook: WebhookServer, settings: Any
+LOOPBACK_AND_PRIVATE = [
+    "127.0.0.1",
+    "localhost",
+    "[::1]",
+    "0.0.0.0",
+    "10.1.2.3",
+    "169.254.169.254",
+    "[::ffff:127.0.0.1]",
+    "[64:ff9b::7f00:1]",
+    "[2002:7f00:1::]",
+    "2130706433",
+    "0177.0.0.1",
+]
+NOT_DELIVERED = "could not be reached (or is not a public address)"
+
+
+@pytest.mark.parametrize("host", LOOPBACK_AND_PRIVATE)
+def test_a_webhook_to_a_loopback_or_private_form_is_refused_in_every_profile(
+    project: Project, user: User, webhook: WebhookServer, settings: Any, host: str
 ) -> None:
-    settings.SF_NOTIFY_WEBHOOK_PRIVATE = False
-    webhook_only(user, webhook.url)
+    settings.SF_NET_ALLOW_HOSTS = []  # what every deployment has unless an operator adds one
+    settings.SF_NOTIFY_WEBHOOK_TIMEOUT = timedelta(seconds=1)
+    port = webhook.url.split(":")[2].split("/")[0]
+    webhook_only(user, f"http://{host}:{port}/hook")
     notify(project)
     assert deliveries_run(worker="w") == {"retry": 1}
-    assert "non-public address" in Delivery.objects.get().last_error
+    assert NOT_DELIVERED in Delivery.objects.get().last_error
     assert webhook.received == []
+
+
+def test_a_refused_address_and_an_unreachable_one_read_the_same(
+    project: Project, user: User, webhook: WebhookServer, settings: Any
+) -> None:
+    """The deliveries list is no port-probe oracle: a closed port on an allowed host
+    and a refused private address give the same error."""
+    closed = webhook.url.replace(webhook.url.split(":")[2].split("/")[0], "1")
+    webhook_only(user, closed)
+    notify(project)
+    deliveries_run(worker="w")
+    assert Delivery.objects.get().last_error == f"DeliveryError: webhook: 127.0.0.1 {NOT_DELIVERED}"
 
 
 def test_email_goes_through_djangos_backend(project: Project, user: User, settings: Any) -> None:

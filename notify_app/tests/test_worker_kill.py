@@ -26,7 +26,7 @@ FAST = {
     "SF_NOTIFY_LEASE": "3s",
     "SF_NOTIFY_WEBHOOK_TIMEOUT": "2s",
     "SF_SWEEP_INTERVAL": "1s",
-    "SF_NOTIFY_WEBHOOK_PRIVATE": "1",
+    "SF_NET_ALLOW_HOSTS": "127.0.0.1",  # the test's receiver, on loopback
 }
 
 

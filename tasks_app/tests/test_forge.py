@@ -12,14 +12,24 @@ from typing import Any
 import pytest
 
 from agents_app.models import Project
+from agents_app.schemas import policy_parse
 from agents_app.tests.runtime_helpers import ScriptedModel
+from sf_core.errors import PolicyInvalid
 from tasks_app.forge import ForgeError, GitLabForge, forge_for, forge_sync
 from tasks_app.models import ForgePullRequest
 from tasks_app.tests.test_engine import git, repo, run_next, start, task_spec, writes
-from tests.fake_forge import TOKEN, FakeForge, fake_forge
+from tests.fake_forge import TOKEN, FakeForge, fake_forge, fake_forge_served
 
 pytestmark = pytest.mark.django_db
 __all__ = ["fake_forge", "repo"]  # fixtures
+
+
+@pytest.fixture(autouse=True)
+def _fake_forge_allowed(settings: Any) -> None:
+    """The fake forge listens on loopback: allowed the way an operator allows a
+    self-hosted forge, by server settings (a project's policy cannot)."""
+    settings.SF_FORGE_API_HOSTS = ["127.0.0.1"]
+    settings.SF_NET_ALLOW_HOSTS = ["127.0.0.1"]
 
 
 @pytest.fixture
@@ -151,3 +161,65 @@ def test_gitlab_merge_requests_and_reviewer_states(fake_forge: FakeForge) -> Non
         "overall fine otherwise",
     )
     assert [(c.path, c.line, c.body) for c in review.comments] == [("a.py", 3, "rename it")]
+
+
+# --- what a project's forge policy may not do (issue 27, finding 5) -----------------------
+
+
+def test_a_forge_token_from_another_variable_is_refused_at_validation_and_at_use(
+    fake_forge: FakeForge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DATABASE_URL", "postgres://postgres@127.0.0.1/sf")
+    policy = {"forge": {**forge_policy(fake_forge)["forge"], "token_env": "DATABASE_URL"}}
+    with pytest.raises(PolicyInvalid, match="token_env must be SF_FORGE_TOKEN or start with"):
+        policy_parse(policy)
+    stored = Project(name="old", repo_path="/nowhere", policy=policy)  # saved before the rule
+    with pytest.raises(ForgeError, match="token_env must be SF_FORGE_TOKEN"):
+        forge_for(stored)
+    assert fake_forge.requests == []
+
+
+def test_a_forge_api_url_off_the_public_apis_is_refused_unless_the_server_lists_it(
+    fake_forge: FakeForge, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SF_FORGE_TOKEN", TOKEN)
+    settings.SF_FORGE_API_HOSTS = []
+    with pytest.raises(PolicyInvalid, match="neither the forge's public API"):
+        policy_parse(forge_policy(fake_forge))
+    public = {"kind": "github", "api_url": "https://api.github.com/", "repository": "a/b"}
+    assert policy_parse({"forge": public}).forge is not None
+    settings.SF_FORGE_API_HOSTS = ["127.0.0.1"]
+    settings.SF_NET_ALLOW_HOSTS = []  # listed as a forge, but the guard still refuses loopback
+    forge = forge_for(Project(name="g", repo_path="/x", policy=forge_policy(fake_forge)))
+    assert forge is not None
+    with pytest.raises(ForgeError, match="loopback address"):
+        forge.reviews(1)
+    assert fake_forge.requests == []
+
+
+@pytest.mark.parametrize(
+    ("body", "kind"),
+    [(b"<html>502 Bad Gateway</html>", "text/html"), (b'{"message": "moved"}', "application/json")],
+)
+def test_a_forge_answering_garbage_fails_its_project_only_and_the_sweep_goes_on(
+    repo: Path, remote: Path, monkeypatch: pytest.MonkeyPatch, body: bytes, kind: str,
+    django_capture_on_commit_callbacks: Any,
+) -> None:  # fmt: skip
+    monkeypatch.setenv("SF_FORGE_TOKEN", TOKEN)
+    with fake_forge_served() as broken, fake_forge_served() as good:
+        pulls = []
+        for forge in (broken, good):  # the broken forge's pull request is read first
+            session, plan = start(repo, task_spec(), profile="normal", policy=forge_policy(forge))
+            with django_capture_on_commit_callbacks(execute=True):
+                assert run_next(session, ScriptedModel(*writes("hello"))).task_status == "review"
+            pulls.append(ForgePullRequest.objects.get(task=plan.tasks.get()))
+        broken.broken, broken.broken_type = body, kind
+        good.github_reviews[pulls[1].number] = [
+            {"id": 3, "state": "CHANGES_REQUESTED", "body": "again", "user": {"login": "rita"}}
+        ]
+        with django_capture_on_commit_callbacks(execute=True):
+            assert forge_sync() == 1  # the good forge's review is applied
+    for pull in pulls:
+        pull.refresh_from_db()
+    assert (pulls[0].state, pulls[0].seen_reviews) == ("open", [])  # tried again next sweep
+    assert pulls[1].state == "done"

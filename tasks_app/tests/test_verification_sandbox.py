@@ -60,15 +60,20 @@ def test_verify_commands_run_in_the_sandbox(
 
 
 @needs_bwrap
-def test_the_project_egress_grant_switches_the_network_on(
+def test_the_project_egress_grant_is_the_proxy_and_never_the_hosts_loopback(
     agent_session: AgentSession, git_repo: Path
 ) -> None:
     project = agent_session.project
-    project.policy = {**project.policy, "egress": ["127.0.0.1"]}
+    project.policy = {**project.policy, "egress": ["pypi.org"]}
     project.save()
     session = _profile(agent_session, "trusted")
     connect = _script(git_repo, "connect.py", REDIS_CONNECT)
-    assert verify(git_repo, [connect], session_id=session.pk).passed
+    proxy = _script(git_repo, "proxy.py", "import os\nassert os.environ['HTTPS_PROXY']\n")
+    result = verify(git_repo, [proxy, connect], session_id=session.pk)
+    [through_proxy, redis] = result.results
+    assert through_proxy.passed  # the grant is there: a proxy to go through
+    assert not redis.passed  # and SF's own Redis on loopback does not answer
+    assert "Connection refused" in redis.output
 
 
 def test_a_verify_command_the_gate_refuses_does_not_run(
