@@ -35,7 +35,7 @@ def marker(tmp_path: Path) -> Path:
 def program(tmp_path: Path, marker: Path) -> Path:
     """The attacker's program: as an fsmonitor hook, a hook or a clean filter."""
     path = tmp_path / "evil.sh"
-    path.write_text(f"#!/bin/sh\necho \"$0 $*\" >> {marker}\ncat\n")
+    path.write_text(f'#!/bin/sh\necho "$0 $*" >> {marker}\ncat\n')
     path.chmod(0o755)
     return path
 
@@ -120,9 +120,7 @@ def test_a_planted_commondir_fails_the_unit_and_its_config_never_runs(
     assert_failed_with(session, f"its admin file commondir points at '{evil}'")
 
 
-def test_a_planted_config_worktree_fails_the_unit(
-    repo: Path, program: Path, marker: Path
-) -> None:
+def test_a_planted_config_worktree_fails_the_unit(repo: Path, program: Path, marker: Path) -> None:
     session, _ = start(repo, task_spec())
 
     def plant(ws: Workspace) -> None:
