@@ -108,7 +108,7 @@ def repository(path: str | Path) -> Checkout:
     dotgit = top / ".git"
     if not dotgit.is_dir():
         what = "a .git file, not a directory" if dotgit.exists() else "no .git directory"
-        raise GitError(f"{top} is not the top of a git work tree: it has {what}")
+        raise GitError(f"{top} is not a git work tree: it has {what}")
     return Checkout(work_tree=top, git_dir=dotgit, common_dir=dotgit)
 
 
