@@ -203,3 +203,23 @@ def test_a_git_variable_in_the_workers_environment_does_not_reach_sfs_git(
     assert report.task_status == "done", "checkpointed, verified and merged"
     task = Task.objects.get(plan__session=session)
     assert git(repo, "show", f"{task.checkpoint_ref}:hello.txt") == "hello"
+
+
+def test_a_worktree_an_earlier_unit_left_changed_fails_the_next_unit_before_any_git(
+    repo: Path, tmp_path: Path, program: Path, marker: Path
+) -> None:
+    """The unit that planted the file crashed before its checkpoint: the next unit finds
+    the worktree changed when it reuses it, and SF's git never ran in it."""
+    from tasks_app.engine.worktrees import worktree_ensure
+
+    session, _ = start(repo, task_spec())
+    ws = workspace_of(Task.objects.get(plan__session=session))
+    worktree_ensure(ws)
+    evil = attacker_repo(tmp_path / "evil", program)
+    (ws.path / ".git").write_text(f"gitdir: {evil}\n")
+
+    run_tampered(session, lambda ws: None)
+
+    assert not marker.exists(), "SF's git ran in the worktree a command changed"
+    unit = assert_failed_with(session, f"its .git file points at '{evil}'")
+    assert unit.checkpoint_commit == ""
