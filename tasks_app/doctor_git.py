@@ -6,9 +6,9 @@ need them: every task not done, cancelled or skipped keeps its current attempt's
 failed task's stay for a person to look at). Anything else under
 ``SF_DATA_DIR/worktrees/<project>/`` or named ``sf/…`` in the repository is an orphan:
 a crash between the merge and the cleanup, a plan deleted, an attempt superseded.
-The fix removes it the way the engine would (``git worktree remove``, ``git branch
--D``), and its audit row keeps the branch's commit, so ``git branch NAME SHA`` brings
-it back.
+The fix removes it the way the engine would (its files and admin directory, without
+running git on them; ``git branch -D``), and its audit row keeps the branch's commit,
+so ``git branch NAME SHA`` brings it back.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from agents_app.models import Project
 from sf_core.actors import Actor
 from sf_core.doctor import Finding, RepairDone, Severity
 from sf_core.git import GIT_LOCK_STALE_SECONDS, git, git_ok
-from tasks_app.engine.worktrees import workspace_for
+from tasks_app.engine.worktrees import workspace_for, worktree_discard
 from tasks_app.models import ACTIVE_MERGE_STATUSES, MergeRequest, Task, TaskStatus
 
 FINISHED = (TaskStatus.DONE, TaskStatus.CANCELLED, TaskStatus.SKIPPED)
@@ -134,8 +134,7 @@ def worktrees_fix(actor: Actor) -> list[RepairDone]:
         found = project_orphans(project)
         repo = project.repo_path
         for path in found.worktrees:
-            if not git_ok("worktree", "remove", "--force", "--force", str(path), cwd=repo):
-                _remove_tree(path)
+            worktree_discard(repo, path)  # never `git worktree remove`: it reads the tree
             done.append(RepairDone(target=str(path), action="orphaned worktree removed"))
         if found.registrations or found.worktrees:
             git("worktree", "prune", cwd=repo)
@@ -147,12 +146,6 @@ def worktrees_fix(actor: Actor) -> list[RepairDone]:
                 action = f"orphaned branch deleted (was {commit}; git branch {branch} {commit})"
                 done.append(RepairDone(target=f"{repo}: {branch}", action=action))
     return done
-
-
-def _remove_tree(path: Path) -> None:
-    import shutil
-
-    shutil.rmtree(path, ignore_errors=True)
 
 
 # --- lock files of a git that died ------------------------------------------------------

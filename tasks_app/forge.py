@@ -280,7 +280,9 @@ def _open(task: Task, project: Project, forge: Forge) -> ForgePullRequest:
     assert policy is not None
     ws = workspace_of(task)
     head = task.checkpoint_ref
-    git("push", "--force", policy.remote, f"{head}:refs/heads/{ws.branch}", cwd=ws.repo)
+    git(
+        "push", "--force", policy.remote, f"{head}:refs/heads/{ws.branch}", cwd=ws.repo, remote=True
+    )
     opened = forge.open(
         branch=ws.branch, base=ws.base, title=f"sf: {task.key}: {task.title}", body=_body(task)
     )

@@ -21,7 +21,6 @@ run names where. Every trial is one ``SkillEvalRun``.
 from __future__ import annotations
 
 import shutil
-import subprocess
 import time
 import uuid
 from dataclasses import dataclass
@@ -39,12 +38,13 @@ from agents_app.runtime.replay import TraceFileInvalid, replay_load
 from agents_app.services import project_create, session_create
 from sf_core.actors import Actor
 from sf_core.errors import SfError
-from sf_core.git import git
+from sf_core.git import git, new_repository
 from skills_app.models import Skill, SkillEvalCase, SkillEvalRun, SkillScope
 from skills_app.parsing import CASE_TRACE, EVALS, PROJECT_SKILLS
 from skills_app.sync import project_skills_sync
 from tasks_app.engine.dispatch import drain
 from tasks_app.engine.review import task_approve
+from tasks_app.engine.worktrees import worktree_discard
 from tasks_app.headless.answers import Answers, ApprovalAnswer, answers_apply
 from tasks_app.models import PlanSource, Task, TaskStatus, Unit
 from tasks_app.replays import recorded_header, recorded_model
@@ -172,13 +172,9 @@ def trial_repo_create(repo: Path, work: Path, source: Path) -> Path:
         shutil.rmtree(target, ignore_errors=True)
         shutil.copytree(skills, target, ignore=_without_evals(skills))
     identity = ["-c", "user.name=SF skill eval", "-c", "user.email=skill-eval@localhost"]
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
-    subprocess.run(["git", "add", "--all"], cwd=repo, check=True)
-    subprocess.run(
-        ["git", *identity, "commit", "-q", "--allow-empty", "-m", "eval start"],
-        cwd=repo,
-        check=True,
-    )
+    git("init", "-q", "-b", "main", cwd=new_repository(repo))
+    git("add", "--all", cwd=repo)  # a new repository: it tracks no nested one yet
+    git(*identity, "commit", "-q", "--allow-empty", "-m", "eval start", cwd=repo)
     return repo
 
 
@@ -195,8 +191,7 @@ def trial_remove(trial: Trial) -> None:
     its folder."""
     worktree = trial.worktree()
     if worktree is not None:
-        git("worktree", "remove", "--force", str(worktree), cwd=trial.repo, check=False)
-        shutil.rmtree(worktree, ignore_errors=True)
+        worktree_discard(trial.repo, worktree)
     shutil.rmtree(trial.folder, ignore_errors=True)
 
 

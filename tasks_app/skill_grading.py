@@ -29,10 +29,10 @@ from typing import Any
 from django.conf import settings
 
 from agents_app.runtime.recording import trace_export
-from sf_core.git import git
+from sf_core.git import Checkout, git
 from skills_app.models import SkillUse, SkillUseKind
 from skills_app.parsing import CASE_GRADER
-from tasks_app.engine.worktrees import workspace_of
+from tasks_app.engine.worktrees import workspace_of, worktree_checked
 from tasks_app.models import Task, TaskStatus, Unit
 
 GRADER_TIMEOUT = 30.0  # seconds
@@ -56,6 +56,10 @@ class Trial:
 
     def workspace(self) -> Path:
         return self.worktree() or self.repo
+
+    def checkout(self) -> Checkout | Path:
+        """What SF's git runs on: the task's worktree once checked, else the repository."""
+        return worktree_checked(workspace_of(self.task)) if self.worktree() else self.repo
 
 
 def trial_grade(trial: Trial) -> tuple[list[dict[str, Any]], str]:
@@ -169,7 +173,7 @@ def trial_result(trial: Trial, units: list[Unit]) -> dict[str, Any]:
 
 def _files_changed(trial: Trial) -> list[str]:
     """Paths that differ from the trial's first commit, committed or not."""
-    workspace = trial.workspace()
+    workspace = trial.checkout()
     first = git("rev-list", "--max-parents=0", "HEAD", cwd=trial.repo).splitlines()[0]
     committed = git("diff", "--name-only", first, "HEAD", cwd=workspace, check=False)
     pending = git("status", "--porcelain", "--untracked-files=all", cwd=workspace, check=False)

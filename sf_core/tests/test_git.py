@@ -50,7 +50,9 @@ def test_a_stale_index_lock_is_removed_and_the_command_runs(repo: Path) -> None:
 def test_a_stale_ref_lock_does_not_stop_a_compare_and_swap(repo: Path) -> None:
     head = git("rev-parse", "HEAD", cwd=repo)
     tree = git("rev-parse", "HEAD^{tree}", cwd=repo)
-    child = git("commit-tree", tree, "-p", head, "-m", "b", cwd=repo)
+    # SF's git reads no global config: the identity is given, as SF's merges give it.
+    identity = ("-c", "user.name=t", "-c", "user.email=t@e")
+    child = git(*identity, "commit-tree", tree, "-p", head, "-m", "b", cwd=repo)
     lock = left_behind(repo / ".git" / "refs" / "heads" / "main.lock", age_s=3600)
 
     git("update-ref", "refs/heads/main", child, head, cwd=repo)

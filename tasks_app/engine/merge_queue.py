@@ -42,11 +42,13 @@ from tasks_app.engine.verification import Verification, verify
 from tasks_app.engine.worktrees import (
     MergeResult,
     Workspace,
+    WorktreeTampered,
     merge_compute,
     merge_publish,
     scratch_worktree_add,
     scratch_worktree_remove,
     workspace_of,
+    worktree_checked,
     worktree_remove,
 )
 from tasks_app.lifecycle import task_transition
@@ -349,8 +351,8 @@ def _send_back(entry: MergeRequest, task: Task, ws: Workspace, merged: str) -> N
     reason = f"{MERGED_TREE_FAILED} on {ws.base} (retry {task.retry_count} of {task.max_retries})"
     task_transition(task=task, to=TaskStatus.RETRYING, reason=reason, actor=actor)
     try:  # the agent works on the merged tree from now on
-        git("merge", "--ff-only", "--quiet", merged, cwd=ws.path)
-    except GitError as exc:
+        git("merge", "--ff-only", "--quiet", merged, cwd=worktree_checked(ws, missing_ok=True))
+    except (GitError, WorktreeTampered) as exc:
         logger.warning("task %s: its branch stays where it was: %s", task.key, exc)
     TaskSchedule.objects.filter(task=task).update(
         status=ScheduleStatus.DUE,

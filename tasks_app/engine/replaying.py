@@ -9,7 +9,6 @@ inline, answering from the trace — never a live model.
 from __future__ import annotations
 
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from agents_app.runtime.replay import Replay, replay_load
 from agents_app.services import project_create, session_create
 from sf_core.actors import Actor
 from sf_core.errors import SfError
-from sf_core.git import git
+from sf_core.git import git, new_repository
 from tasks_app.engine.dispatch import drain
 from tasks_app.engine.values import UnitOptions
 from tasks_app.models import Plan, PlanSource, Task
@@ -108,5 +107,5 @@ def demo_repo_create(path: Path) -> Path:
             "The greeter",
         ],
     ):
-        subprocess.run(["git", *args], cwd=path, check=True)
+        git(*args, cwd=new_repository(path))
     return path

@@ -12,11 +12,19 @@ base branch unless it is certain: it is computed with ``git merge-tree`` (no
 working tree involved), committed with ``commit-tree`` and published with a
 compare-and-swap ``update-ref``. A conflict, an empty result or any error leaves
 the base branch, the worktree and the task branch exactly as they were.
+
+SF's git never follows what a command in the worktree could have written
+(``sf_core.git``): it names the worktree's git directories itself, and before it acts
+on a worktree (reuses it, commits its changes, moves its branch) it checks that the
+worktree's ``.git`` file, its admin files and its ``HEAD`` are as SF made them
+(``worktree_checked``). A worktree a command changed is removed without running git on
+it, and the unit fails with what was changed (``WorktreeTampered``).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +32,16 @@ from pathlib import Path
 from django.conf import settings
 
 from agents_app.models import Project
-from sf_core.git import GitError, git, git_ok
+from sf_core.errors import SfError
+from sf_core.git import (
+    Checkout,
+    GitError,
+    git,
+    git_ok,
+    linked_worktree,
+    metadata_problems,
+    stage_changes,
+)
 from tasks_app.models import Task
 
 logger = logging.getLogger("sf.merge")
@@ -38,6 +55,15 @@ class Workspace:
     base: str
     # Files written into the tree from secrets: never committed (worktree-environment.md).
     private: tuple[str, ...] = ()
+
+    @property
+    def tree(self) -> Checkout:
+        """The worktree, as git must see it: named from SF's records, not its files."""
+        return linked_worktree(self.repo, self.path)
+
+
+class WorktreeTampered(SfError):
+    """A command changed where the worktree's git metadata points: the unit fails."""
 
 
 def workspace_for(
@@ -77,9 +103,11 @@ def worktree_ensure(ws: Workspace) -> Path:
         # A `git worktree add` killed before it finished (its worker killed, the OOM
         # killer) leaves the tree registered, locked "initializing", and maybe checked
         # out in part: committed as it is, the missing files would be deleted on merge.
-        git("worktree", "remove", "--force", "--force", str(ws.path), cwd=ws.repo, check=False)
-    elif (ws.path / ".git").exists() and registration is not None:
-        return ws.path
+        worktree_discard(ws.repo, ws.path)
+    elif os.path.lexists(ws.path / ".git") or ws.tree.git_dir.exists():
+        worktree_checked(ws, missing_ok=True)  # what an earlier unit's command left
+        if registration is not None and (ws.path / ".git").exists():
+            return ws.path
     ws.path.parent.mkdir(parents=True, exist_ok=True)
     if ws.path.exists():
         shutil.rmtree(ws.path)  # a leftover from a crash before git registered it
@@ -96,7 +124,56 @@ def worktree_ensure(ws: Workspace) -> Path:
         # try once more. Pruning first, every unit, cost a git process for nothing.
         git("worktree", "prune", cwd=ws.repo)
         git(*add, cwd=ws.repo)
+    problems = metadata_problems(ws.tree)
+    if problems:  # e.g. extensions.worktreeConfig gives it a config.worktree of its own
+        worktree_discard(ws.repo, ws.path)
+        raise SfError(f"git made the worktree {ws.path} otherwise than SF checks it: {problems}")
     return ws.path
+
+
+def worktree_checked(ws: Workspace, *, missing_ok: bool = False) -> Checkout:
+    """The worktree's ``Checkout``, once its ``.git`` file, admin files and ``HEAD`` are
+    as SF made them. Otherwise a command changed them: the worktree is removed without
+    running git on it (its branch, with every checkpoint, stays) and
+    ``WorktreeTampered`` says what was changed."""
+    tree = ws.tree
+    problems = metadata_problems(tree, missing_ok=missing_ok)
+    problems += _head_problem(ws, tree, missing_ok=missing_ok)
+    if problems:
+        worktree_discard(ws.repo, ws.path)
+        raise WorktreeTampered(
+            f"a command changed the git metadata of the worktree {ws.path}: "
+            f"{'; '.join(problems)}. SF ran no git on it and removed it "
+            f"(the branch {ws.branch} and its checkpoints stay)"
+        )
+    return tree
+
+
+def _head_problem(ws: Workspace, tree: Checkout, *, missing_ok: bool) -> list[str]:
+    """SF commits on the task's branch only: a ``HEAD`` moved to the base branch would
+    have SF's own commit land there, past review and the merge queue."""
+    head = tree.git_dir / "HEAD"
+    if missing_ok and not os.path.lexists(head):
+        return []
+    try:
+        with open(head, "rb") as handle:
+            text = handle.read(4096).decode("utf-8", errors="replace").strip()
+    except OSError:
+        text = ""
+    if text == f"ref: refs/heads/{ws.branch}":
+        return []
+    return [f"its HEAD is {text!r}, not the task's branch {ws.branch}"]
+
+
+def worktree_discard(repo: str | Path, path: Path) -> None:
+    """Remove a worktree's folder and its admin directory without running git (nothing
+    a command wrote there is read); a registration under another name is pruned."""
+    admin = linked_worktree(repo, path).git_dir
+    shutil.rmtree(path, ignore_errors=True)
+    if admin.is_dir():
+        shutil.rmtree(admin, ignore_errors=True)
+    else:
+        git("worktree", "prune", cwd=repo)
 
 
 UNFINISHED = "locked initializing"  # how `git worktree list` shows one still being added
@@ -130,10 +207,10 @@ NEVER_COMMIT = (
 
 def checkpoint_commit(ws: Workspace, message: str) -> str | None:
     """Commit everything the unit changed in its worktree; the new commit, or None."""
+    tree = worktree_checked(ws)
     excluded = [f":(exclude,glob){pattern}" for pattern in NEVER_COMMIT]
     excluded += [f":(exclude,literal){path}" for path in ws.private]
-    git("add", "--all", "--", ".", *excluded, cwd=ws.path)
-    if not git("diff", "--cached", "--name-only", cwd=ws.path):
+    if not stage_changes(tree, [".", *excluded]):
         return None
     git(
         "-c",
@@ -145,9 +222,9 @@ def checkpoint_commit(ws: Workspace, message: str) -> str | None:
         "--no-verify",
         "-m",
         message,
-        cwd=ws.path,
+        cwd=tree,
     )
-    return git("rev-parse", "HEAD", cwd=ws.path)
+    return git("rev-parse", "HEAD", cwd=tree)
 
 
 def checkpoint_patch(ws: Workspace) -> str:
@@ -267,10 +344,8 @@ def scratch_worktree_add(ws: Workspace, *, name: str, commit: str) -> Path:
 
 
 def scratch_worktree_remove(ws: Workspace, path: Path) -> None:
-    removed = path.exists() and git_ok("worktree", "remove", "--force", str(path), cwd=ws.repo)
-    if not removed:  # its registration may be left behind: prune it
-        shutil.rmtree(path, ignore_errors=True)
-        git("worktree", "prune", cwd=ws.repo)
+    """Verify commands ran in it: removed without running git on what they left."""
+    worktree_discard(ws.repo, path)
 
 
 def _base_checked_out(ws: Workspace) -> bool:
@@ -314,11 +389,9 @@ def worktree_remove(ws: Workspace) -> None:
     """Remove the worktree and its branch, and check both are gone (raises ``GitError``
     otherwise). Called after a verified merge, and for a cancelled, skipped or retried
     task, whose unmerged work goes with it (its patch stays on its units)."""
-    if ws.path.exists():
-        # Twice forced: a tree whose `git worktree add` was killed is still locked.
-        git("worktree", "remove", "--force", "--force", str(ws.path), cwd=ws.repo)
-    else:  # gone without git knowing (a crash, a person): its registration goes too
-        git("worktree", "prune", cwd=ws.repo)
+    # Removed as files, not by `git worktree remove`, which would read what a command
+    # left in it (and refuse a tree whose `git worktree add` was killed: still locked).
+    worktree_discard(ws.repo, ws.path)
     git("branch", "-D", ws.branch, cwd=ws.repo, check=False)
     if _registered(ws) or git(
         "rev-parse", "--verify", "--quiet", f"refs/heads/{ws.branch}", cwd=ws.repo, check=False

@@ -12,7 +12,6 @@ import json
 import logging
 import math
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from agents_app.models import AgentSession
 from agents_app.runtime.replay import Replay
 from sf_core.cli import Subcommand, Writer, acting_actor, add_acting_user
 from sf_core.errors import SfError
+from sf_core.git import git
 from tasks_app.headless.access import headless_authorize
 from tasks_app.headless.answers import answers_load
 from tasks_app.headless.events import ExitCode, ResultEvent, event_schema
@@ -407,14 +407,7 @@ def _session_exists(session_id: int) -> None:
 def _check_repository(path: Path) -> None:
     if not path.is_dir():
         raise SfError(f"--project {path}: no such directory")
-    inside = subprocess.run(
-        ["git", "rev-parse", "--is-inside-work-tree"],
-        cwd=path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if inside.returncode != 0 or inside.stdout.strip() != "true":
+    if git("rev-parse", "--is-inside-work-tree", cwd=path, check=False) != "true":
         raise SfError(f"--project {path}: not a git repository (git init it first)")
 
 
