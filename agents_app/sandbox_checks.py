@@ -2,10 +2,11 @@
 
 | id      | what                                                                       |
 | ------- | -------------------------------------------------------------------------- |
-| sf.W010 | bubblewrap is missing or cannot create namespaces: profiles above normal are refused |
+| sf.W010 | no unprivileged sandbox here (bubblewrap missing, no user namespaces, no   |
+|         | seccomp): every profile above restricted is refused                        |
 | sf.W011 | SF_SANDBOX=off: the operator runs agent and verify commands without the sandbox |
 
-Warnings, not errors: without the sandbox SF still runs sessions up to ``normal``.
+Warnings, not errors: without the sandbox SF still runs read-only (``restricted``) sessions.
 """
 
 from __future__ import annotations
@@ -25,10 +26,14 @@ def check_sandbox(app_configs: Sequence[AppConfig] | None, **_: Any) -> list[Che
     if state.mode == "unavailable":
         return [
             Warning(
-                f"The OS sandbox is unavailable: {state.detail}. Agent and verify commands "
-                "run without it, and the trusted and unrestricted profiles are refused.",
-                hint="Install bubblewrap (scripts/setup.sh does: apt-get install bubblewrap), "
-                "or set SF_SANDBOX=off to allow every profile without the sandbox.",
+                f"The OS sandbox is unavailable: {state.detail}. Its guarantees (an "
+                "unprivileged user without capabilities, the seccomp filter, the file "
+                "allowlist, resource limits) cannot hold: commands run without it, and "
+                "every profile above restricted is refused.",
+                hint="Install bubblewrap and libseccomp2 (scripts/setup.sh does) and allow "
+                "unprivileged user namespaces (sysctl user.max_user_namespaces > 0, "
+                "kernel.unprivileged_userns_clone=1 where it exists), or set "
+                "SF_SANDBOX=off to allow every profile without the sandbox.",
                 id="sf.W010",
             )
         ]

@@ -47,6 +47,10 @@ fi
 command -v psql >/dev/null || packages+=(postgresql-client)
 # The OS sandbox of agent and verify commands (agents_app/runtime/sandbox.py).
 [ -x /usr/bin/bwrap ] || packages+=(bubblewrap)
+# Its seccomp filter is compiled with libseccomp (pyseccomp loads libseccomp.so.2);
+# prlimit (util-linux) sets the resource limits of each command.
+ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2 ' || packages+=(libseccomp2)
+command -v prlimit >/dev/null || packages+=(util-linux)
 if ! answers $REDIS_HOST $REDIS_PORT; then
   command -v redis-server >/dev/null || packages+=(redis-server)
 fi

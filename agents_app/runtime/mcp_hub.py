@@ -22,7 +22,7 @@ import math
 import os
 import tempfile
 from concurrent.futures import Future, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import IO, Any, TextIO, cast
@@ -38,6 +38,7 @@ from agents_app.runtime.sandbox import (
     sandbox_state,
     sf_own_paths,
 )
+from agents_app.runtime.sandbox_limits import pids_cgroup
 from sf_core.errors import SfError
 
 logger = logging.getLogger("sf.mcp")
@@ -179,7 +180,7 @@ class McpHub:
         state = sandbox_state()
         if not state.sandboxed:  # SF_SANDBOX=off: a process group with HOME at the worktree
             return program, {**launch.env, "HOME": str(self.worktree)}
-        policy = SandboxPolicy(network=launch.network, profile=self.sandbox.profile)
+        policy = replace(self.sandbox, network=launch.network)
         prefix = sandbox_prefix(
             worktree=self.worktree,
             policy=policy,
@@ -187,6 +188,7 @@ class McpHub:
             home=home_dir(),
             hidden=sf_own_paths(),
             expose=[path for path in launch.expose if path.exists()],
+            cgroup=pids_cgroup(policy.limits),  # removed by a later sweep once empty
         )
         return [*prefix, *program], dict(launch.env)
 
