@@ -157,7 +157,7 @@ def test_umount_shows_nothing_of_run_or_a_hidden_path(user: str, worktree: Path)
     done = contained(
         user,
         worktree,
-        f"umount /run; umount {checkout}; umount -l /; ls /run/postgresql && echo RUN-SEEN; "
+        f"umount /run; umount -l {checkout}; ls /run/postgresql && echo RUN-SEEN; "
         f"cat {checkout}/manage.py >/dev/null && echo CHECKOUT-SEEN; echo done",
     )
     assert "done" in done.output
@@ -180,14 +180,30 @@ def test_the_worktree_admin_files_cannot_be_rewritten(
     assert {path: path.read_text() for path in files} == before
 
 
-def test_another_checkouts_env_and_etc_shadow_are_unreadable(user: str, worktree: Path) -> None:
-    other = worktree.parent / "other-checkout" / ".sf"
-    other.mkdir(parents=True)
-    (other / "env").write_text("DATABASE_URL=postgres://sf:secret@db/sf_other\n")
-    (other / "env").chmod(0o644)
+@pytest.fixture
+def other_checkout() -> Iterator[Path]:
+    """Another checkout's ``.sf/env`` where the old sandbox showed it: outside the
+    worktree, outside /tmp and $HOME (those were hidden already)."""
+    base = Path("/srv") if os.access("/srv", os.W_OK) else Path("/var/lib")
+    place = Path(tempfile.mkdtemp(prefix="sf-other-checkout-", dir=base))
+    place.chmod(0o755)
+    (place / ".sf").mkdir()
+    (place / ".sf/env").write_text("DATABASE_URL=postgres://sf:secret@db/sf_other\n")
+    (place / ".sf/env").chmod(0o644)
+    try:
+        yield place
+    finally:
+        shutil.rmtree(place, ignore_errors=True)
+
+
+def test_another_checkouts_env_and_etc_shadow_are_unreadable(
+    user: str, worktree: Path, other_checkout: Path
+) -> None:
     assert Path("/etc/shadow").exists()
     done = contained(
-        user, worktree, f"cat {other}/env; cat /etc/shadow; ls /srv /var/lib /work; ls -A ~ | wc -l"
+        user,
+        worktree,
+        f"cat {other_checkout}/.sf/env; cat /etc/shadow; ls /srv /var/lib /work; ls -A ~ | wc -l",
     )
     assert "secret" not in done.output
     assert not [line for line in done.output.splitlines() if line.startswith("root:")]
