@@ -5,12 +5,14 @@
 | sf.W010 | no unprivileged sandbox here (bubblewrap missing, no user namespaces, no   |
 |         | seccomp): every profile above restricted is refused                        |
 | sf.W011 | SF_SANDBOX=off: the operator runs agent and verify commands without the sandbox |
+| sf.W012 | SF runs as root and cannot make pids cgroups: the processes limit does not hold |
 
 Warnings, not errors: without the sandbox SF still runs read-only (``restricted``) sessions.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +20,7 @@ from django.apps import AppConfig
 from django.core.checks import CheckMessage, Tags, Warning, register
 
 from agents_app.runtime.sandbox import sandbox_state
+from agents_app.runtime.sandbox_limits import pids_cgroup_root
 
 
 @register(Tags.security)
@@ -44,6 +47,18 @@ def check_sandbox(app_configs: Sequence[AppConfig] | None, **_: Any) -> list[Che
                 "(the permission gate is the only wall).",
                 hint="Unset SF_SANDBOX to run them in bubblewrap.",
                 id="sf.W011",
+            )
+        ]
+    if os.geteuid() == 0 and pids_cgroup_root() is None:
+        return [
+            Warning(
+                "SF runs as root and cannot create pids cgroups (no writable pids "
+                "controller under /sys/fs/cgroup): the kernel does not apply the "
+                "processes limit (RLIMIT_NPROC) to root's commands, so a fork bomb in a "
+                "command is bounded only by its timeout.",
+                hint="Run SF as an ordinary user, or give it a writable pids cgroup "
+                "(cgroup v1 /sys/fs/cgroup/pids, or v2 with the pids controller).",
+                id="sf.W012",
             )
         ]
     return []

@@ -17,6 +17,7 @@ some holes.
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import tempfile
@@ -74,6 +75,7 @@ def private_dir() -> Path:
         path = Path(tempfile.mkdtemp(prefix="sf-sandbox-"))
         path.chmod(0o755)
         _private[:] = [path]
+        atexit.register(shutil.rmtree, path, ignore_errors=True)
         return path
 
 
@@ -113,8 +115,8 @@ def etc_dir(home: Path | None) -> Path:
         passwd, group = _identity(home_text)
         (where / "passwd").write_text(passwd, encoding="utf-8")
         (where / "group").write_text(group, encoding="utf-8")
-        if built is not None:
-            shutil.rmtree(built[1], ignore_errors=True)  # mounted ones keep their files
+        # A copy made before stays until the process ends: a running command has it
+        # bound as its /etc.
         _etc_built[home_text] = (signature, where)
         return where
 

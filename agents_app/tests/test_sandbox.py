@@ -220,6 +220,16 @@ def test_the_system_check_reports_a_bwrap_without_user_namespaces(settings, tmp_
     assert profile_problem("restricted") == ""
 
 
+def test_the_system_check_reports_root_without_pids_cgroups(monkeypatch) -> None:
+    import agents_app.sandbox_checks as checks
+
+    assert "sf.W012" not in [m.id for m in run_checks(tags=[Tags.security])]
+    monkeypatch.setattr(checks.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(checks, "pids_cgroup_root", lambda: None)
+    [message] = [m for m in run_checks(tags=[Tags.security]) if m.id == "sf.W012"]
+    assert "processes limit" in message.msg
+
+
 def test_a_command_above_restricted_is_refused_without_the_sandbox(
     settings, worktree: Path, tmp_path: Path
 ) -> None:
