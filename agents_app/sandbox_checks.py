@@ -2,14 +2,17 @@
 
 | id      | what                                                                       |
 | ------- | -------------------------------------------------------------------------- |
-| sf.W010 | bubblewrap is missing or cannot create namespaces: profiles above normal are refused |
+| sf.W010 | no unprivileged sandbox here (bubblewrap missing, no user namespaces, no   |
+|         | seccomp): every profile above restricted is refused                        |
 | sf.W011 | SF_SANDBOX=off: the operator runs agent and verify commands without the sandbox |
+| sf.W013 | SF runs as root and cannot make pids cgroups: the processes limit does not hold |
 
-Warnings, not errors: without the sandbox SF still runs sessions up to ``normal``.
+Warnings, not errors: without the sandbox SF still runs read-only (``restricted``) sessions.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,6 +20,7 @@ from django.apps import AppConfig
 from django.core.checks import CheckMessage, Tags, Warning, register
 
 from agents_app.runtime.sandbox import sandbox_state
+from agents_app.runtime.sandbox_limits import pids_cgroup_root
 
 
 @register(Tags.security)
@@ -25,10 +29,14 @@ def check_sandbox(app_configs: Sequence[AppConfig] | None, **_: Any) -> list[Che
     if state.mode == "unavailable":
         return [
             Warning(
-                f"The OS sandbox is unavailable: {state.detail}. Agent and verify commands "
-                "run without it, and the trusted and unrestricted profiles are refused.",
-                hint="Install bubblewrap (scripts/setup.sh does: apt-get install bubblewrap), "
-                "or set SF_SANDBOX=off to allow every profile without the sandbox.",
+                f"The OS sandbox is unavailable: {state.detail}. Its guarantees (an "
+                "unprivileged user without capabilities, the seccomp filter, the file "
+                "allowlist, resource limits) cannot hold: commands run without it, and "
+                "every profile above restricted is refused.",
+                hint="Install bubblewrap and libseccomp2 (scripts/setup.sh does) and allow "
+                "unprivileged user namespaces (sysctl user.max_user_namespaces > 0, "
+                "kernel.unprivileged_userns_clone=1 where it exists), or set "
+                "SF_SANDBOX=off to allow every profile without the sandbox.",
                 id="sf.W010",
             )
         ]
@@ -39,6 +47,18 @@ def check_sandbox(app_configs: Sequence[AppConfig] | None, **_: Any) -> list[Che
                 "(the permission gate is the only wall).",
                 hint="Unset SF_SANDBOX to run them in bubblewrap.",
                 id="sf.W011",
+            )
+        ]
+    if os.geteuid() == 0 and pids_cgroup_root() is None:
+        return [
+            Warning(
+                "SF runs as root and cannot create pids cgroups (no writable pids "
+                "controller under /sys/fs/cgroup): the kernel does not apply the "
+                "processes limit (RLIMIT_NPROC) to root's commands, so a fork bomb in a "
+                "command is bounded only by its timeout.",
+                hint="Run SF as an ordinary user, or give it a writable pids cgroup "
+                "(cgroup v1 /sys/fs/cgroup/pids, or v2 with the pids controller).",
+                id="sf.W013",
             )
         ]
     return []

@@ -256,6 +256,19 @@ class WorktreeEnv(BaseModel):
     setup_timeout_s: int = Field(default=900, ge=1, le=3600)
 
 
+class SandboxLimits(BaseModel):
+    """Resource limits of every sandboxed command of a project (docs/security.md)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    processes: int = Field(default=512, ge=8, le=65536)  # processes and threads
+    memory_mb: int = Field(default=8192, ge=64, le=1048576)  # address space per process
+    file_size_mb: int = Field(default=4096, ge=1, le=1048576)  # the largest file written
+    open_files: int = Field(default=4096, ge=32, le=1048576)  # per process
+    cpu_s: int = Field(default=3600, ge=1, le=86400)  # CPU time per process
+    tmp_mb: int = Field(default=1024, ge=1, le=65536)  # /tmp, and /dev/shm (a quarter)
+
+
 class ProjectPolicy(BaseModel):
     """The policy JSON stored on a project."""
 
@@ -274,6 +287,8 @@ class ProjectPolicy(BaseModel):
     # (agents_app/runtime/egress.py): pypi.org, *.pythonhosted.org, or * (every public
     # host; a server admin's grant). Loopback and private addresses never.
     egress: list[str] = Field(default_factory=list)
+    # Resource limits of sandboxed commands (processes, memory, files, CPU, /tmp).
+    sandbox: SandboxLimits = Field(default_factory=SandboxLimits)
     skills: SkillsPolicy = Field(default_factory=SkillsPolicy)
     forge: ForgePolicy | None = None
 

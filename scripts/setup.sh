@@ -49,6 +49,10 @@ command -v psql >/dev/null || packages+=(postgresql-client)
 [ -x /usr/bin/bwrap ] || packages+=(bubblewrap)
 # The bridge from a sandbox to SF's egress proxy (agents_app/runtime/egress.py).
 [ -x /usr/bin/socat ] || packages+=(socat)
+# Its seccomp filter is compiled with libseccomp (pyseccomp loads libseccomp.so.2);
+# prlimit (util-linux) sets the resource limits of each command.
+ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2 ' || packages+=(libseccomp2)
+command -v prlimit >/dev/null || packages+=(util-linux)
 if ! answers $REDIS_HOST $REDIS_PORT; then
   command -v redis-server >/dev/null || packages+=(redis-server)
 fi

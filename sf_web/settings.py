@@ -338,6 +338,9 @@ SF_SKILL_EVIDENCE_WINDOW = env.integer("SF_SKILL_EVIDENCE_WINDOW", 200, minimum=
 # "off" is the operator's explicit opt-out (warned at start-up and in the log).
 SF_SANDBOX = env.choice("SF_SANDBOX", "bwrap", ("bwrap", "off"))
 SF_SANDBOX_BWRAP = env.string("SF_SANDBOX_BWRAP", "/usr/bin/bwrap")
+# Host directories sandboxed commands also see, read-only (a toolchain under /opt);
+# separated by ":". /usr, /bin, /sbin and /lib* are always there.
+SF_SANDBOX_RO_PATHS = [p for p in env.string("SF_SANDBOX_RO_PATHS", "").split(":") if p]
 # A due task that no worker has taken for this long is dispatched again (a message
 # lost with a Redis restart); duplicates are harmless because claims are conditional.
 SF_REDISPATCH_AFTER = env.duration(

@@ -23,7 +23,7 @@ import math
 import os
 import tempfile
 from concurrent.futures import Future, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import IO, Any, TextIO, cast
@@ -41,6 +41,7 @@ from agents_app.runtime.sandbox import (
     sandbox_state,
     sf_own_paths,
 )
+from agents_app.runtime.sandbox_limits import pids_cgroup
 from sf_core.errors import SfError
 
 logger = logging.getLogger("sf.mcp")
@@ -183,11 +184,16 @@ class McpHub:
         state = sandbox_state()
         if not state.sandboxed:  # SF_SANDBOX=off: a process group with HOME at the worktree
             return program, {**launch.env, "HOME": str(self.worktree)}
-        policy = SandboxPolicy(
+        policy = replace(
+            self.sandbox,
             network=launch.network,
-            profile=self.sandbox.profile,
             egress=self.sandbox.egress if launch.network else (),
         )
+        hosts = egress_hosts(policy)
+        if hosts and bridge_problem():
+            raise McpStartFailed(f"{launch.name}: {bridge_problem()}")
+        # Its only way out, if any: a proxy of its own, stopped with the hub.
+        proxy = self._stack.enter_context(EgressProxy(hosts)) if hosts else None
         prefix = sandbox_prefix(
             worktree=self.worktree,
             policy=policy,
@@ -195,13 +201,11 @@ class McpHub:
             home=home_dir(),
             hidden=sf_own_paths(),
             expose=[path for path in launch.expose if path.exists()],
+            cgroup=pids_cgroup(policy.limits),  # removed by a later sweep once empty
+            proxy=proxy,
         )
-        hosts = egress_hosts(policy)
-        if hosts and bridge_problem():
-            raise McpStartFailed(f"{launch.name}: {bridge_problem()}")
-        if hosts:  # its only way out: a proxy of its own, stopped with the hub
-            proxy = self._stack.enter_context(EgressProxy(hosts))
-            prefix += [*proxy.bwrap_args(), *proxy.bridge_argv()]
+        if proxy is not None:
+            prefix += proxy.bridge_argv()
         return [*prefix, *program], dict(launch.env)
 
     async def _serve(

@@ -2,22 +2,22 @@
 
 The gate (``agents_app.gate``) decides a command from its text; this module makes
 sure that what the command then does stays small whatever the gate missed. With
-bubblewrap (Debian's ``bubblewrap``, ``bwrap``) a command sees:
+bubblewrap (Debian's ``bubblewrap``, ``bwrap``) a command runs:
 
-- the whole system read-only, with a private ``/tmp`` and ``/dev``, its own ``/proc``
-  and a PID namespace: when the command returns, every process it left behind
-  (``sleep 1000 &``, a daemon that called ``setsid``) dies with the namespace;
-- ``$HOME`` as an empty tmpfs (``~/.ssh``, tokens and dotfiles are unreadable), and
-  SF's own checkout and data directory hidden the same way, unless they hold the
-  worktree;
-- the worktree writable, and of the repository's ``.git`` only what ``git add`` and
-  ``git commit`` in a worktree write: the objects, the worktree's own admin directory
-  and the directory of its branch's ref. The rest of ``.git`` (config, hooks, the
-  other branches) is read-only, so a command cannot plant a hook or a
-  ``core.fsmonitor`` that SF's own git calls would run outside the sandbox;
-- a network namespace of its own, always (``--unshare-net``, and ``/run`` hidden so
-  that no Unix socket of a local server is reachable either); a project's egress
-  list adds SF's filtering proxy as its only way out (``agents_app.runtime.egress``).
+- as an unprivileged user (uid 1000, ``sandbox``) in a user namespace of its own, with
+  every capability dropped, unable to create further namespaces, under a seccomp filter
+  that refuses mount, umount, pivot_root, ptrace, keyctl, bpf, unshare, setns and the
+  like (``sandbox_seccomp``), in its own PID, IPC, UTS, cgroup and network namespaces:
+  when the command returns, every process it left behind dies with the namespace;
+- with an allowlist of the host's files (``sandbox_fs``): the toolchain and a minimal
+  ``/etc`` read-only, the worktree writable, of the repository's ``.git`` only what a
+  commit in a worktree needs, private size-limited ``/tmp`` and ``/dev/shm``, an empty
+  ``$HOME``, nothing else;
+- under resource limits (``sandbox_limits``): processes, address space, file size,
+  open files and CPU time, from the project policy's ``sandbox`` with safe defaults;
+- in a network namespace of its own, always: a project's egress list adds SF's
+  filtering proxy as its only way out (``agents_app.runtime.egress``); it never
+  shares the host's network, so no loopback server is reachable.
 
 Every command, sandboxed or not, runs in a process group of its own; the group is
 killed when the command returns, times out or the caller is interrupted, and
@@ -35,7 +35,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import IO, Literal
@@ -43,7 +43,26 @@ from typing import IO, Literal
 from django.conf import settings
 
 from agents_app.axes import profile_rank
-from agents_app.runtime.egress import bridge_problem, egress_for
+from agents_app.runtime.egress import EgressProxy, bridge_problem, egress_for
+from agents_app.runtime.sandbox_fs import (
+    SANDBOX_GID,
+    SANDBOX_UID,
+    SANDBOX_USER,
+    etc_binds,
+    git_binds,
+    hidden_binds,
+    private_dir,
+    toolchain_binds,
+)
+from agents_app.runtime.sandbox_limits import (
+    limit_note,
+    pids_cgroup,
+    pids_cgroup_remove,
+    prlimit_argv,
+    tmp_sizes,
+)
+from agents_app.runtime.sandbox_seccomp import seccomp_file
+from agents_app.schemas import SandboxLimits
 
 logger = logging.getLogger("sf.sandbox")
 
@@ -52,36 +71,43 @@ SANDBOX_MODES = ("bwrap", "off")
 OUTPUT_READ_BYTES = 64 * 1024
 PROBE_TIMEOUT_S = 10
 # Profiles above this rank run only in a sandbox (or with SF_SANDBOX=off).
-HIGHEST_UNSANDBOXED_PROFILE = "normal"
+HIGHEST_UNSANDBOXED_PROFILE = "restricted"
 
 
 @dataclass(frozen=True)
 class SandboxPolicy:
-    """What one command may do beyond its worktree (nothing by default), and the
-    session's profile it runs under. ``egress``: the hosts it may reach through SF's
-    filtering proxy (``agents_app.runtime.egress``); ``network`` is on exactly when
-    there are some: the sandbox never shares the host's network."""
+    """What one command may do beyond its worktree (nothing by default), the
+    session's profile it runs under and the project's resource limits. ``egress``: the
+    hosts it may reach through SF's filtering proxy (``agents_app.runtime.egress``);
+    ``network`` is on exactly when there are some: the sandbox never shares the
+    host's network."""
 
     network: bool = False
     profile: str = "restricted"
     egress: tuple[str, ...] = ()
+    limits: SandboxLimits = field(default_factory=SandboxLimits)
 
 
-def policy_for(profile: str, egress: Sequence[str]) -> SandboxPolicy:
+def policy_for(
+    profile: str, egress: Sequence[str], limits: SandboxLimits | None = None
+) -> SandboxPolicy:
     """The project's egress list; the ``unrestricted`` profile is ``*`` (every public
     host, still through the proxy: never loopback or a private address)."""
     hosts = ("*",) if profile == "unrestricted" else tuple(egress)
-    return SandboxPolicy(network=bool(hosts), profile=profile, egress=hosts)
+    return SandboxPolicy(
+        network=bool(hosts), profile=profile, egress=hosts, limits=limits or SandboxLimits()
+    )
 
 
 class SandboxRefused(Exception):
-    """A command under a profile above ``normal`` while the sandbox is unavailable."""
+    """A command under a profile above ``restricted`` while the sandbox is unavailable."""
 
 
 @dataclass(frozen=True)
 class SandboxState:
     """How commands run on this host: ``bwrap`` (sandboxed), ``off`` (the operator
-    opted out) or ``unavailable`` (bwrap missing or unable to create namespaces)."""
+    opted out) or ``unavailable`` (bwrap missing, or unable to make the unprivileged
+    sandbox: no user namespaces, no seccomp)."""
 
     mode: Literal["bwrap", "off", "unavailable"]
     detail: str
@@ -105,11 +131,17 @@ def sandbox_state() -> SandboxState:
 
 @cache
 def bwrap_problem(bwrap: str) -> str:
-    """Why ``bwrap`` cannot sandbox here ('' when it can): missing, or no namespaces."""
+    """Why ``bwrap`` cannot sandbox here ('' when it can): missing, no user namespaces
+    or no seccomp. The probe is a real run with the flags every command gets."""
     if not os.access(bwrap, os.X_OK):
         return f"bubblewrap is not installed at {bwrap} (SF_SANDBOX_BWRAP)"
-    probe = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    probe += ["--unshare-pid", "--unshare-net", "--die-with-parent", "true"]
+    try:
+        filter_file = seccomp_file(private_dir())
+    except OSError as exc:
+        return f"the seccomp filter cannot be built (libseccomp.so.2: {exc})"
+    probe = ["/bin/sh", "-c", WRAPPER, "sf-sandbox", str(filter_file), "-", bwrap]
+    probe += ["--unshare-all", *identity_args(), *toolchain_binds()]
+    probe += ["--proc", "/proc", "--dev", "/dev", "--seccomp", "3", "true"]
     try:
         done = subprocess.run(
             probe, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, check=False
@@ -118,7 +150,10 @@ def bwrap_problem(bwrap: str) -> str:
         return f"{bwrap} cannot run: {exc}"
     if done.returncode != 0:
         lines = (done.stderr.strip() or f"exit {done.returncode}").splitlines()
-        return f"{bwrap} cannot create namespaces here: {lines[-1]}"
+        return (
+            f"{bwrap} cannot create an unprivileged sandbox here (user, PID and network "
+            f"namespaces, seccomp): {lines[-1]}"
+        )
     return ""
 
 
@@ -137,6 +172,17 @@ def profile_problem(profile: str) -> str:
 
 # --- the bwrap command line -------------------------------------------------------------
 
+# Opens the compiled seccomp filter as descriptor 3 for ``bwrap --seccomp 3`` and, when
+# SF runs as root, moves itself into the command's pids cgroup; then becomes bwrap.
+WRAPPER = 'exec 3<"$1" || exit 125; [ "$2" = - ] || echo $$ >"$2" || exit 125; shift 2; exec "$@"'
+
+
+def network_args(proxy: EgressProxy | None) -> list[str]:
+    """The one place that decides the command's network: always a namespace of its own
+    (``--unshare-all``: nothing but its own loopback); with an egress grant, SF's
+    filtering proxy's socket and the proxy variables (``agents_app.runtime.egress``)."""
+    return proxy.bwrap_args() if proxy is not None else []
+
 
 def sandbox_argv(
     command: str,
@@ -147,12 +193,23 @@ def sandbox_argv(
     cwd: Path | None = None,
     home: Path | None = None,
     hidden: Sequence[Path] = (),
+    cgroup: Path | None = None,
+    proxy: EgressProxy | None = None,
 ) -> list[str]:
-    """The argv that runs ``bash -c command`` in the sandbox."""
+    """The argv that runs ``bash -c command`` in the sandbox (behind the egress
+    bridge when the command has a proxy)."""
     prefix = sandbox_prefix(
-        worktree=worktree, policy=policy, bwrap=bwrap, cwd=cwd, home=home, hidden=hidden
+        worktree=worktree,
+        policy=policy,
+        bwrap=bwrap,
+        cwd=cwd,
+        home=home,
+        hidden=hidden,
+        cgroup=cgroup,
+        proxy=proxy,
     )
-    return [*prefix, "bash", "-c", command]
+    bridge = proxy.bridge_argv() if proxy is not None else []
+    return [*prefix, *bridge, "bash", "-c", command]
 
 
 def sandbox_prefix(
@@ -164,91 +221,59 @@ def sandbox_prefix(
     home: Path | None = None,
     hidden: Sequence[Path] = (),
     expose: Sequence[Path] = (),
+    cgroup: Path | None = None,
+    proxy: EgressProxy | None = None,
 ) -> list[str]:
-    """The bwrap argv up to the program it runs. Mounts apply in order: what is hidden
-    first, then what is ``expose``d read-only over it (an MCP server installed under
-    ``$HOME``), then the worktree and git's directories."""
+    """The argv up to the program it runs: the wrapper, bwrap and ``prlimit``. Mounts
+    apply in order: the toolchain and ``/etc``, the private file systems, what is
+    ``expose``d read-only (an MCP server installed under ``$HOME``), SF's own paths
+    hidden inside those, then the worktree and git's directories."""
     worktree = worktree.resolve()
-    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    argv += ["--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
-    argv += ["--tmpfs", "/run"]  # Unix sockets of local servers (PostgreSQL, Docker)
-    for path in _hidden_paths(home, hidden):
-        argv += ["--tmpfs", str(path)]
+    extra = [Path(path) for path in settings.SF_SANDBOX_RO_PATHS]
+    procs = str(cgroup / "cgroup.procs") if cgroup is not None else "-"
+    argv = ["/bin/sh", "-c", WRAPPER, "sf-sandbox", str(seccomp_file(private_dir())), procs]
+    argv += [bwrap, "--unshare-all", *identity_args()]
+    argv += toolchain_binds(extra) + etc_binds(home) + private_mounts(policy, home)
     for path in expose:
         argv += ["--ro-bind", str(path), str(path)]
-    argv += ["--bind", str(worktree), str(worktree)]
-    argv += git_binds(worktree)
-    argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
-    argv.append("--unshare-net")  # egress, if any, is through SF's proxy (egress.py)
-    argv += ["--die-with-parent", "--new-session", "--chdir", str(cwd or worktree)]
+    argv += hidden_binds(hidden, [*extra, *expose])
+    argv += ["--bind", str(worktree), str(worktree), *git_binds(worktree)]
+    argv += network_args(proxy)
+    argv += ["--remount-ro", "/", "--seccomp", "3", "--chdir", str(cwd or worktree)]
     if home is not None:
         argv += ["--setenv", "HOME", str(home)]
-    return [*argv, "--setenv", "TMPDIR", "/tmp"]
+    argv += ["--setenv", "TMPDIR", "/tmp", "--setenv", "USER", SANDBOX_USER]
+    return [*argv, *prlimit_argv(policy.limits)]
 
 
-def _hidden_paths(home: Path | None, hidden: Sequence[Path]) -> list[Path]:
-    paths = []
-    for path in (home, *hidden):
-        if path is None:
-            continue
-        resolved = path.resolve()
-        if resolved != Path("/") and resolved.is_dir() and resolved not in paths:
-            paths.append(resolved)
-    return sorted(paths, key=lambda p: len(p.parts))  # a parent before its children
+def identity_args() -> list[str]:
+    """An unprivileged user in a user namespace of its own, without any capability (the
+    seccomp filter refuses every further namespace: ``--disable-userns`` would cost a
+    nested namespace per command for nothing more); a new session (no ``TIOCSTI``
+    into SF's terminal) that dies with its parent."""
+    return [
+        "--unshare-user",
+        "--uid",
+        str(SANDBOX_UID),
+        "--gid",
+        str(SANDBOX_GID),
+        "--cap-drop",
+        "ALL",
+        "--die-with-parent",
+        "--new-session",
+    ]
 
 
-def git_binds(worktree: Path) -> list[str]:
-    """What git in ``worktree`` needs writable; hooks and config stay read-only."""
-    dotgit = worktree / ".git"
-    if dotgit.is_dir():  # a main checkout: all of it is writable but hooks and config
-        return [
-            arg
-            for name in ("hooks", "config")
-            if (dotgit / name).exists()
-            for arg in ("--ro-bind", str(dotgit / name), str(dotgit / name))
-        ]
-    if not dotgit.is_file():
-        return []
-    admin = _gitdir_of(dotgit)
-    if admin is None:
-        return []
-    common = _common_dir(admin)
-    argv = ["--ro-bind", str(common), str(common)]
-    writable = [common / "objects", admin]
-    branch = _branch_of(admin)
-    if branch:
-        # The directory of the branch's loose ref and of its reflog: git writes
-        # ``<ref>.lock`` beside the ref, then renames it over.
-        writable += [(common / "refs/heads" / branch).parent]
-        writable += [(common / "logs/refs/heads" / branch).parent]
-    for path in writable:
-        path.mkdir(parents=True, exist_ok=True)
-        argv += ["--bind", str(path), str(path)]
+def private_mounts(policy: SandboxPolicy, home: Path | None) -> list[str]:
+    """``/proc``, ``/dev``, and size-limited private ``/tmp``, ``/var/tmp``,
+    ``/dev/shm`` and ``$HOME`` (an empty tmpfs)."""
+    tmp, shm = tmp_sizes(policy.limits)
+    argv = ["--proc", "/proc", "--dev", "/dev", "--size", str(shm), "--tmpfs", "/dev/shm"]
+    for path in ("/tmp", "/var/tmp"):
+        argv += ["--size", str(tmp), "--tmpfs", path]
+    if home is not None and home.resolve() != Path("/"):
+        argv += ["--size", str(tmp), "--tmpfs", str(home.resolve())]
     return argv
-
-
-def _gitdir_of(dotgit: Path) -> Path | None:
-    text = dotgit.read_text(encoding="utf-8", errors="replace").strip()
-    if not text.startswith("gitdir:"):
-        return None
-    admin = Path(text.removeprefix("gitdir:").strip())
-    admin = (dotgit.parent / admin).resolve()
-    return admin if admin.is_dir() else None
-
-
-def _common_dir(admin: Path) -> Path:
-    pointer = admin / "commondir"
-    if not pointer.is_file():
-        return admin
-    return (admin / pointer.read_text(encoding="utf-8").strip()).resolve()
-
-
-def _branch_of(admin: Path) -> str:
-    head = (admin / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
-    ref = head.removeprefix("ref: ").strip() if head.startswith("ref: ") else ""
-    if not ref.startswith("refs/heads/") or ".." in ref.split("/"):
-        return ""
-    return ref.removeprefix("refs/heads/")
 
 
 # --- running a command ------------------------------------------------------------------
@@ -277,33 +302,51 @@ def sandboxed_run(
     if problem:
         raise SandboxRefused(problem)
     state = sandbox_state()
-    if state.sandboxed:
-        argv = sandbox_argv(
-            command,
-            worktree=worktree,
-            policy=policy,
-            bwrap=state.bwrap,
-            cwd=cwd,
-            home=home_dir(),
-            hidden=sf_own_paths(),
-        )
-        env = dict(env)
-    else:
-        _warn_unsandboxed(state)
-        argv = ["bash", "-c", command]
-        env = {**env, "HOME": str(worktree)}
-    started = time.monotonic()
     # With egress, the command's only way out is SF's proxy, for as long as it runs.
     hosts = egress_hosts(policy) if state.sandboxed else ()
     if hosts and bridge_problem():
         raise SandboxRefused(bridge_problem())
-    with egress_for(hosts) as proxy:
-        if proxy is not None:  # its binds and the bridge, before ``bash -c command``
-            argv[-3:-3] = [*proxy.bwrap_args(), *proxy.bridge_argv()]
-        exit_code, output = group_run(argv, cwd=cwd or worktree, env=env, timeout=timeout)
+    started = time.monotonic()
+    group = pids_cgroup(policy.limits) if state.sandboxed else None
+    try:
+        with egress_for(hosts) as proxy:
+            argv, env = _command_argv(command, state, worktree, policy, env, cwd, group, proxy)
+            exit_code, output = group_run(argv, cwd=cwd or worktree, env=env, timeout=timeout)
+    finally:
+        pids_cgroup_remove(group)
+    note = limit_note(exit_code, output, policy.limits) if state.sandboxed else ""
+    if note:  # a command stopped by a limit keeps its output, with the limit named
+        output = f"{output.rstrip()}\n{note}\n"
     if proxy is not None:  # each request into the unit's trace, with the output
         output = proxy.traced(output)
     return CommandRun(exit_code, output, time.monotonic() - started, state.sandboxed)
+
+
+def _command_argv(
+    command: str,
+    state: SandboxState,
+    worktree: Path,
+    policy: SandboxPolicy,
+    env: Mapping[str, str],
+    cwd: Path | None,
+    group: Path | None,
+    proxy: EgressProxy | None,
+) -> tuple[list[str], dict[str, str]]:
+    if not state.sandboxed:
+        _warn_unsandboxed(state)
+        return ["bash", "-c", command], {**env, "HOME": str(worktree)}
+    argv = sandbox_argv(
+        command,
+        worktree=worktree,
+        policy=policy,
+        bwrap=state.bwrap,
+        cwd=cwd,
+        home=home_dir(),
+        hidden=sf_own_paths(),
+        cgroup=group,
+        proxy=proxy,
+    )
+    return argv, dict(env)
 
 
 def egress_hosts(policy: SandboxPolicy) -> tuple[str, ...]:

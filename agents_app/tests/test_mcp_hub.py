@@ -75,7 +75,11 @@ def test_no_server_survives_a_unit_that_ends_with_an_exception(worktree: Path) -
 @pytest.mark.parametrize(
     ("launch", "expected"),
     [
-        (ServerLaunch("gone", "/nonexistent/tracker-mcp"), "execvp /nonexistent/tracker-mcp"),
+        (
+            # prlimit, which sets the sandbox's resource limits, is what execs it.
+            ServerLaunch("gone", "/nonexistent/tracker-mcp"),
+            "failed to execute /nonexistent/tracker-mcp: No such file",
+        ),
         (ServerLaunch("dies", "bash", ("-c", "echo bad config >&2; exit 3")), "bad config"),
         (
             ServerLaunch("slow", "sleep", ("30",), startup_timeout=timedelta(seconds=2)),

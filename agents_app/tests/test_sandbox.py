@@ -15,6 +15,7 @@ from agents_app.runtime.sandbox import (
     SandboxPolicy,
     bwrap_problem,
     policy_for,
+    profile_problem,
     sandbox_state,
     sandboxed_run,
 )
@@ -100,7 +101,7 @@ def test_no_network_without_a_grant(worktree: Path) -> None:
     assert run(worktree, _connect(*REDIS)).output.strip() == "REFUSED"
     # TEST-NET-1: in a namespace without interfaces no packet leaves the host.
     assert run(worktree, _connect("192.0.2.1", 80), timeout=10).output.strip() == "REFUSED"
-    assert run(worktree, "ls /run | wc -l").output.strip() == "0"  # no local Unix sockets
+    assert run(worktree, "ls -A /run 2>/dev/null | wc -l").output.strip() == "0"  # no sockets
 
 
 def test_the_grant_comes_from_egress_or_the_unrestricted_profile() -> None:
@@ -200,7 +201,31 @@ def test_the_system_check_reports_a_missing_bwrap(settings, tmp_path: Path) -> N
     ]
 
 
-def test_a_command_above_normal_is_refused_without_the_sandbox(
+def test_the_system_check_reports_a_bwrap_without_user_namespaces(settings, tmp_path: Path) -> None:
+    # What bubblewrap says where unprivileged user namespaces are off.
+    fake = tmp_path / "bwrap-no-userns"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    settings.SF_SANDBOX_BWRAP = str(fake)
+    [message] = [m for m in run_checks(tags=[Tags.security]) if m.id == "sf.W010"]
+    assert "cannot create an unprivileged sandbox" in message.msg
+    assert "No permissions to create new namespace" in message.msg
+    assert "every profile above restricted is refused" in message.msg
+    assert "normal profile needs the OS sandbox" in profile_problem("normal")
+    assert profile_problem("restricted") == ""
+
+
+def test_the_system_check_reports_root_without_pids_cgroups(monkeypatch) -> None:
+    import agents_app.sandbox_checks as checks
+
+    assert "sf.W013" not in [m.id for m in run_checks(tags=[Tags.security])]
+    monkeypatch.setattr(checks.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(checks, "pids_cgroup_root", lambda: None)
+    [message] = [m for m in run_checks(tags=[Tags.security]) if m.id == "sf.W013"]
+    assert "processes limit" in message.msg
+
+
+def test_a_command_above_restricted_is_refused_without_the_sandbox(
     settings, worktree: Path, tmp_path: Path
 ) -> None:
     settings.SF_SANDBOX_BWRAP = str(tmp_path / "no-bwrap")
@@ -210,7 +235,10 @@ def test_a_command_above_normal_is_refused_without_the_sandbox(
         spec.run(trusted, spec.parse({"command": "touch ran"}))
     assert not (worktree / "ran").exists()
     normal = ToolContext(worktree=worktree, sandbox=lambda: policy_for("normal", []))
-    assert spec.run(normal, spec.parse({"command": "echo $HOME"})).endswith(f"{worktree}\n")
+    with pytest.raises(ToolError, match="the normal profile needs the OS sandbox"):
+        spec.run(normal, spec.parse({"command": "touch ran"}))
+    read_only = ToolContext(worktree=worktree, sandbox=lambda: policy_for("restricted", []))
+    assert spec.run(read_only, spec.parse({"command": "echo $HOME"})).endswith(f"{worktree}\n")
     settings.SF_SANDBOX = "off"
     assert spec.run(trusted, spec.parse({"command": "touch ran"})).startswith("exit code 0")
     assert (worktree / "ran").exists()

@@ -131,7 +131,8 @@ def _run(
     task: Task, ws: Workspace, command: str, env: dict[str, str], timeout: int
 ) -> tuple[int | None, str, float]:
     session = AgentSession.objects.select_related("project").get(pk=task.plan.session_id)
-    policy = policy_for(session.permission_profile, session.project.parsed_policy.egress)
+    parsed = session.project.parsed_policy
+    policy = policy_for(session.permission_profile, parsed.egress, parsed.sandbox)
     started = time.monotonic()
     try:
         done = sandboxed_run(command, worktree=ws.path, policy=policy, env=env, timeout=timeout)

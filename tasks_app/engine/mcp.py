@@ -36,7 +36,7 @@ def unit_mcp_servers(
         problems=problems,
         policy=policy.mcp,
         worktree=worktree,
-        sandbox=policy_for(session.permission_profile, policy.egress),
+        sandbox=policy_for(session.permission_profile, policy.egress, policy.sandbox),
         recorder=recorder,
     ) as mcp:
         skills.mcp_notes = mcp.skill_notes()

@@ -389,7 +389,8 @@ def _sandbox_policy(session_id: int) -> Callable[[], SandboxPolicy]:
 
     def policy() -> SandboxPolicy:
         session = AgentSession.objects.select_related("project").get(pk=session_id)
-        return policy_for(session.permission_profile, session.project.parsed_policy.egress)
+        parsed = session.project.parsed_policy
+        return policy_for(session.permission_profile, parsed.egress, parsed.sandbox)
 
     return policy
 

@@ -98,7 +98,8 @@ def verify(
                 CommandResult(command, None, output + verdict.reason, 0.0, verdict.decision)
             )
             continue
-        policy = policy_for(session.permission_profile, session.project.parsed_policy.egress)
+        parsed = session.project.parsed_policy
+        policy = policy_for(session.permission_profile, parsed.egress, parsed.sandbox)
         results.append(_run(worktree, command, policy, env or {}))
     return Verification(results)
 

@@ -276,7 +276,8 @@ def test_a_server_that_cannot_start_is_traced_and_the_unit_goes_on(
     report = run_unit(session)
     assert report.outcome == "verified", report.detail
     errors = {e.name: e.payload["error"] for e in TraceEvent.objects.filter(kind="error")}
-    assert "execvp /nonexistent/broken-mcp" in errors["mcp:broken"]
+    # prlimit, which sets the sandbox's resource limits, is what execs the server.
+    assert "failed to execute /nonexistent/broken-mcp: No such file" in errors["mcp:broken"]
     assert "secret MISSING_KEY is not set on this worker" in errors["mcp:keyless"]
     assert "MCP servers that did not start" in brief(provider)
     assert "- broken: " in brief(provider)

@@ -135,14 +135,14 @@ def test_an_ask_runs_when_a_person_accepted_the_plan_and_is_stored_as_their_appr
 # --- profiles above normal without the sandbox --------------------------------------------
 
 
-def test_profiles_above_normal_are_refused_without_the_sandbox(
+def test_profiles_above_restricted_are_refused_without_the_sandbox(
     project: Any, settings: Any, tmp_path: Path
 ) -> None:
     settings.SF_SANDBOX_BWRAP = str(tmp_path / "no-bwrap")
-    for profile in ("trusted", "unrestricted"):
+    for profile in ("normal", "trusted", "unrestricted"):
         with pytest.raises(CommandRejected, match=f"the {profile} profile needs the OS sandbox"):
             session_create(project=project, axes={"permission_profile": profile})
-    assert session_create(project=project, axes={"permission_profile": "normal"}).pk
+    assert session_create(project=project, axes={"permission_profile": "restricted"}).pk
 
 
 def test_sf_sandbox_off_allows_every_profile(project: Any, settings: Any, tmp_path: Path) -> None:

@@ -1,0 +1,117 @@
+"""The seccomp filter of sandboxed commands, compiled with libseccomp.
+
+bubblewrap loads a compiled BPF program from a file descriptor (``--seccomp FD``) right
+before it runs the command, after it has set the sandbox up. The program allows every
+system call but the ones a command never needs and an escape would: mounting and
+unmounting, pivoting the root, tracing other processes, the kernel keyring, eBPF,
+entering or creating namespaces (``unshare``, ``setns``, ``clone`` with a ``CLONE_NEW*``
+flag; ``clone3`` answers ``ENOSYS`` so that the C library falls back to ``clone``, whose
+flags the filter can see), loading kernel modules, rebooting, ``perf_event_open``,
+``userfaultfd`` and pushing characters into a terminal (``TIOCSTI``). A refused call
+fails with ``EPERM``; a call from another architecture's ABI (a 32-bit ``int 0x80``)
+kills the process (libseccomp's default for a foreign architecture).
+
+The filter is built with ``pyseccomp`` (ctypes over Debian's ``libseccomp.so.2``, API
+compatible with libseccomp's own bindings, which are not on PyPI as a wheel).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import tempfile
+import threading
+from pathlib import Path
+
+# Refused outright (EPERM). Names libseccomp does not know on this kernel are skipped.
+REFUSED_SYSCALLS = (
+    "mount",
+    "umount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "move_mount",
+    "open_tree",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "mount_setattr",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "bpf",
+    "unshare",
+    "setns",
+    "kexec_load",
+    "kexec_file_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "reboot",
+    "swapon",
+    "swapoff",
+    "syslog",
+    "acct",
+    "quotactl",
+    "perf_event_open",
+    "userfaultfd",
+    "open_by_handle_at",
+    "lookup_dcookie",
+)
+CLONE_NAMESPACE_FLAGS = (
+    0x00000080,  # CLONE_NEWTIME
+    0x00020000,  # CLONE_NEWNS
+    0x02000000,  # CLONE_NEWCGROUP
+    0x04000000,  # CLONE_NEWUTS
+    0x08000000,  # CLONE_NEWIPC
+    0x10000000,  # CLONE_NEWUSER
+    0x20000000,  # CLONE_NEWPID
+    0x40000000,  # CLONE_NEWNET
+)
+TIOCSTI = 0x5412
+TIOCLINUX = 0x541C
+
+_lock = threading.Lock()
+_compiled: dict[str, Path] = {}
+
+
+def seccomp_program() -> bytes:
+    """The compiled BPF program (raises ``OSError`` when libseccomp is missing)."""
+    import pyseccomp as seccomp  # ctypes loads libseccomp.so.2 on import
+
+    refuse = seccomp.ERRNO(errno.EPERM)
+    rules = seccomp.SyscallFilter(seccomp.ALLOW)
+    for name in REFUSED_SYSCALLS:
+        try:
+            rules.add_rule(refuse, name)
+        except (OSError, ValueError, RuntimeError):  # unknown to this libseccomp
+            continue
+    for flag in CLONE_NAMESPACE_FLAGS:
+        rules.add_rule(refuse, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
+    rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+    for request in (TIOCSTI, TIOCLINUX):
+        rules.add_rule(refuse, "ioctl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, request))
+    with tempfile.TemporaryFile() as out:
+        rules.export_bpf(out)
+        out.seek(0)
+        return out.read()
+
+
+def seccomp_file(private_dir: Path) -> Path:
+    """The compiled program in SF's private directory (written once per process;
+    written again if something removed it)."""
+    key = str(private_dir)
+    with _lock:
+        path = _compiled.get(key)
+        if path is not None and path.is_file():
+            return path
+        path = private_dir / "seccomp.bpf"
+        partial = private_dir / f".seccomp.bpf.{os.getpid()}"
+        partial.write_bytes(seccomp_program())
+        partial.replace(path)
+        _compiled[key] = path
+        return path

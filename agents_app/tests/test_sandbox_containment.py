@@ -1,0 +1,254 @@
+"""The sandbox holds when SF runs as root and when it runs as an ordinary user: every
+test here runs with the real bubblewrap twice, as ``root`` and as ``sfsandboxtest``
+(created when missing; bwrap started through ``setpriv --reuid``). Each reproduces a
+finding of the security review (issue 27) that got out of the sandbox before."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.conf import settings as django_settings
+
+from agents_app.runtime.sandbox import (
+    CommandRun,
+    SandboxPolicy,
+    bwrap_problem,
+    group_run,
+    sandbox_argv,
+    sandboxed_run,
+    sf_own_paths,
+)
+from agents_app.runtime.sandbox_limits import limit_note
+from agents_app.schemas import SandboxLimits
+from conftest import make_git_repo
+
+TEST_USER = "sfsandboxtest"
+BWRAP = "/usr/bin/bwrap"
+ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
+
+pytestmark = pytest.mark.skipif(
+    bool(bwrap_problem(BWRAP)), reason="bubblewrap is required (scripts/setup.sh)"
+)
+
+
+def _ensure_test_user() -> pwd.struct_passwd | None:
+    try:
+        return pwd.getpwnam(TEST_USER)
+    except KeyError:
+        pass
+    if os.geteuid() != 0:
+        return None
+    subprocess.run(
+        ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", TEST_USER],
+        check=True,
+    )
+    return pwd.getpwnam(TEST_USER)
+
+
+@pytest.fixture(scope="module", params=["root", TEST_USER])
+def user(request: pytest.FixtureRequest) -> str:
+    """Who runs bwrap: ``root`` (as scripts/run.sh does here) or an ordinary user."""
+    if request.param == "root" and os.geteuid() != 0:
+        pytest.skip("the test process is not root")
+    if request.param == TEST_USER and (os.geteuid() != 0 or _ensure_test_user() is None):
+        pytest.skip(f"running bwrap as {TEST_USER} needs root to switch to it")
+    return str(request.param)
+
+
+@pytest.fixture
+def place(user: str) -> Iterator[Path]:
+    """A directory both users can reach (pytest's tmp_path is root's, mode 0700)."""
+    path = Path(tempfile.mkdtemp(prefix="sf-containment-", dir="/tmp"))
+    path.chmod(0o755)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _own(user: str, path: Path) -> None:
+    if user != "root":
+        subprocess.run(["chown", "-R", f"{TEST_USER}:", str(path)], check=True)
+
+
+@pytest.fixture
+def worktree(user: str, place: Path) -> Path:
+    path = place / "wt"
+    path.mkdir()
+    _own(user, path)
+    return path
+
+
+@pytest.fixture
+def git_worktree(user: str, place: Path) -> tuple[Path, Path]:
+    """A repository and a linked worktree of it on an SF-like branch."""
+    repo = make_git_repo(place / "repo")
+    wt = place / "wt"
+    subprocess.run(
+        ["git", "worktree", "add", "-q", "-b", "sf/p1/k/1", str(wt)], cwd=repo, check=True
+    )
+    _own(user, place)
+    return repo, wt
+
+
+def contained(
+    user: str, worktree: Path, command: str, limits: SandboxLimits | None = None
+) -> CommandRun:
+    """``command`` in the sandbox, with bwrap started by ``user``."""
+    policy = SandboxPolicy(profile="normal", limits=limits or SandboxLimits())
+    if user == "root":
+        done = sandboxed_run(command, worktree=worktree, policy=policy, env=ENV, timeout=30)
+        assert done.sandboxed
+        return done
+    home = Path("/home") / user  # need not exist: the sandbox makes it an empty tmpfs
+    argv = sandbox_argv(
+        command, worktree=worktree, policy=policy, bwrap=BWRAP, home=home, hidden=sf_own_paths()
+    )
+    entry = pwd.getpwnam(user)
+    setpriv = ["setpriv", f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--clear-groups"]
+    code, output = group_run([*setpriv, *argv], cwd=worktree, env=ENV, timeout=30)
+    note = limit_note(code, output, policy.limits)
+    return CommandRun(code, f"{output}\n{note}\n" if note else output, 0.0, True)
+
+
+def test_bwrap_runs_as_the_user_named_in_the_test_id(user: str, worktree: Path) -> None:
+    # The process that started bwrap owns the files the command writes.
+    contained(user, worktree, "echo hi > mine.txt")
+    assert pwd.getpwuid((worktree / "mine.txt").stat().st_uid).pw_name == user
+
+
+def test_no_capability_and_no_new_namespace_inside(user: str, worktree: Path) -> None:
+    done = contained(
+        user,
+        worktree,
+        "id -un; grep -E '^Cap(Eff|Prm|Bnd)' /proc/self/status; "
+        "unshare -r true || echo UNSHARE-REFUSED",
+    )
+    assert done.output.splitlines()[0] == "sandbox"
+    assert "CapEff:\t0000000000000000" in done.output
+    assert "CapBnd:\t0000000000000000" in done.output
+    assert "UNSHARE-REFUSED" in done.output
+
+
+def test_remounting_the_repository_git_writable_is_refused(
+    user: str, git_worktree: tuple[Path, Path]
+) -> None:
+    repo, wt = git_worktree
+    config = repo / ".git/config"
+    before = config.read_text()
+    done = contained(
+        user, wt, f"mount -o remount,rw,bind {repo}/.git; echo '[core] fsmonitor = x' >> {config}"
+    )
+    assert done.exit_code != 0
+    assert config.read_text() == before
+
+
+def test_umount_shows_nothing_of_run_or_a_hidden_path(user: str, worktree: Path) -> None:
+    checkout = Path(django_settings.BASE_DIR)
+    assert (checkout / "manage.py").exists()
+    assert Path("/run/postgresql").exists()
+    done = contained(
+        user,
+        worktree,
+        f"umount /run; umount -l {checkout}; ls /run/postgresql && echo RUN-SEEN; "
+        f"cat {checkout}/manage.py >/dev/null && echo CHECKOUT-SEEN; echo done",
+    )
+    assert "done" in done.output
+    assert "RUN-SEEN" not in done.output
+    assert "CHECKOUT-SEEN" not in done.output
+
+
+def test_the_worktree_admin_files_cannot_be_rewritten(
+    user: str, git_worktree: tuple[Path, Path]
+) -> None:
+    repo, wt = git_worktree
+    admin = repo / ".git/worktrees/wt"
+    files = [admin / "commondir", admin / "gitdir", wt / ".git"]
+    before = {path: path.read_text() for path in files}
+    planted = "gitdir: /tmp/planted\n"
+    writes = "; ".join(f"echo '{planted.strip()}' > {path}" for path in files)
+    moves = f"mv {wt}/.git {wt}/.git.old; rm -f {admin}/commondir"
+    done = contained(user, wt, f"{writes}; {moves}; git -C {wt} status --short; echo done")
+    assert "done" in done.output
+    assert {path: path.read_text() for path in files} == before
+
+
+@pytest.fixture
+def other_checkout() -> Iterator[Path]:
+    """Another checkout's ``.sf/env`` where the old sandbox showed it: outside the
+    worktree, outside /tmp and $HOME (those were hidden already)."""
+    base = Path("/srv") if os.access("/srv", os.W_OK) else Path("/var/lib")
+    place = Path(tempfile.mkdtemp(prefix="sf-other-checkout-", dir=base))
+    place.chmod(0o755)
+    (place / ".sf").mkdir()
+    (place / ".sf/env").write_text("DATABASE_URL=postgres://sf:secret@db/sf_other\n")
+    (place / ".sf/env").chmod(0o644)
+    try:
+        yield place
+    finally:
+        shutil.rmtree(place, ignore_errors=True)
+
+
+def test_another_checkouts_env_and_etc_shadow_are_unreadable(
+    user: str, worktree: Path, other_checkout: Path
+) -> None:
+    assert Path("/etc/shadow").exists()
+    done = contained(
+        user,
+        worktree,
+        f"cat {other_checkout}/.sf/env; cat /etc/shadow; ls /srv /var/lib /work; ls -A ~ | wc -l",
+    )
+    assert "secret" not in done.output
+    assert not [line for line in done.output.splitlines() if line.startswith("root:")]
+    assert done.output.count("No such file or directory") == 5, done.output
+    assert done.output.split()[-1] == "0"  # $HOME is empty
+
+
+FORK_BOMB = """
+import os, time
+children = 0
+try:
+    while children < 300:
+        if os.fork() == 0:
+            time.sleep(30)
+            os._exit(0)
+        children += 1
+finally:
+    print("children", children, flush=True)
+"""
+
+
+def test_a_fork_bomb_is_bounded(user: str, worktree: Path) -> None:
+    limits = SandboxLimits(processes=64)
+    done = contained(user, worktree, f"python3 -c '{FORK_BOMB}'", limits)
+    assert done.exit_code == 1, done.output
+    children = int(done.output.split("children ")[1].split()[0])
+    assert 8 < children < 64, done.output
+    assert "BlockingIOError: [Errno 11] Resource temporarily unavailable" in done.output
+    assert "processes limit (64; the project policy's sandbox.processes)" in done.output
+
+
+def test_a_memory_hog_is_bounded(user: str, worktree: Path) -> None:
+    limits = SandboxLimits(memory_mb=256)
+    done = contained(
+        user, worktree, "python3 -c 'b = bytearray(768 * 1024 * 1024); print(len(b))'", limits
+    )
+    assert done.exit_code != 0
+    assert "MemoryError" in done.output
+    assert "memory (address space) limit (256 MiB; the project policy's sandbox.memory_mb)" in (
+        done.output
+    )
+
+
+def test_tmp_is_private_and_size_limited(user: str, worktree: Path) -> None:
+    limits = SandboxLimits(tmp_mb=8)
+    done = contained(user, worktree, "df -k /tmp; head -c 20000000 /dev/zero > /tmp/big", limits)
+    assert "No space left on device" in done.output
+    assert "/tmp size limit (8 MiB; the project policy's sandbox.tmp_mb)" in done.output
