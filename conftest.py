@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import gc
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import tracemalloc
 import warnings
 from collections.abc import Iterator
@@ -144,18 +147,35 @@ def websocket(
 
 
 def make_git_repo(path: Path, *, branch: str = "main") -> Path:
-    """A real git repository with one commit on ``branch``."""
+    """A real git repository with one commit on ``branch``: a copy of one that git made
+    once per test process (six git processes per repository made ~400 of them per run).
+    git refreshes the copied index's file stamps on first use, as for any copied repo."""
+    template = _git_template(branch)
     path.mkdir(parents=True, exist_ok=True)
-    for args in (
-        ["init", "-q", "-b", branch],
-        ["config", "user.email", "sf-tests@example.com"],
-        ["config", "user.name", "SF tests"],
-    ):
-        subprocess.run(["git", *args], cwd=path, check=True)
-    (path / "README.md").write_text("# sample\n")
-    subprocess.run(["git", "add", "README.md"], cwd=path, check=True)
-    subprocess.run(["git", "commit", "-q", "-m", "initial"], cwd=path, check=True)
+    shutil.copytree(template, path, symlinks=True, dirs_exist_ok=True)
     return path
+
+
+_GIT_TEMPLATES: dict[str, Path] = {}
+
+
+def _git_template(branch: str) -> Path:
+    if branch not in _GIT_TEMPLATES:
+        parent = tempfile.mkdtemp(prefix="sf-test-git-template-")
+        atexit.register(shutil.rmtree, parent, True)
+        path = Path(parent) / "repo"
+        path.mkdir()
+        for args in (
+            ["init", "-q", "-b", branch],
+            ["config", "user.email", "sf-tests@example.com"],
+            ["config", "user.name", "SF tests"],
+        ):
+            subprocess.run(["git", *args], cwd=path, check=True)
+        (path / "README.md").write_text("# sample\n")
+        subprocess.run(["git", "add", "README.md"], cwd=path, check=True)
+        subprocess.run(["git", "commit", "-q", "-m", "initial"], cwd=path, check=True)
+        _GIT_TEMPLATES[branch] = path
+    return _GIT_TEMPLATES[branch]
 
 
 @pytest.fixture
