@@ -103,37 +103,83 @@ if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
   echo "setup.sh: SF needs Python 3.11; $PYTHON is $("$PYTHON" --version 2>&1)" >&2
   exit 1
 fi
-[ -x .venv/bin/python ] || { log "creating .venv"; "$PYTHON" -m venv .venv; }
-lock_hash=$(sha256sum requirements.lock | cut -d' ' -f1)
-if [ "$(cat .venv/.sf-lock 2>/dev/null)" != "$lock_hash" ]; then
-  log "installing Python packages from requirements.lock"
-  .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-  .venv/bin/python -m pip install -q -r requirements.lock
-  echo "$lock_hash" > .venv/.sf-lock
+# The virtualenv lives outside the checkout, keyed by the lock and the interpreter
+# (~/.cache/sf/venv-<key>); .venv is a symlink to it, so a fresh clone on a machine that
+# ran set-up before finds it ready. A checkout whose .venv is a real directory keeps it.
+# A venv is complete only once its .sf-lock is written (a killed install is redone).
+CACHE=${SF_CACHE_DIR:-$HOME/.cache/sf}
+mkdir -p "$CACHE/wheels"
+lock_hash=$({ sha256sum requirements.lock; "$PYTHON" -c 'import sys; print(sys.version)'; } | sha256sum | cut -c1-16)
+# A .venv that is a real directory, or a symlink to a venv of the developer's choosing,
+# is used as it is.
+case "$(readlink .venv 2>/dev/null || echo "-")" in
+  "$CACHE"/venv-*|-) cached=1 ;;
+  *) cached=0 ;;
+esac
+[ -d .venv ] && ! [ -L .venv ] && cached=0
+if [ "$cached" = 1 ]; then
+  venv_dir="$CACHE/venv-$lock_hash"
+  [ "$(readlink .venv 2>/dev/null)" = "$venv_dir" ] || ln -sfn "$venv_dir" .venv
+else
+  venv_dir=$(cd .venv && pwd -P)
 fi
+exec 8>"$CACHE/venv.lock"; flock 8   # one set-up at a time changes the shared venvs
+if [ "$(cat "$venv_dir/.sf-lock" 2>/dev/null)" != "$lock_hash" ]; then
+  log "creating the virtualenv $venv_dir from requirements.lock"
+  if [ "$cached" = 1 ]; then rm -rf "$venv_dir"; fi
+  [ -x "$venv_dir/bin/python" ] || "$PYTHON" -m venv "$venv_dir"
+  "$venv_dir/bin/python" -m pip install -q --upgrade pip >/dev/null
+  "$venv_dir/bin/python" -m pip install -q -r requirements.lock
+  rm -f "$venv_dir/.sf-native"
+  echo "$lock_hash" > "$venv_dir/.sf-lock"
+fi
+# Forget cached venvs and wheels no set-up has used for two weeks (old locks, old sources).
+touch "$venv_dir/.sf-used"
+find "$CACHE" -maxdepth 2 -path "$CACHE/venv-*/.sf-used" -mtime +14 -printf '%h\0' \
+  | xargs -0 -r rm -rf
 
 # --- the native module ----------------------------------------------------------------
+# Built once per content of its sources into a wheel under ~/.cache/sf/wheels (keyed
+# by their hash) and installed from there; Cargo's target directory lives outside the
+# checkout too (CARGO_TARGET_DIR), so an unchanged crate is never compiled again.
 if ! command -v cargo >/dev/null && [ -f "$HOME/.cargo/env" ]; then . "$HOME/.cargo/env"; fi
 command -v cargo >/dev/null || { echo "setup.sh: the Rust toolchain (cargo) is missing" >&2; exit 1; }
-native_hash=$(find native/Cargo.toml native/Cargo.lock native/pyproject.toml native/src native/python \
-  -type f -not -name '*.so' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
-if [ "$(cat .venv/.sf-native 2>/dev/null)" != "$native_hash" ] || ! .venv/bin/python -c 'import sf_native' 2>/dev/null; then
-  log "building the native module (maturin, release)"
-  VIRTUAL_ENV="$ROOT/.venv" PATH="$ROOT/.venv/bin:$PATH" \
-    .venv/bin/maturin develop --release -q -m native/Cargo.toml >/dev/null
-  echo "$native_hash" > .venv/.sf-native
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$CACHE/cargo-target}
+native_hash=$({ find native/Cargo.toml native/Cargo.lock native/pyproject.toml native/src native/python \
+  -type f -not -name '*.so' -not -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum; \
+  "$PYTHON" -c 'import sys; print(sys.version)'; } | sha256sum | cut -c1-16)
+wheel_dir="$CACHE/wheels/sf_native-$native_hash"
+if [ "${SF_SKIP_NATIVE_BUILD:-0}" = 1 ] && "$venv_dir/bin/python" -c 'import sf_native' 2>/dev/null; then
+  # scripts/test.sh --quick: the native module installed is used as it is.
+  [ "$(cat "$venv_dir/.sf-native" 2>/dev/null)" = "$native_hash" ] \
+    || log "SF_SKIP_NATIVE_BUILD: the installed native module is not built from these sources"
+elif [ "$(cat "$venv_dir/.sf-native" 2>/dev/null)" != "$native_hash" ] || ! "$venv_dir/bin/python" -c 'import sf_native' 2>/dev/null; then
+  if ! ls "$wheel_dir"/*.whl >/dev/null 2>&1; then
+    log "building the native module (maturin, release) into $wheel_dir"
+    rm -rf "$wheel_dir.tmp"
+    PATH="$venv_dir/bin:$PATH" maturin build --release -q -m native/Cargo.toml \
+      -i "$venv_dir/bin/python" -o "$wheel_dir.tmp" >/dev/null
+    mv "$wheel_dir.tmp" "$wheel_dir"
+  fi
+  log "installing the native module from $wheel_dir"
+  "$venv_dir/bin/python" -m pip install -q --no-deps --force-reinstall "$wheel_dir"/*.whl
+  echo "$native_hash" > "$venv_dir/.sf-native"
 fi
+[ ! -d "$wheel_dir" ] || touch "$wheel_dir"
+find "$CACHE/wheels" -mindepth 1 -maxdepth 1 -mtime +14 -exec rm -rf {} +
 
 # --- a real model on this machine (optional) -------------------------------------------
 if [ "$WITH_LOCAL_MODEL" = 1 ]; then
   model_lock_hash=$(sha256sum requirements-local-model.lock | cut -d' ' -f1)
-  if [ "$(cat .venv/.sf-local-model 2>/dev/null)" != "$model_lock_hash" ]; then
+  if [ "$(cat "$venv_dir/.sf-local-model" 2>/dev/null)" != "$model_lock_hash" ]; then
     log "installing the local model server (xllamacpp, prebuilt)"
     .venv/bin/python -m pip install -q --require-hashes -r requirements-local-model.lock
-    echo "$model_lock_hash" > .venv/.sf-local-model
+    echo "$model_lock_hash" > "$venv_dir/.sf-local-model"
   fi
   log "local model: $(.venv/bin/python scripts/local_model.py install --model "${SF_LOCAL_MODEL:-qwen2.5-coder-1.5b}")"
 fi
+
+exec 8>&-
 
 # --- the database ---------------------------------------------------------------------
 DATABASE_URL="$DATABASE_URL" .venv/bin/python scripts/ensure_database.py

@@ -4,10 +4,55 @@
 # pytest against real PostgreSQL, Redis, Celery workers, headless Chromium and a real
 # small model served on this machine (tests/live, -m live_model; SF_LIVE_MODEL=0 leaves
 # the model out and those tests skip). Extra arguments go to pytest.
+#
+#   scripts/test.sh            everything (what .ci/run does)
+#   scripts/test.sh --quick    the inner loop: no browser, no live model, no Rust
+#                              (neither clippy, cargo test nor a rebuild of the native
+#                              module), no mypy; ruff and the rest of pytest
+#
+# pytest runs on every core (pytest-xdist, SF_TEST_WORKERS to change: 0 is one process);
+# each worker has its own database, queue, channel prefix and data folder
+# (tests/environment.py). The time of each phase and pytest's count come at the end.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
-if [ "${SF_LIVE_MODEL:-1}" = 1 ]; then
+QUICK=0
+if [ "${1:-}" = "--quick" ]; then QUICK=1; shift; fi
+
+PHASES=()
+phase_started=0
+current=""
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+step() {
+  phase_end
+  current=$1
+  phase_started=$(now_ms)
+  echo; echo "== $current" >&2
+}
+phase_end() {
+  [ -n "$current" ] || return 0
+  local ms=$(( $(now_ms) - phase_started ))
+  PHASES+=("$(printf '%-22s %5d.%d s' "$current" $((ms / 1000)) $((ms % 1000 / 100)))")
+  current=""
+}
+PYTEST_LOG=$(mktemp)
+summary() {
+  local status=$?
+  phase_end
+  echo; echo "== time of each phase (exit $status)"
+  printf '  %s\n' "${PHASES[@]}"
+  local count
+  count=$(grep -E '^=+ .*(passed|failed|errors?|skipped|no tests ran).* =+$' "$PYTEST_LOG" | tail -n 1 || true)
+  [ -z "$count" ] || echo "  pytest: $(echo "$count" | tr -d '=' | sed 's/^ *//; s/ *$//')"
+  rm -f "$PYTEST_LOG"
+}
+trap summary EXIT
+
+step "set-up"
+if [ "$QUICK" = 1 ]; then
+  export SF_LIVE_MODEL=0 SF_SKIP_NATIVE_BUILD=1
+  scripts/setup.sh --with-test-tools
+elif [ "${SF_LIVE_MODEL:-1}" = 1 ]; then
   scripts/setup.sh --with-test-tools --with-local-model
 else
   scripts/setup.sh --with-test-tools
@@ -18,12 +63,28 @@ set -a; . .sf/env; set +a
 export SF_CELERY_QUEUE="${SF_CELERY_QUEUE:-sf}-test" SF_CHANNELS_PREFIX="${SF_CHANNELS_PREFIX:-sf}-test"
 export PATH="$ROOT/.venv/bin:$PATH"
 if ! command -v cargo >/dev/null && [ -f "$HOME/.cargo/env" ]; then . "$HOME/.cargo/env"; fi
+# Cargo's build outputs outside the checkout: a fresh clone compiles nothing unchanged.
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-${SF_CACHE_DIR:-$HOME/.cache/sf}/cargo-target}
 
-step() { echo; echo "== $*" >&2; }
-step "ruff check";         ruff check .
+step "ruff check";          ruff check .
 step "ruff format --check"; ruff format --check .
-step "mypy";               mypy
-step "cargo fmt --check";  (cd native && cargo fmt --check)
-step "cargo clippy";       (cd native && cargo clippy --release --all-targets -q -- -D warnings)
-step "cargo test";         (cd native && cargo test --release -q)
-step "pytest";             python -m pytest "$@"
+if [ "$QUICK" = 0 ]; then
+  step "mypy";              mypy
+  step "cargo fmt --check"; (cd native && cargo fmt --check)
+  # One dev-profile build serves clippy and the tests; only the module Python loads is
+  # built in release (scripts/setup.sh, cached by its sources' hash).
+  step "cargo clippy";      (cd native && cargo clippy --all-targets -q -- -D warnings)
+  step "cargo test";        (cd native && cargo test -q)
+fi
+
+workers=${SF_TEST_WORKERS:-$(nproc)}
+xdist=()
+[ "$workers" -gt 0 ] && xdist=(-n "$workers" --dist loadgroup)
+selection=()
+[ "$QUICK" = 1 ] && selection=(-m "not browser and not live_model")
+step "pytest"
+set +e
+python -m pytest "${xdist[@]}" "${selection[@]}" "$@" 2>&1 | tee "$PYTEST_LOG"
+status=${PIPESTATUS[0]}
+set -e
+exit "$status"

@@ -160,6 +160,10 @@ SF_TEAM_MODE = _database_url is not None
 # --- redis: channels and celery -------------------------------------------------------
 
 REDIS_URL = env.redis_url("REDIS_URL")
+# What this installation's names in Redis start with: the channel layer's groups and
+# SF's own keys (the providers' rate limits), so two installations, or two test
+# workers, on one Redis never share them.
+SF_CHANNELS_PREFIX = env.string("SF_CHANNELS_PREFIX", "sf")
 if REDIS_URL is not None:
     # Redis pub/sub (the default): a group message is published once, and each web
     # process that has browsers in the group receives it once and hands it to them in
@@ -174,7 +178,7 @@ if REDIS_URL is not None:
                 "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
                 "CONFIG": {
                     "hosts": [{"address": REDIS_URL, "socket_timeout": 30}],
-                    "prefix": env.string("SF_CHANNELS_PREFIX", "sf"),
+                    "prefix": SF_CHANNELS_PREFIX,
                 },
             }
         }
@@ -188,7 +192,7 @@ if REDIS_URL is not None:
                     # a moment late timed out and killed the consumer (close 1011) — 4 of
                     # 200 browsers on one board in benchmarks/fanout.py. Reads wait longer.
                     "hosts": [{"address": REDIS_URL, "socket_timeout": 30}],
-                    "prefix": env.string("SF_CHANNELS_PREFIX", "sf"),
+                    "prefix": SF_CHANNELS_PREFIX,
                     "capacity": 1000,
                     "expiry": 30,
                 },

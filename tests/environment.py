@@ -22,3 +22,16 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("SF_DB_CONN_MAX_AGE", "0")
 # Worktrees and other data of this run live apart from a developer's .sf/.
 os.environ.setdefault("SF_DATA_DIR", tempfile.mkdtemp(prefix="sf-test-data-"))
+
+# pytest-xdist: each worker (gw0, gw1, ...) gets its own Celery queue, channel-layer
+# (and Redis key) prefix and data folder; pytest-django already gives it its own
+# database (test_<name>_gw0). Workers inherit the controller's environment, so the
+# names above are extended here, in the worker, before Django reads them.
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if WORKER and not os.environ.get("SF_TEST_WORKER_NAMES"):
+    os.environ["SF_TEST_WORKER_NAMES"] = WORKER  # once: not again in a child process
+    for name in ("SF_CELERY_QUEUE", "SF_CHANNELS_PREFIX"):
+        os.environ[name] = f"{os.environ[name]}-{WORKER}"
+    data = os.path.join(os.environ["SF_DATA_DIR"], WORKER)
+    os.makedirs(data, exist_ok=True)
+    os.environ["SF_DATA_DIR"] = data

@@ -198,5 +198,10 @@ class WebProcess(SfProcess):
             except OSError:
                 return False
 
-        wait_for(answers, timeout=30, what=f"daphne on port {self.port}")
+        # Generous: on a busy machine importing Django and SF alone took over 30 s.
+        try:
+            wait_for(answers, timeout=180, what=f"daphne on port {self.port}")
+        except BaseException:
+            self.stop(signal.SIGKILL)  # not left running (and warned about) by a failed start
+            raise
         return self

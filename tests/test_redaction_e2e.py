@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
@@ -156,8 +157,14 @@ async def test_no_secret_reaches_the_trace_the_model_or_the_websocket(
     frames = [await communicator.receive_from(timeout=5)]
     try:
         result, model = await database_sync_to_async(run_loop)(agent_session, git_repo, unit.pk)
-        while not await communicator.receive_nothing(timeout=1.5):
-            frames.append(await communicator.receive_from())
+        seqs = await database_sync_to_async(
+            lambda: list(TraceEvent.objects.order_by("seq").values_list("seq", flat=True))
+        )()
+        # Wait for the page to show the last event recorded (however slow the machine),
+        # not for whatever arrived within a fixed window.
+        async with asyncio.timeout(60):
+            while f'data-seq="{seqs[-1]}"' not in frames[-1]:
+                frames.append(await communicator.receive_from(timeout=60))
     finally:
         await communicator.disconnect()
     assert result.outcome == Outcome.FINISHED
@@ -172,7 +179,9 @@ async def test_no_secret_reaches_the_trace_the_model_or_the_websocket(
 
     assert "[REDACTED:github_token]" in " ".join(rows)
     assert "[REDACTED:aws_access_key_id]" in " ".join(rows)
-    assert len(frames) > 3
+    assert len(seqs) > 3
+    for seq in seqs:  # every event reached the page
+        assert any(f'data-seq="{seq}"' in frame for frame in frames), seq
     for where, texts in (
         ("trace rows", rows),
         ("decisions", decisions),

@@ -22,7 +22,8 @@ from typing import Any, Protocol
 from django.conf import settings
 
 logger = logging.getLogger("sf.ratelimit")
-KEY_PREFIX = "sf:provider-blocked:"
+# After the installation's prefix (SF_CHANNELS_PREFIX, "sf" by default).
+KEY_PREFIX = ":provider-blocked:"
 # Keep a key a little longer than the wait it records, then let Redis forget it.
 EXPIRY_MARGIN_MS = 1000
 # Never wait longer than this on another unit's word (a bad retry-after header).
@@ -91,11 +92,12 @@ class RedisLimits:
         import redis
 
         self._redis = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+        self._prefix = getattr(settings, "SF_CHANNELS_PREFIX", "sf") + KEY_PREFIX
         self._script = self._redis.register_script(_BLOCK_SCRIPT)
 
     def blocked_until(self, key: str) -> float:
         try:
-            value = self._redis.get(_redis_key(key))
+            value = self._redis.get(self._key(key))
         except Exception as exc:  # never block a model call on the limiter
             logger.warning("provider rate limiter: Redis did not answer: %s", exc)
             return 0.0
@@ -104,20 +106,19 @@ class RedisLimits:
     def block(self, key: str, until: float) -> None:
         ttl_ms = max(1, int((until - time.time()) * 1000)) + EXPIRY_MARGIN_MS
         try:
-            self._script(keys=[_redis_key(key)], args=[repr(until), ttl_ms])
+            self._script(keys=[self._key(key)], args=[repr(until), ttl_ms])
         except Exception as exc:
             logger.warning("provider rate limiter: Redis did not answer: %s", exc)
+
+    def _key(self, key: str) -> str:
+        return self._prefix + hashlib.sha256(key.encode()).hexdigest()[:32]
 
     def clear(self) -> None:
         try:
-            for name in self._redis.scan_iter(match=f"{KEY_PREFIX}*"):
+            for name in self._redis.scan_iter(match=f"{self._prefix}*"):
                 self._redis.delete(name)
         except Exception as exc:
             logger.warning("provider rate limiter: Redis did not answer: %s", exc)
-
-
-def _redis_key(key: str) -> str:
-    return KEY_PREFIX + hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
 _shared: dict[str | None, ProviderLimits] = {}

@@ -31,7 +31,12 @@ from tasks_app.models import PlanRequest, Unit
 from tasks_app.tests.conftest import make_plan, task_data
 from tests.processes import WebProcess
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+# One worker runs the module under pytest-xdist (--dist loadgroup): one daphne for it.
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.slow,
+    pytest.mark.xdist_group("schemathesis"),
+]
 PATCH = "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n"
 SECRET_TITLE = "the admin's private session"  # must never reach the stranger
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import time
 from typing import Any
@@ -139,9 +140,22 @@ async def test_the_unit_page_shows_what_the_model_is_writing_redacted(
             api_base=fake_provider.openai_base,
             api_key="x",
         )
-        frames = []
-        while not await communicator.receive_nothing(timeout=1):
-            frames.append(await communicator.receive_from())
+        # The stream box is hidden again once the answer is complete: wait for that
+        # frame (however slow the machine), not for a second of quiet.
+        frames: list[str] = []
+
+        def is_writing(frame: str) -> bool:
+            return 'id="unit-stream"' in frame and "hidden" not in frame
+
+        def done() -> bool:
+            last = frames[-1] if frames else ""
+            return (
+                any(map(is_writing, frames)) and 'id="unit-stream"' in last and not is_writing(last)
+            )
+
+        async with asyncio.timeout(60):
+            while not done():
+                frames.append(await communicator.receive_from(timeout=60))
     finally:
         await communicator.disconnect()
     assert response.choices[0].message.content == words

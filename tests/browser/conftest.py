@@ -3,14 +3,16 @@
 Playwright's sync API runs an event loop in the test's thread while it is open, and
 Django refuses ORM calls next to a running loop. So each test gets its browser from
 a function-scoped fixture that starts *after* the database fixtures (the user, the
-SF web process) and stops *before* their teardown; inside the test, database access
-goes through the web process or plain psycopg. Tests list database fixtures
+``web`` fixture) and stops *before* their teardown; inside the test, database access
+goes through the web process or plain psycopg. The SF web process (daphne) itself is
+started once per test process and serves every test that asks for ``web``. Tests list database fixtures
 (``agent_session``, ``user``) before ``browser`` so that they are created first.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -32,8 +34,11 @@ CHROMIUM_ARGS = [
 PASSWORD = "correct horse 42"  # the root conftest's users
 
 
-@pytest.fixture
-def web(transactional_db: None) -> Iterator[WebProcess]:
+@pytest.fixture(scope="session")
+def _shared_web(django_db_setup: None, django_db_blocker: Any) -> Iterator[WebProcess]:
+    """One daphne per test process (per xdist worker), not one per test: it reads the
+    test database, which each test's transactional_db empties after it; what daphne
+    keeps in memory is keyed by primary keys, which a flush does not reuse."""
     server = WebProcess(
         extra_env={
             "SF_STATUS_REFRESH": "1s",
@@ -46,6 +51,13 @@ def web(transactional_db: None) -> Iterator[WebProcess]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def web(transactional_db: None, _shared_web: WebProcess) -> WebProcess:
+    assert _shared_web.process is not None
+    assert _shared_web.process.poll() is None, f"daphne exited:\n{_shared_web.log()}"
+    return _shared_web
 
 
 @pytest.fixture
