@@ -88,7 +88,7 @@ def carried_comments(unit: Unit) -> list[DiffComment]:
     return list(DiffComment.objects.filter(unit=previous)) if previous else []
 
 
-def diff_comments_check(*, unit: Unit, ws: Workspace) -> None:
+def diff_comments_check(unit: Unit, ws: Workspace) -> None:
     """After ``unit``'s checkpoint: did it change the lines commented on the attempt
     before it? Decided on the commits (the previous unit's and this one's), stored on
     each comment; a changed line counts as addressed by this unit."""

@@ -48,7 +48,7 @@ MIN_OCCURRENCES = 3
 POLICY_ACTOR = Actor.system("skills policy")
 
 
-def skill_evidence_check(*, unit_id: int) -> SkillProposal | None:
+def skill_evidence_check(unit_id: int) -> SkillProposal | None:
     """Propose a skill if ``unit_id``'s evidence is now seen in enough units."""
     unit = Unit.objects.select_related("task__plan__session__project").get(pk=unit_id)
     session = unit.task.plan.session
@@ -284,7 +284,7 @@ def _task_spec(proposal: SkillProposal, draft: SkillDraft) -> dict[str, object]:
     }
 
 
-def skill_proposal_merged(*, task: Task) -> None:
+def skill_proposal_merged(task: Task) -> None:
     """``task``'s work reached the base branch: the proposal it wrote is merged."""
     SkillProposal.objects.filter(task=task, status=ProposalStatus.ACCEPTED).update(
         status=ProposalStatus.MERGED

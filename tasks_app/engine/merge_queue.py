@@ -37,6 +37,7 @@ from sf_core.actors import Actor
 from sf_core.git import GitError, git
 from sf_core.signals import send_on_commit, session_runnable
 from tasks_app.completion import plan_settle
+from tasks_app.engine import extensions
 from tasks_app.engine.broker import send_by_name
 from tasks_app.engine.verification import Verification, verify
 from tasks_app.engine.worktrees import (
@@ -62,7 +63,6 @@ from tasks_app.models import (
     Unit,
     Worker,
 )
-from tasks_app.skill_proposals import skill_proposal_merged
 
 logger = logging.getLogger("sf.merge")
 MERGE_QUEUE_RUN_TASK = "tasks_app.merge_queue_run"  # tasks_app/tasks.py
@@ -314,7 +314,8 @@ def _merged(entry: MergeRequest, task: Task, result: MergeResult) -> None:
         actor=entry.actor,
     )
     TaskSchedule.objects.filter(task=task).update(status=ScheduleStatus.CONSUMED)
-    skill_proposal_merged(task=task)  # a skill SF proposed is in the base branch now
+    for hook in extensions.merged:  # e.g. a skill SF proposed is in the base branch now
+        hook(task)
 
 
 @transaction.atomic

@@ -37,6 +37,7 @@ from sf_core.errors import SfError
 from sf_core.git import GitError
 from sf_core.signals import send_on_commit, session_runnable
 from tasks_app.completion import plan_settle
+from tasks_app.engine import extensions
 from tasks_app.engine.hooks import StopCause
 from tasks_app.engine.outage import provider_outage, provider_recovered
 from tasks_app.engine.reservations import unit_settle
@@ -45,9 +46,7 @@ from tasks_app.engine.stuck import detect
 from tasks_app.engine.values import UnitReport
 from tasks_app.engine.verification import verify
 from tasks_app.engine.worktrees import Workspace, checkpoint_commit, checkpoint_patch
-from tasks_app.forge import pull_request_offer
 from tasks_app.lifecycle import task_transition
-from tasks_app.line_comments import diff_comments_check
 from tasks_app.models import (
     HoldReason,
     ScheduleStatus,
@@ -57,7 +56,6 @@ from tasks_app.models import (
     Unit,
     UnitStatus,
 )
-from tasks_app.skill_proposals import skill_evidence_check
 
 logger = logging.getLogger("sf.engine")
 APPROVAL_NEEDED = "approval needed"  # the words a task blocked on a risk decision shows
@@ -121,14 +119,10 @@ def _superseded_report(task: Task, unit: Unit) -> UnitReport:
 
 
 def _skill_evidence(unit: Unit) -> None:
-    """Propose a skill when this unit's evidence repeats (``skill_proposals``). A
-    proposal is a by-product of the unit: whatever goes wrong here is logged and rolled
-    back to its savepoint, never a change to how the unit ended."""
-    try:
-        with transaction.atomic():
-            skill_evidence_check(unit_id=unit.pk)
-    except Exception:
-        logger.exception("skill evidence of unit %s not checked", unit.pk)
+    """What features do after each unit's outcome (``extensions.unit_ended``: skill
+    evidence, ``skill_proposals``). A by-product of the unit: whatever goes wrong there
+    is logged and rolled back to its savepoint, never a change to how the unit ended."""
+    extensions.unit_ended_run(unit.pk)
 
 
 def _out_of_budget(task: Task, unit: Unit, detail: str) -> None:
@@ -212,7 +206,8 @@ def _checkpoint(task: Task, unit: Unit, ws: Workspace) -> str | None:
         Unit.objects.filter(pk=unit.pk).update(
             checkpoint_patch=redact_text(patch), checkpoint_commit=commit or ""
         )
-        diff_comments_check(unit=unit, ws=ws)
+        for checked in extensions.checkpointed:  # line comments the attempt changed
+            checked(unit, ws)
         if commit:
             Task.objects.filter(pk=task.pk).update(checkpoint_ref=commit)
     return commit or (task.checkpoint_ref or None)
@@ -277,7 +272,8 @@ def _verify_and_review(
     review_start(task=task)
     # Still waiting for a person: a pull request on the project's forge, if it has one
     # (after the commit: the forge is a network call).
-    transaction.on_commit(partial(pull_request_offer, task.pk))
+    for offer in extensions.review_waiting:
+        transaction.on_commit(partial(offer, task.pk))
     return "verified", result.summary
 
 
