@@ -38,7 +38,7 @@ skill_command_requested = Signal()
 
 # /doctor heal: a person asks for a repair unit on the session, with the doctor's
 # report as its brief. Arguments: session, report (sf_core.doctor.DoctorReport), actor.
-# Answered by tasks_app.heal (the engine, above the command service) with a dict:
+# Answered by tasks_app.features.doctor.heal (the engine, above the command service) with a dict:
 # {"message": str, "data": {...}}, or raises CommandRejected (nothing to heal).
 doctor_heal_requested = Signal()
 

@@ -17,7 +17,7 @@ from tasks_app.engine.dispatch import drain, next_units
 from tasks_app.engine.hooks import EngineHooks
 from tasks_app.engine.replaying import demo_repo_create
 from tasks_app.engine.unit import UnitOptions, unit_run
-from tasks_app.headless.query import session_snapshot
+from tasks_app.features.headless.query import session_snapshot
 from tasks_app.models import (
     MergeRequest,
     MergeStatus,

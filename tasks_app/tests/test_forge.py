@@ -13,7 +13,7 @@ import pytest
 
 from agents_app.models import Project
 from agents_app.tests.runtime_helpers import ScriptedModel
-from tasks_app.forge import ForgeError, GitLabForge, forge_for, forge_sync
+from tasks_app.features.forge import ForgeError, GitLabForge, forge_for, forge_sync
 from tasks_app.models import ForgePullRequest
 from tasks_app.tests.test_engine import git, repo, run_next, start, task_spec, writes
 from tests.fake_forge import TOKEN, FakeForge, fake_forge

@@ -19,10 +19,14 @@ from sf_core.actors import Actor
 from sf_core.errors import InvalidTransition, PolicyInvalid
 from skills_app.models import ProposalStatus, SkillProposal
 from tasks_app.engine import extensions, outcome
+from tasks_app.features.skills.proposals import (
+    proposal_accept,
+    proposal_reject,
+    skill_evidence_check,
+)
 from tasks_app.models import Plan, PlanStatus, Task, Unit
 from tasks_app.schemas import plan_spec_parse
 from tasks_app.services import plan_accept, plan_create
-from tasks_app.skill_proposals import proposal_accept, proposal_reject, skill_evidence_check
 
 pytestmark = pytest.mark.django_db
 FAILURE = "$ pytest -q  [exit 1, {n}.0 s]\nE   KeyError: 'user_{n}' in /srv/app/x.py:{n}\n"
