@@ -16,6 +16,10 @@ hook of a point, in registration order, at the moment the point describes:
   the proposal the task wrote is merged).
 - ``swept()``: at the end of every engine sweep; its number is reported under the
   hook's name (forge: the reviews read back from the projects' forges).
+
+One point is the engine's own: ``inline_drain(session_id)`` starts the units of a
+session in a thread of this process when there is no broker (``engine.drain``, which
+runs the unit, which comes back to ``dispatch``: so ``receivers`` plugs it in).
 """
 
 from __future__ import annotations
@@ -27,8 +31,8 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from django.db import transaction
 
 if TYPE_CHECKING:
-    from tasks_app.engine.worktrees import Workspace
     from tasks_app.models import Task, Unit
+    from tasks_app.workspaces import Workspace
 
 logger = logging.getLogger("sf.engine")
 
@@ -62,6 +66,7 @@ unit_ended: ExtensionPoint[Callable[[int], object]] = ExtensionPoint("unit_ended
 review_waiting: ExtensionPoint[Callable[[int], object]] = ExtensionPoint("review_waiting")
 merged: ExtensionPoint[Callable[[Task], None]] = ExtensionPoint("merged")
 swept: ExtensionPoint[Callable[[], int]] = ExtensionPoint("swept")
+inline_drain: ExtensionPoint[Callable[[int], None]] = ExtensionPoint("inline_drain")
 
 
 def unit_ended_run(unit_id: int) -> None:

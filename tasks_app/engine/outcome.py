@@ -35,9 +35,9 @@ from agents_app.services import (
 from sf_core.actors import Actor
 from sf_core.errors import SfError
 from sf_core.git import GitError
-from sf_core.signals import send_on_commit, session_runnable
 from tasks_app.completion import plan_settle
 from tasks_app.engine import extensions
+from tasks_app.engine.dispatch import dispatch_on_commit
 from tasks_app.engine.hooks import StopCause
 from tasks_app.engine.outage import provider_outage, provider_recovered
 from tasks_app.engine.reservations import unit_settle
@@ -45,7 +45,7 @@ from tasks_app.engine.review import review_start
 from tasks_app.engine.stuck import detect
 from tasks_app.engine.values import UnitReport
 from tasks_app.engine.verification import verify
-from tasks_app.engine.worktrees import Workspace, checkpoint_commit, checkpoint_patch
+from tasks_app.engine.worktrees import checkpoint_commit, checkpoint_patch
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import (
     HoldReason,
@@ -56,6 +56,7 @@ from tasks_app.models import (
     Unit,
     UnitStatus,
 )
+from tasks_app.workspaces import Workspace
 
 logger = logging.getLogger("sf.engine")
 APPROVAL_NEEDED = "approval needed"  # the words a task blocked on a risk decision shows
@@ -348,7 +349,7 @@ def _next(task: Task, unit: Unit, outcome: str, detail: str) -> UnitReport:
         # Run control: assisted, or a /next step, pauses after this unit.
         session_unit_ended(session=session)
         plan_settle(plan_id=task.plan_id)  # the plan, then the session, may be finished
-        send_on_commit(session_runnable, sender=AgentSession, session_id=session.pk)
+        dispatch_on_commit(session.pk)
     return UnitReport(task.pk, unit.pk, unit.attempt, outcome, task.status, detail)
 
 

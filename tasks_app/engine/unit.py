@@ -2,7 +2,7 @@
 
 ``unit_run`` is the engine's single entry point for a unit. The Celery task
 ``tasks_app.unit_run`` (``tasks_app/tasks.py``) calls it on workers; headless and the
-embedded default call it inline through ``dispatch.drain``. It claims the task's
+embedded default call it inline through ``drain.drain``. It claims the task's
 schedule row first (a conditional update: a duplicate or late delivery returns at
 once), then works in the task's git worktree, runs the agent loop, the verification
 gate, and hands the task to review or retry.
@@ -49,7 +49,7 @@ from tasks_app.engine.prompts import unit_messages
 from tasks_app.engine.reservations import budget_more, unit_budget, unit_reservation, unit_settle
 from tasks_app.engine.system_faults import SYSTEM_FAULTS, unit_system_fault
 from tasks_app.engine.values import UnitOptions, UnitReport
-from tasks_app.engine.worktrees import Workspace, workspace_of, worktree_ensure
+from tasks_app.engine.worktrees import worktree_ensure
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import (
     HoldReason,
@@ -61,6 +61,7 @@ from tasks_app.models import (
     Unit,
 )
 from tasks_app.replays import unit_replay
+from tasks_app.workspaces import Workspace, workspace_of
 
 # The options and the report are defined in ``values`` (``outcome`` builds the report
 # without importing this module); callers take them from here with ``unit_run``.

@@ -25,8 +25,8 @@ from sf_core.actors import Actor
 from sf_core.errors import SfError
 from sf_core.git import GitError, git
 from tasks_app.engine.review import task_approve, task_request_changes
-from tasks_app.engine.worktrees import workspace_of
 from tasks_app.models import ForgePullRequest, PullRequestState, Task, TaskStatus
+from tasks_app.workspaces import workspace_of
 
 logger = logging.getLogger("sf.forge")
 TIMEOUT = 15.0  # seconds per forge request

@@ -13,8 +13,8 @@ from sf_core.actors import Actor
 from sf_core.errors import NotAllowed
 from sf_core.git import git
 from tasks_app.diffs import diff_files
-from tasks_app.engine.worktrees import Workspace
 from tasks_app.models import DiffComment, DiffSide, Unit
+from tasks_app.workspaces import Workspace
 
 MAX_COMMENT_CHARS = 4000
 HUNK_RANGES = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")

@@ -23,8 +23,8 @@ from agents_app.models import Project
 from sf_core.actors import Actor
 from sf_core.doctor import Finding, RepairDone, Severity
 from sf_core.git import GIT_LOCK_STALE_SECONDS, git, git_ok
-from tasks_app.engine.worktrees import workspace_for
 from tasks_app.models import ACTIVE_MERGE_STATUSES, MergeRequest, Task, TaskStatus
+from tasks_app.workspaces import workspace_for
 
 FINISHED = (TaskStatus.DONE, TaskStatus.CANCELLED, TaskStatus.SKIPPED)
 

@@ -22,7 +22,7 @@ from agents_app.services import session_change_mode
 from sf_core.actors import Actor
 from sf_core.doctor import DoctorReport, Severity
 from sf_core.errors import CommandRejected
-from sf_core.signals import send_on_commit, session_runnable
+from tasks_app.engine.dispatch import dispatch_on_commit
 from tasks_app.models import PlanSource
 from tasks_app.schemas import plan_spec_parse
 from tasks_app.services import plan_accept, plan_create
@@ -92,4 +92,4 @@ def _start(session: AgentSession) -> None:
     session.refresh_from_db()
     if session.paused and session.pause_cause != PauseCause.PERSON:
         return  # a budget or a limit holds it: the plan waits like any other
-    send_on_commit(session_runnable, sender=AgentSession, session_id=session.pk)
+    dispatch_on_commit(session.pk)

@@ -2,7 +2,7 @@
 this process, or on the Celery workers), watch the database for events, and end
 with an outcome and its exit code.
 
-The units run through the engine's own drivers: ``dispatch.drain`` inline (``next``
+The units run through the engine's own drivers: ``drain.drain`` inline (``next``
 is ``drain(limit=1, step=True)``), ``dispatch.dispatch`` via the workers. The main
 thread never runs a unit: it polls for events, emits heartbeats, and handles
 SIGINT/SIGTERM and ``--timeout`` by pausing the session with a reason, so a running
@@ -29,7 +29,8 @@ from django.utils import timezone
 from agents_app.badge import badge_for
 from agents_app.models import AgentSession, PauseCause
 from agents_app.services import session_set_paused
-from tasks_app.engine.dispatch import IN_FLIGHT, dispatch, drain, next_due_at, next_units
+from tasks_app.engine.dispatch import IN_FLIGHT, dispatch, next_due_at, next_units
+from tasks_app.engine.drain import drain
 from tasks_app.engine.outage import provider_resume, provider_waiting
 from tasks_app.engine.values import UnitOptions
 from tasks_app.features.headless.answers import answers_apply

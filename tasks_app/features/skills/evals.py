@@ -43,7 +43,7 @@ from sf_core.git import git
 from skills_app.models import Skill, SkillEvalCase, SkillEvalRun, SkillScope
 from skills_app.parsing import CASE_TRACE, EVALS, PROJECT_SKILLS
 from skills_app.sync import project_skills_sync
-from tasks_app.engine.dispatch import drain
+from tasks_app.engine.drain import drain
 from tasks_app.engine.review import task_approve
 from tasks_app.features.headless.answers import Answers, ApprovalAnswer, answers_apply
 from tasks_app.features.skills.grading import Trial, trial_grade

@@ -32,8 +32,8 @@ from agents_app.runtime.recording import trace_export
 from sf_core.git import git
 from skills_app.models import SkillUse, SkillUseKind
 from skills_app.parsing import CASE_GRADER
-from tasks_app.engine.worktrees import workspace_of
 from tasks_app.models import Task, TaskStatus, Unit
+from tasks_app.workspaces import workspace_of
 
 GRADER_TIMEOUT = 30.0  # seconds
 DETAIL_SHOWN = 2000  # characters of a check's detail (or a grader's stderr) stored
