@@ -1,8 +1,9 @@
 """After a unit: checkpoint, accounting, the verification gate, and what comes next
 (review, retry, failure, a blocked task) — then run control decides what is next.
 
-What comes next is announced, not called: ``_next`` sends ``session_runnable`` on
-commit and the engine's dispatch (connected in ``TasksAppConfig.ready``) answers it.
+What comes next is a call: ``_next`` dispatches the session on commit
+(``dispatch.dispatch_on_commit``). What features add after a unit (skill evidence, a
+pull request, line comments) they add through ``extensions``.
 Before that it settles the plan (``tasks_app.completion.plan_settle``): a plan whose
 work has ended becomes done, failed or cancelled, and a session with no accepted plan
 left becomes completed or failed.
