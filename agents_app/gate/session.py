@@ -38,8 +38,8 @@ from agents_app.models import (
     ReviewStatus,
     RiskDecision,
 )
+from agents_app.models.sessions import reading_current
 from agents_app.schemas import policy_parse
-from agents_app.services.dispatch_points import reading_current
 from sf_core.db import relaxed_commit, relaxed_insert
 from sf_core.live import Groups, broadcast
 from sf_core.notices import Notice, NoticeKind, notice_raise

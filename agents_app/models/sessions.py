@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -293,3 +294,16 @@ class ModeTransition(models.Model):
     @property
     def actor_display(self) -> str:
         return self.actor_label or self.actor_kind
+
+
+def reading_current(session_id: int, version: int) -> tuple[str, list[Any]]:
+    """SQL, and its parameters, true while the session still reads as a reading of
+    ``dispatch_version`` ``version`` did: a condition for the dispatch point's write.
+
+    The version is raised by PostgreSQL triggers whenever anything a tool call's
+    dispatch point and gate decide on changes (migration 0016): the axes, the pause,
+    the /stop, the status, the project's policy, steering pending or applied, approvals
+    given or used. Not the activity, the costs or the counters the engine itself
+    writes as it goes."""
+    sessions = AgentSession._meta.db_table
+    return f"(SELECT dispatch_version FROM {sessions} WHERE id = %s) = %s", [session_id, version]
