@@ -113,7 +113,7 @@ class AgentSession(models.Model):
     autonomous_continues = models.PositiveIntegerField(default=0)
     cost_budget = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
     cost_spent = models.DecimalField(max_digits=12, decimal_places=4, default=Decimal("0"))
-    # Held by running units until they settle (``agents_app.budget.session_reserve``).
+    # Held by running units until they settle (``agents_app.services.budget.session_reserve``).
     cost_reserved = models.DecimalField(max_digits=12, decimal_places=6, default=Decimal("0"))
     budget_alerts = models.JSONField(default=list, blank=True)  # thresholds already fired
     created_at = models.DateTimeField(default=timezone.now)

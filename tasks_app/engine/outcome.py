@@ -20,7 +20,6 @@ from django.db import transaction
 from django.db.models import F, Sum
 from django.utils import timezone
 
-from agents_app.budget import session_charge
 from agents_app.gate.redaction import redact_text
 from agents_app.models import AgentSession, ModelCall, PauseCause, TraceKind
 from agents_app.runtime.llm import ModelNotConfigured, ProviderAuthError, ProviderOutage
@@ -33,6 +32,7 @@ from agents_app.services import (
     session_set_paused,
     session_unit_ended,
 )
+from agents_app.services.budget import session_charge
 from sf_core.actors import Actor
 from sf_core.errors import SfError
 from sf_core.git import GitError

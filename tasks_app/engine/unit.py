@@ -24,7 +24,6 @@ from django.db.models import F
 from django.utils import timezone
 
 from agents_app.axes import RunControl, WorkMode
-from agents_app.budget import budget_pause, budget_remaining
 from agents_app.gate.redaction import redact_text
 from agents_app.gate.session import SessionGate
 from agents_app.models import Activity, AgentSession, PauseCause, SessionDriver, SessionStatus
@@ -37,6 +36,7 @@ from agents_app.runtime.streaming import streamed_completion
 from agents_app.runtime.tools import REPAIR_TOOLS, TOOLS, Tool, ToolContext
 from agents_app.runtime.trace import TraceRecorder
 from agents_app.services import DispatchPoint, session_apply_due, session_set_paused
+from agents_app.services.budget import budget_pause, budget_remaining
 from sf_core.actors import Actor
 from sf_core.errors import SfError
 from sf_core.live import Groups, broadcast
