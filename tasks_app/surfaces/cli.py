@@ -79,22 +79,24 @@ class PlanCommand(Subcommand):
     help = "Import, show, accept or reject plans."
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        actions = parser.add_subparsers(dest="action", required=True)
-        load = actions.add_parser("import", help="import a plan file (YAML, JSON, Markdown)")
-        load.add_argument("path")
-        load.add_argument("--session", type=int, required=True)
-        show = actions.add_parser("show", help="print a plan with its tasks and waves")
-        show.add_argument("plan_id", type=int)
-        accept = actions.add_parser("accept", help="accept a proposed plan")
+        actions = self.add_actions(
+            parser,
+            {
+                "import": "import a plan file (YAML, JSON, Markdown)",
+                "show": "print a plan with its tasks and waves",
+                "accept": "accept a proposed plan",
+                "reject": "reject an open plan",
+            },
+        )
+        actions["import"].add_argument("path")
+        actions["import"].add_argument("--session", type=int, required=True)
+        actions["show"].add_argument("plan_id", type=int)
+        accept = actions["accept"]
         accept.add_argument("plan_id", type=int)
         accept.add_argument("--autonomous", action="store_true", help="Run autonomously")
         accept.add_argument("--permission-profile", choices=PermissionProfile.values)
-        reject = actions.add_parser("reject", help="reject an open plan")
-        reject.add_argument("plan_id", type=int)
-        reject.add_argument("--reason", default="rejected from the command line")
-        for action in (load, show, accept, reject):
-            add_output_format(action)
-            add_acting_user(action)
+        actions["reject"].add_argument("plan_id", type=int)
+        actions["reject"].add_argument("--reason", default="rejected from the command line")
 
     def run(self, options: dict[str, Any]) -> int:
         try:

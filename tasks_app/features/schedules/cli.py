@@ -15,8 +15,6 @@ from sf_core.cli import (
     EXIT_USAGE,
     Subcommand,
     acting_actor,
-    add_acting_user,
-    add_output_format,
 )
 from sf_core.errors import SfError
 from tasks_app.features.schedules.runner import schedules_sweep
@@ -73,18 +71,19 @@ class SchedulesCommand(Subcommand):
     help = "List, create, pause, resume, delete or run schedules; run one sweep."
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        actions = parser.add_subparsers(dest="action", required=True)
-        listing = actions.add_parser("list", help="a project's schedules and their next runs")
-        listing.add_argument("--project", type=int, required=True)
-        create = actions.add_parser("create", help="a new schedule (an intent or a plan file)")
-        self._create_arguments(create)
-        ones = [actions.add_parser(name, help=f"{name} a schedule") for name in ONE_SCHEDULE]
-        for one in ones:
-            one.add_argument("schedule_id", type=int)
-        sweep = actions.add_parser("sweep", help="run due schedules now (embedded mode, cron)")
-        for action in (listing, create, sweep, *ones):
-            add_output_format(action)
-            add_acting_user(action)
+        actions = self.add_actions(
+            parser,
+            {
+                "list": "a project's schedules and their next runs",
+                "create": "a new schedule (an intent or a plan file)",
+                **{name: f"{name} a schedule" for name in ONE_SCHEDULE},
+                "sweep": "run due schedules now (embedded mode, cron)",
+            },
+        )
+        actions["list"].add_argument("--project", type=int, required=True)
+        self._create_arguments(actions["create"])
+        for name in ONE_SCHEDULE:
+            actions[name].add_argument("schedule_id", type=int)
 
     @staticmethod
     def _create_arguments(create: argparse.ArgumentParser) -> None:
