@@ -8,7 +8,7 @@ Every surface asks here — web views, websocket consumers, the CLI with an acti
 - viewers read (board, session, unit, plans, approvals);
 - operators create sessions, state intents, upload plans, retry or cancel tasks, sync
   the project's skills from its repository, manage schedules (within what their own
-  role lets the schedule do: tasks_app.schedules.access) and steer — commands and axis
+  role lets the schedule do: tasks_app.features.schedules.access) and steer — commands and axis
   changes — as long as the session stays at ``normal`` or below (lowering the profile, /pause and
   /stop are always steering);
 - approvers accept plans, approve risk decisions and task reviews, request changes,

@@ -120,16 +120,14 @@ class ProjectCommand(Subcommand):
     help = "Create or list projects."
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        actions = parser.add_subparsers(dest="action", required=True)
-        create = actions.add_parser("create", help="register a git repository")
+        actions = self.add_actions(
+            parser, {"create": "register a git repository", "list": "list projects"}
+        )
+        create = actions["create"]
         create.add_argument("name")
         create.add_argument("repo_path")
         create.add_argument("--base-branch", default="main")
         create.add_argument("--policy", help="policy JSON (allow/deny, repair_policy, budgets)")
-        listing = actions.add_parser("list", help="list projects")
-        for action in (create, listing):
-            add_output_format(action)
-            add_acting_user(action)
 
     def run(self, options: dict[str, Any]) -> int:
         from agents_app.services import project_create
@@ -176,8 +174,10 @@ class SessionCommand(Subcommand):
     help = "Create or show agent sessions."
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        actions = parser.add_subparsers(dest="action", required=True)
-        create = actions.add_parser("create", help="start a session on a project")
+        actions = self.add_actions(
+            parser, {"create": "start a session on a project", "show": "print a session"}
+        )
+        create = actions["create"]
         create.add_argument("--project", type=int, required=True)
         create.add_argument("--title", default="")
         # Unset axes take NEW_SESSION_AXES (session_create), as the web form does.
@@ -186,11 +186,7 @@ class SessionCommand(Subcommand):
                 f"--{axis.replace('_', '-')}", help=f"default: {NEW_SESSION_AXES[axis]}"
             )
         create.add_argument("--surface", default="headless")
-        show = actions.add_parser("show", help="print a session")
-        show.add_argument("session_id", type=int)
-        for action in (create, show):
-            add_output_format(action)
-            add_acting_user(action)
+        actions["show"].add_argument("session_id", type=int)
 
     def run(self, options: dict[str, Any]) -> int:
         try:

@@ -144,7 +144,7 @@ class ForgeKind(StrEnum):
 
 class ForgePolicy(BaseModel):
     """Optional: a task waiting for a person's review is pushed to ``remote`` and opened
-    as a pull request on the forge; a review there comes back to SF (tasks_app/forge.py).
+    as a pull request on the forge; a review there comes back to SF (tasks_app/features/forge.py).
     The token is named by the variable that holds it, never stored in the policy."""
 
     model_config = ConfigDict(extra="forbid")

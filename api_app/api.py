@@ -21,7 +21,7 @@ from api_app.routes.reads import router as reads_router
 from api_app.routes.schedules import router as schedules_router
 from api_app.routes.sessions import router as sessions_router
 from api_app.routes.work import router as work_router
-from tasks_app.headless.events import EVENT_ADAPTER
+from tasks_app.features.headless.events import EVENT_ADAPTER
 
 
 class SfApi(NinjaAPI):

@@ -1,8 +1,8 @@
 """A session's live events as server-sent events (``text/event-stream``).
 
-One SSE message per event of headless's stream-json schema (``tasks_app/headless/
+One SSE message per event of headless's stream-json schema (``tasks_app/features/headless/
 events.py``), its JSON as ``data:`` and, for every event but heartbeats, the resume
-point after it as ``id:`` (``tasks_app/headless/watch.py``). The stream ends after the
+point after it as ``id:`` (``tasks_app/features/headless/watch.py``). The stream ends after the
 ``result`` event once the session has finished, and after ``SF_API_EVENTS_MAX_AGE``
 otherwise (a client reconnects with ``Last-Event-ID`` and misses nothing).
 
@@ -30,8 +30,8 @@ from django.conf import settings
 from django.db import close_old_connections
 
 from sf_core.live import Groups
-from tasks_app.headless.cursor import ObserverState
-from tasks_app.headless.watch import WatchStep, watch_heartbeat, watch_step
+from tasks_app.features.headless.cursor import ObserverState
+from tasks_app.features.headless.watch import WatchStep, watch_heartbeat, watch_step
 
 logger = logging.getLogger("sf.api.events")
 GAP = 0.25  # seconds: the least time between two looks at the database

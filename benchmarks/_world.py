@@ -31,7 +31,12 @@ from tasks_app.services import plan_accept, plan_create
 # failed, the rest waiting. What is left over stays todo.
 STATES = (("done", 0.55), ("review", 0.03), ("in_progress", 0.02), ("failed", 0.03))
 UNIT_STATUS = {"done": "succeeded", "review": "succeeded", "in_progress": "running"}
-SOURCES = ("tasks_app/board.py", "tasks_app/views.py", "sf_core/consumers.py", "sf_core/live.py")
+SOURCES = (
+    "tasks_app/board.py",
+    "tasks_app/surfaces/views.py",
+    "sf_core/consumers.py",
+    "sf_core/live.py",
+)
 
 
 @dataclass

@@ -33,15 +33,11 @@ from agents_app.services import project_create, session_create  # noqa: E402
 from sf_core.actors import Actor  # noqa: E402
 from tasks_app.engine import merge_queue  # noqa: E402
 from tasks_app.engine.review import task_approve  # noqa: E402
-from tasks_app.engine.worktrees import (  # noqa: E402
-    checkpoint_commit,
-    merge_into_base,
-    workspace_of,
-    worktree_ensure,
-)
+from tasks_app.engine.worktrees import checkpoint_commit, merge_into_base, worktree_ensure  # noqa: E402
 from tasks_app.models import Plan, Task  # noqa: E402
 from tasks_app.schemas import plan_spec_parse  # noqa: E402
 from tasks_app.services import plan_accept, plan_create  # noqa: E402
+from tasks_app.workspaces import workspace_of  # noqa: E402
 
 
 def setup(tmp: Path, count: int) -> tuple[Any, Plan]:

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET
 from agents_app.access import projects_visible
 from dashboard_app.sessions import Outcome, project_choices, session_table
 from dashboard_app.status import system_status
-from tasks_app.schedules.selectors import schedules_upcoming
+from tasks_app.features.schedules.selectors import schedules_upcoming
 
 
 @require_GET

@@ -11,6 +11,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Mapping
 from typing import Any, ClassVar, Protocol
 
 from django.contrib.auth import get_user_model
@@ -40,6 +41,21 @@ class Subcommand:
 
     def run(self, options: dict[str, Any]) -> int:
         raise NotImplementedError
+
+    @staticmethod
+    def add_actions(
+        parser: argparse.ArgumentParser, actions: Mapping[str, str], *, required: bool = True
+    ) -> dict[str, argparse.ArgumentParser]:
+        """``sf NAME ACTION ...``: one sub-parser per action (name -> its help), chosen in
+        ``options["action"]``, each with ``--output-format`` and ``--as``. Returns them
+        by name, for their own arguments."""
+        chooser = parser.add_subparsers(dest="action", required=required)
+        made: dict[str, argparse.ArgumentParser] = {}
+        for name, text in actions.items():
+            made[name] = chooser.add_parser(name, help=text)
+            add_output_format(made[name])
+            add_acting_user(made[name])
+        return made
 
     def out(self, text: str = "") -> None:
         self.stdout.write(text + "\n")

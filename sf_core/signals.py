@@ -7,8 +7,13 @@ below announces, the layer above acts — the way ``agents_app/runtime/loop.py``
 on Protocols instead of the app above it.
 
 ``send_on_commit`` is the twin of ``sf_core.live.broadcast``: a receiver must see the
-committed state, never a write that may still roll back. Outside a transaction the
-signal is sent at once.
+committed state, never a write that may still roll back. It is called inside the
+transaction that makes the change, and refuses to be called outside one (there
+would be no commit to wait for: the receivers would run in the middle of the caller).
+
+Inside ``tasks_app`` the engine does not signal itself: it calls its own dispatch
+(``tasks_app.engine.dispatch.dispatch_on_commit``). Signals are for telling a layer
+above.
 """
 
 from __future__ import annotations
@@ -18,9 +23,10 @@ from typing import Any
 from django.db import transaction
 from django.dispatch import Signal
 
-# The session may have work to run now: a plan was accepted, a unit ended, a review
-# asked for changes, a command resumed it, an approval unblocked a task.
-# Arguments: session_id (int).
+# The session may have work to run now: a plan was accepted (tasks_app's services), a
+# command resumed it (agents_app's command service). Arguments: session_id (int);
+# to_workers (bool, default False): the sender does not wait for the dispatch, which
+# goes to a worker when there is one (a command typed in a page or sent to the API).
 session_runnable = Signal()
 
 # A person (or a pre-supplied answer) reviewed a pending risk decision.
@@ -38,7 +44,7 @@ skill_command_requested = Signal()
 
 # /doctor heal: a person asks for a repair unit on the session, with the doctor's
 # report as its brief. Arguments: session, report (sf_core.doctor.DoctorReport), actor.
-# Answered by tasks_app.heal (the engine, above the command service) with a dict:
+# Answered by tasks_app.features.doctor.heal (the engine, above the command service) with a dict:
 # {"message": str, "data": {...}}, or raises CommandRejected (nothing to heal).
 doctor_heal_requested = Signal()
 
@@ -49,13 +55,30 @@ doctor_heal_requested = Signal()
 sweep_due = Signal()
 
 
+class NoTransaction(RuntimeError):
+    """``send_on_commit`` was called outside a transaction."""
+
+
 def send_on_commit(signal: Signal, *, sender: object, **arguments: Any) -> None:
-    """Send ``signal`` once the current transaction commits (at once outside one).
+    """Send ``signal`` once the current transaction commits.
 
     Receivers run in the sender's process and thread, after the commit: their errors
     propagate as they would from a direct call, but never undo the sender's write.
+    Called outside a transaction it raises ``NoTransaction`` and sends nothing: call it
+    inside the ``atomic()`` block that makes the change it announces.
     """
+    if not transaction.get_connection().in_atomic_block:
+        raise NoTransaction(
+            f"send_on_commit({_name(signal)}) outside a transaction: call it inside the "
+            "atomic() block that makes the change it announces"
+        )
     transaction.on_commit(lambda: signal.send(sender=sender, **arguments))
+
+
+def _name(signal: Signal) -> str:
+    """The name ``signal`` has in this module, for messages."""
+    found = [name for name, value in globals().items() if value is signal]
+    return found[0] if found else repr(signal)
 
 
 def collect(signal: Signal, *, sender: object, **arguments: Any) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from api_app.asgi import SharedThreadForStreams  # noqa: E402
 from mcp_app.http import McpHttpApp  # noqa: E402
 from sf_web.origins import HttpOriginValidator, OriginValidator  # noqa: E402
 from sf_web.routing import websocket_urlpatterns  # noqa: E402
-from tasks_app.schedules.inline import schedules_inline_start  # noqa: E402
+from tasks_app.features.schedules.inline import schedules_inline_start  # noqa: E402
 
 # Embedded mode has no workers to sweep the schedules: this process does (team mode: no-op).
 schedules_inline_start()

@@ -17,10 +17,10 @@ SUBCOMMAND_MODULES = (
     "dashboard_app.cli",
     "agents_app.cli",
     "agents_app.gate.cli",
-    "tasks_app.cli",
-    "tasks_app.headless.cli",
-    "tasks_app.skills_cli",
-    "tasks_app.schedules.cli",
+    "tasks_app.surfaces.cli",
+    "tasks_app.features.headless.cli",
+    "tasks_app.surfaces.skills_cli",
+    "tasks_app.features.schedules.cli",
     "mcp_app.cli",
 )
 

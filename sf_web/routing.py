@@ -7,7 +7,7 @@ from django.urls import URLPattern, path
 from agents_app.consumers import ApprovalsConsumer, SessionConsumer
 from dashboard_app.consumers import SessionTableConsumer, SystemStatusConsumer
 from notify_app.consumers import NotificationConsumer
-from tasks_app.consumers import SessionPlansConsumer, TaskBoardConsumer, UnitConsumer
+from tasks_app.surfaces.consumers import SessionPlansConsumer, TaskBoardConsumer, UnitConsumer
 
 websocket_urlpatterns: list[URLPattern] = [
     path("ws/status/", SystemStatusConsumer.as_asgi(), name="ws-status"),

@@ -333,7 +333,7 @@ SF_UNIT_MAX_STEPS = env.integer("SF_UNIT_MAX_STEPS", 60, minimum=1, maximum=1000
 SF_VERIFY_TIMEOUT = env.duration(
     "SF_VERIFY_TIMEOUT", timedelta(minutes=10), minimum=timedelta(seconds=1)
 )
-# Skill proposals from repeated evidence (tasks_app/skill_proposals.py): after one, the
+# Skill proposals from repeated evidence (tasks_app/features/skills/proposals.py): after one, the
 # project gets no other for this long (a storm of failures makes one proposal), and only
 # this many of the project's latest units are read for matching evidence.
 SF_SKILL_PROPOSAL_COOLDOWN = env.duration("SF_SKILL_PROPOSAL_COOLDOWN", timedelta(hours=1))

@@ -9,21 +9,31 @@ class TasksAppConfig(AppConfig):
         # Imported here, not at the top: the app registry must be ready before models
         # load (Django's rule for AppConfig modules).
         from sf_core.signals import doctor_heal_requested, session_report_requested
-        from tasks_app import doctor_checks
-        from tasks_app.engine import receivers, workers  # noqa: F401  (worker heartbeats)
-        from tasks_app.headless.query import session_report_snapshot
-        from tasks_app.heal import doctor_heal
-        from tasks_app.schedules import receivers as schedule_receivers
+        from tasks_app.engine import extensions, receivers, workers  # noqa: F401  (heartbeats)
+        from tasks_app.features import forge, line_comments
+        from tasks_app.features.doctor import checks as doctor_checks
+        from tasks_app.features.doctor.heal import doctor_heal
+        from tasks_app.features.headless.query import session_report_snapshot
+        from tasks_app.features.schedules import receivers as schedule_receivers
+        from tasks_app.features.skills import proposals as skill_proposals
         from tasks_app.selectors import session_report_fields
 
         receivers.connect()
+        # The features built on the engine, plugged into it (the engine imports none).
+        extensions.checkpointed.register("line comments", line_comments.diff_comments_check)
+        extensions.unit_ended.register("skill evidence", skill_proposals.skill_evidence_check)
+        extensions.merged.register("skill proposals", skill_proposals.skill_proposal_merged)
+        extensions.review_waiting.register("forge", forge.pull_request_offer)
+        extensions.swept.register("forge_reviews", forge.forge_sync)
         doctor_checks.register_checks()  # the engine's runtime state, docs/doctor.md
-        doctor_heal_requested.connect(doctor_heal, dispatch_uid="tasks_app.heal.doctor_heal")
+        doctor_heal_requested.connect(
+            doctor_heal, dispatch_uid="tasks_app.features.doctor.heal.doctor_heal"
+        )
         schedule_receivers.connect()  # schedules run on the workers' sweep
         session_report_requested.connect(
             session_report_fields, dispatch_uid="tasks_app.selectors.session_report"
         )
         # What ``sf headless query`` answers, for /status and /session-report.
         session_report_requested.connect(
-            session_report_snapshot, dispatch_uid="tasks_app.headless.query.session_report"
+            session_report_snapshot, dispatch_uid="tasks_app.features.headless.query.session_report"
         )

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sf_core.git import GitError, git
-from tasks_app.engine.worktrees import workspace_for
 from tasks_app.models import Task, TaskStatus
+from tasks_app.workspaces import workspace_for
 
 WAITING_TO_MERGE = (TaskStatus.REVIEW,)  # in review, or approved and queued
 

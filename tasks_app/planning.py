@@ -24,11 +24,11 @@ from django.conf import settings
 from django.utils import timezone
 
 from agents_app.axes import WorkMode
-from agents_app.budget import session_charge
 from agents_app.models import AgentSession, TraceEvent, TraceKind
 from agents_app.runtime.llm import DEFAULT_MAX_TOKENS, ModelRouter, complete, model_settings_for
 from agents_app.runtime.replay import PROVIDER as REPLAY_PROVIDER
 from agents_app.runtime.trace import TraceRecorder
+from agents_app.services.budget import session_charge
 from sf_core.errors import CommandRejected, PlanInvalid, SfError
 from tasks_app.models import Plan, PlanSource, PlanStatus
 from tasks_app.replays import PLAN_STAGE

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from agents_app.models import AgentSession
+from tasks_app.engine.dispatch import dispatch
 from tasks_app.engine.merge_queue import merge_queue_run
 from tasks_app.engine.unit import unit_run
 from tasks_app.engine.workers import worker_probe_answer
@@ -25,6 +27,16 @@ def unit_run_task(self, task_id: int) -> str:  # type: ignore[no-untyped-def]
     (a duplicate, or a late redelivery after recovery) returns without doing anything."""
     report = unit_run(task_id=task_id, worker=self.request.hostname or "worker")
     return "skipped" if report is None else report.outcome
+
+
+@shared_task(name="tasks_app.session_dispatch")
+def session_dispatch_task(session_id: int) -> int:
+    """Dispatch a session on a worker, for a request that does not wait for the answer
+    (``engine.dispatch.on_session_runnable``); returns how many units were sent."""
+    try:
+        return len(dispatch(session_id=session_id))
+    except AgentSession.DoesNotExist:  # deleted since the command: nothing to run
+        return 0
 
 
 @shared_task(name="tasks_app.plan_request_run")

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from django.urls import path
 
-from tasks_app import comment_views, intake_views, skill_views, unit_views, views
-from tasks_app.schedules import views as schedule_views
+from tasks_app.features.schedules import views as schedule_views
+from tasks_app.surfaces import comment_views, intake_views, skill_views, unit_views, views
 
 urlpatterns = [
     path("plans/<int:plan_id>/", views.plan_detail, name="plan-detail"),

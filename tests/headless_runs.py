@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from agents_app.runtime.recording import trace_from_steps, trace_write
-from tasks_app.headless.events import event_parse
+from tasks_app.features.headless.events import event_parse
 from tests.processes import ROOT, backends_of, child_database_url, wait_for
 
 NAME = "test-headless"

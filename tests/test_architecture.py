@@ -5,6 +5,9 @@
   ``if TYPE_CHECKING:`` are left out, because they never run).
 - Dependencies point one way, down the layers below: the kernel imports no app, the
   base app (sessions, gate, runtime) never imports the apps built on it.
+- Inside the two big apps too: each part imports only its own and the parts below it
+  (``PARTS``: tasks_app's domain < engine < features < surfaces; agents_app's
+  sessions < gate < runtime < services < surfaces).
 - No function over 60 lines and no module over 500 lines, outside migrations and
   data tables.
 
@@ -33,6 +36,32 @@ LAYERS: tuple[str, ...] = (
     "mcp_app",
     "sf_web",
 )
+# Inside an app, its parts, lowest first: (part, the names under the app that belong to
+# it). "" is every other module of the app (its root). Sub-packages carry the layer in
+# their folder name; the few root modules listed with a surface are the ones Django
+# finds by name at the app's root (apps, admin, urls, tasks) or the pages and checks
+# that sit beside them in agents_app.
+PARTS: dict[str, tuple[tuple[str, frozenset[str]], ...]] = {
+    "tasks_app": (
+        ("domain", frozenset({""})),
+        ("engine", frozenset({"engine"})),
+        ("features", frozenset({"features"})),
+        ("surfaces", frozenset({"surfaces", "apps", "admin", "urls", "tasks"})),
+    ),
+    "agents_app": (
+        ("sessions", frozenset({""})),
+        ("gate", frozenset({"gate"})),
+        ("runtime", frozenset({"runtime"})),
+        ("services", frozenset({"services"})),
+        (
+            "surfaces",
+            frozenset(
+                {"apps", "admin", "urls", "views", "consumers", "cli", "forms", "templatetags"}
+                | {"preflight", "costs", "sandbox_checks", "doctor_checks"}
+            ),
+        ),
+    ),
+}
 SOURCE_DIRS = {name: ROOT / name for name in LAYERS} | {
     "sf_native": ROOT / "native/python/sf_native"
 }
@@ -171,6 +200,61 @@ def test_dependencies_point_down_the_layers() -> None:
     assert not upward, (
         "imports against the layers " + " < ".join(LAYERS) + ":\n" + "\n".join(upward)
     )
+
+
+def _part(module: str) -> int | None:
+    """The index of ``module``'s part in ``PARTS`` (None outside the apps listed)."""
+    app, _, rest = module.partition(".")
+    if app not in PARTS:
+        return None
+    first = rest.partition(".")[0]
+    for index, (_name, names) in enumerate(PARTS[app]):
+        if first in names:
+            return index
+    return 0
+
+
+def back_imports(graph: dict[str, set[str]]) -> set[str]:
+    """Imports from a part of an app to a part above it in the same app."""
+    return {
+        f"{module} imports {target}"
+        for module, targets in graph.items()
+        for target in targets
+        if module.partition(".")[0] == target.partition(".")[0]
+        and (low := _part(module)) is not None
+        and (high := _part(target)) is not None
+        and high > low
+    }
+
+
+def test_inside_the_apps_dependencies_point_down_the_parts() -> None:
+    found = sorted(back_imports(_graph()))
+    order = {app: " < ".join(name for name, _ in parts) for app, parts in PARTS.items()}
+    assert not found, f"imports against the parts {order}:\n" + "\n".join(found)
+
+
+def test_a_planted_back_import_inside_each_app_is_found() -> None:
+    """The real graph, plus one import from a lower part to a higher one in each app."""
+    planted = {
+        "tasks_app.engine.outcome": "tasks_app.features.forge",
+        "tasks_app.models": "tasks_app.engine.dispatch",
+        "tasks_app.features.forge": "tasks_app.surfaces.views",
+        "agents_app.gate.session": "agents_app.runtime.loop",
+        "agents_app.models": "agents_app.gate.policy",
+        "agents_app.runtime.loop": "agents_app.services.sessions",
+        "agents_app.services.sessions": "agents_app.views",
+    }
+    graph = {module: set(targets) for module, targets in _graph().items()}
+    for module, target in planted.items():
+        assert module in graph, f"{module} moved"
+        assert target in graph, f"{target} moved"
+        assert target not in graph[module], f"{module} imports {target} already"
+        graph[module].add(target)
+    found = back_imports(graph) - back_imports(_graph())
+    assert found == {f"{module} imports {target}" for module, target in planted.items()}
+    # Downward and sideways imports are not reported.
+    assert not back_imports({"tasks_app.features.forge": {"tasks_app.engine.review"}})
+    assert not back_imports({"tasks_app.engine.unit": {"agents_app.runtime.loop"}})
 
 
 def test_cycle_finder_finds_a_circle() -> None:

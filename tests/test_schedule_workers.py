@@ -18,9 +18,9 @@ from django.utils import timezone
 
 from agents_app.models import AgentSession, Project
 from sf_core.actors import Actor
+from tasks_app.features.schedules.runner import schedule_run_start, schedules_sweep
+from tasks_app.features.schedules.services import schedule_create
 from tasks_app.models import Plan, Schedule, ScheduleRun, ScheduleRunStatus
-from tasks_app.schedules.runner import schedule_run_start, schedules_sweep
-from tasks_app.schedules.services import schedule_create
 from tasks_app.services import plan_reject
 from tasks_app.tests.schedule_helpers import plan_spec
 from tests.processes import WorkerProcess, wait_for

@@ -24,6 +24,7 @@ from django.utils import timezone
 import sf_native
 from agents_app.axes import PermissionProfile, RunControl, WorkMode
 from agents_app.gate.catalog.tools import tools_for_profile
+from agents_app.gate.contract import GateVerdict, StaleReading
 from agents_app.gate.mcp import mcp_offered
 from agents_app.gate.normalize import normalize_input
 from agents_app.gate.policy import Decision, decide
@@ -37,9 +38,8 @@ from agents_app.models import (
     ReviewStatus,
     RiskDecision,
 )
-from agents_app.runtime.loop import GateVerdict, StaleReading
+from agents_app.models.sessions import reading_current
 from agents_app.schemas import policy_parse
-from agents_app.services.dispatch_points import reading_current
 from sf_core.db import relaxed_commit, relaxed_insert
 from sf_core.live import Groups, broadcast
 from sf_core.notices import Notice, NoticeKind, notice_raise

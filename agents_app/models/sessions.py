@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -112,7 +113,7 @@ class AgentSession(models.Model):
     autonomous_continues = models.PositiveIntegerField(default=0)
     cost_budget = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
     cost_spent = models.DecimalField(max_digits=12, decimal_places=4, default=Decimal("0"))
-    # Held by running units until they settle (``agents_app.budget.session_reserve``).
+    # Held by running units until they settle (``agents_app.services.budget.session_reserve``).
     cost_reserved = models.DecimalField(max_digits=12, decimal_places=6, default=Decimal("0"))
     budget_alerts = models.JSONField(default=list, blank=True)  # thresholds already fired
     created_at = models.DateTimeField(default=timezone.now)
@@ -293,3 +294,16 @@ class ModeTransition(models.Model):
     @property
     def actor_display(self) -> str:
         return self.actor_label or self.actor_kind
+
+
+def reading_current(session_id: int, version: int) -> tuple[str, list[Any]]:
+    """SQL, and its parameters, true while the session still reads as a reading of
+    ``dispatch_version`` ``version`` did: a condition for the dispatch point's write.
+
+    The version is raised by PostgreSQL triggers whenever anything a tool call's
+    dispatch point and gate decide on changes (migration 0016): the axes, the pause,
+    the /stop, the status, the project's policy, steering pending or applied, approvals
+    given or used. Not the activity, the costs or the counters the engine itself
+    writes as it goes."""
+    sessions = AgentSession._meta.db_table
+    return f"(SELECT dispatch_version FROM {sessions} WHERE id = %s) = %s", [session_id, version]

@@ -25,6 +25,7 @@ from django.utils import timezone
 from pydantic import BaseModel, ValidationError
 
 import sf_native
+from agents_app.gate.contract import Gate, GateVerdict, StaleReading
 from agents_app.gate.redaction import redact_payload, redact_text
 from agents_app.models import TraceKind
 from agents_app.runtime.context import (
@@ -50,7 +51,6 @@ from agents_app.runtime.tools import (
 from agents_app.runtime.trace import TraceRecorder
 from agents_app.runtime.truncation import call_cut_message, cut_off, text_cut_message
 from agents_app.runtime.wire import append_note, well_formed_calls
-from sf_core.errors import SfError
 
 STALE_READINGS = 3  # dispatch points in a row whose reading of the session was stale
 NUDGE = "Continue with the tools. When every acceptance criterion is met, call finish."
@@ -66,29 +66,6 @@ class Outcome(StrEnum):
     INTERRUPTED = "interrupted"  # paused, stopped or timed out by the hooks
     NO_PROGRESS = "no_progress"  # the model keeps answering without tools
     CONTEXT_FULL = "context_full"  # the conversation cannot fit the model's context window
-
-
-@dataclass
-class GateVerdict:
-    decision: str  # allow | ask | deny
-    rule: str
-    risk_class: str
-    reason: str
-    decision_id: int | None = None
-
-
-class StaleReading(SfError):
-    """The gate's reading of the session changed (steering, a pause, a /stop) before it
-    stored its decision: nothing was stored, and the dispatch point is gone through
-    again on a fresh reading (``AgentLoop._dispatch``)."""
-
-
-class Gate(Protocol):
-    def offered_tools(self) -> list[str]: ...
-
-    def normalize(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]: ...
-
-    def check(self, tool: str, arguments: dict[str, Any], input_hash: str) -> GateVerdict: ...
 
 
 class Hooks(Protocol):

@@ -82,8 +82,8 @@ def command_apply(
     with transaction.atomic():
         superseded = _supersede(session, command, reason)
         transition = _change(session, command, reason, actor)
-    session.refresh_from_db()
-    _start_dispatch(session)
+        session.refresh_from_db()
+        _start_dispatch(session)  # announced on this commit
     message = _describe(session, command, transition) + _superseded_note(superseded)
     return CommandOutcome(
         session=session, message=message, transition=transition, superseded=superseded
@@ -141,10 +141,12 @@ def _check_confirmed(session: AgentSession, command: cmd.Command, text: str) -> 
 
 def _start_dispatch(session: AgentSession) -> None:
     """A session that may run units now (autonomous, assisted or a /next step, not
-    paused) says so; the engine (an app built on this one) listens and dispatches."""
+    paused) says so; the engine (an app built on this one) listens and dispatches —
+    on a worker when there is one: the page or API call that typed the command does
+    not wait for it (``to_workers``)."""
     if session.paused or (session.run_control == RunControl.MANUAL and not session.step_requested):
         return
-    send_on_commit(session_runnable, sender=AgentSession, session_id=session.pk)
+    send_on_commit(session_runnable, sender=AgentSession, session_id=session.pk, to_workers=True)
 
 
 def _describe(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 from enum import StrEnum
-from typing import Any
 
 from django.db.models import Exists, OuterRef, QuerySet
 
@@ -81,19 +80,6 @@ def _reading(point: DispatchPoint) -> QuerySet[AgentSession]:
         transition_due=Exists(due),
         gate_approvals=Exists(once) | Exists(rules),
     )
-
-
-def reading_current(session_id: int, version: int) -> tuple[str, list[Any]]:
-    """SQL, and its parameters, true while the session still reads as a reading of
-    ``dispatch_version`` ``version`` did: a condition for the dispatch point's write.
-
-    The version is raised by PostgreSQL triggers whenever anything a tool call's
-    dispatch point and gate decide on changes (migration 0016): the axes, the pause,
-    the /stop, the status, the project's policy, steering pending or applied, approvals
-    given or used. Not the activity, the costs or the counters the engine itself
-    writes as it goes."""
-    sessions = AgentSession._meta.db_table
-    return f"(SELECT dispatch_version FROM {sessions} WHERE id = %s) = %s", [session_id, version]
 
 
 def session_has_due(*, session_id: int, point: DispatchPoint) -> bool:

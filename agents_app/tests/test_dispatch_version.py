@@ -13,6 +13,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from agents_app.gate.approvals import decision_review
+from agents_app.gate.contract import StaleReading
 from agents_app.gate.session import SessionGate
 from agents_app.models import (
     Activity,
@@ -22,7 +23,6 @@ from agents_app.models import (
     ReviewScope,
     RiskDecision,
 )
-from agents_app.runtime.loop import StaleReading
 from agents_app.services import command_run, session_read
 from agents_app.services.dispatch_points import DispatchPoint
 from sf_core.actors import Actor

@@ -30,7 +30,7 @@ from api_app.schemas import (
 from api_app.tokens import token_projects
 from sf_core.actors import Actor
 from skills_app.selectors import project_skills
-from tasks_app.headless.query import snapshot_of
+from tasks_app.features.headless.query import snapshot_of
 from tasks_app.intake import plan_upload, planning_start, project_intent_start
 
 

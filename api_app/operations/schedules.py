@@ -16,15 +16,15 @@ from api_app.auth import visible_or_404
 from api_app.models import ApiToken
 from api_app.schemas import Page
 from sf_core.actors import Actor
-from tasks_app.models import Schedule, ScheduleRun
-from tasks_app.schedules.services import (
+from tasks_app.features.schedules.services import (
     schedule_create,
     schedule_delete,
     schedule_run_now,
     schedule_set_paused,
 )
-from tasks_app.schedules.spec import ScheduleSpec
-from tasks_app.schedules.timing import local_text
+from tasks_app.features.schedules.spec import ScheduleSpec
+from tasks_app.features.schedules.timing import local_text
+from tasks_app.models import Schedule, ScheduleRun
 
 
 class ScheduleRunOut(Schema):

@@ -12,8 +12,8 @@ from agents_app.models import AgentSession
 from api_app.auth import api_token, visible_or_404
 from api_app.events import StreamTimes, event_stream, in_database, sse_message
 from api_app.problems import ERRORS, ApiProblem
-from tasks_app.headless.cursor import MAX_TOKEN, ObserverState
-from tasks_app.headless.watch import watch_begin, watch_step
+from tasks_app.features.headless.cursor import MAX_TOKEN, ObserverState
+from tasks_app.features.headless.watch import watch_begin, watch_step
 
 router = Router(tags=["live events"])
 

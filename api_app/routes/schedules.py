@@ -15,7 +15,7 @@ from api_app.operations import schedules as ops
 from api_app.operations.schedules import ScheduleOut, ScheduleRunOut, ScheduleRunPage
 from api_app.problems import ERRORS
 from api_app.schemas import Page
-from tasks_app.schedules.spec import ScheduleSpec
+from tasks_app.features.schedules.spec import ScheduleSpec
 
 router = Router(tags=["schedules"])
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from tasks_app.headless.events import event_parse
+from tasks_app.features.headless.events import event_parse
 
 
 @dataclass

@@ -20,7 +20,7 @@ from agents_app.services import project_create
 from api_app.tests.sse import Stream, read, read_in_background
 from api_app.tokens import token_create
 from conftest import make_git_repo
-from tasks_app.engine.dispatch import drain
+from tasks_app.engine.drain import drain
 from tasks_app.engine.replaying import demo_repo_create
 from tasks_app.engine.unit import UnitOptions
 from tasks_app.replays import recorded_profile

@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 from agents_app.models import AgentSession
 from agents_app.runtime.replay import replay_load
 from api_app.tests.conftest import Api
-from tasks_app.engine.dispatch import drain
+from tasks_app.engine.drain import drain
 from tasks_app.engine.replaying import demo_repo_create
 from tasks_app.engine.unit import UnitOptions
 from tasks_app.replays import recorded_profile

@@ -9,10 +9,10 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from agents_app.budget import session_charge
 from agents_app.gate.session import SessionGate, input_hash
 from agents_app.models import AgentSession, Project, SessionStatus
 from agents_app.services import session_finish
+from agents_app.services.budget import session_charge
 from conftest import grant
 from notify_app.models import Channel, Delivery, Notification, NotificationPreference
 from notify_app.outbox import notification_enqueue

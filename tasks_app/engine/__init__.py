@@ -5,16 +5,23 @@ functions); each imports only modules on lines below its own:
 
     receivers, workers, replaying   signal receivers; the worker registry and its
                                     heartbeat (which sweeps); re-running a trace
-    sweep                           recovery of crashed units and lost messages
-    dispatch                        what runs next: to Celery by task name, or drain inline
+    drain                           the inline driver: units one after the other
     unit                            one unit: claim, worktree, prompt, agent loop
     outcome                         after a unit: checkpoint, charge, verify, retry
-    review, decisions               review and the fail-closed merge; reviewed risk
-                                    decisions and the task that waited on them
+    sweep                           recovery of crashed units and lost messages
+    recovery, decisions, orphans    a person's retry/skip/cancel; reviewed risk
+                                    decisions; tasks a fault left between two steps
+    review, merge_queue             review and the fail-closed, verified merge
+    dispatch                        what runs next: to Celery by task name, or the
+                                    inline driver; ``dispatch_on_commit``
+    extensions                      where the features above plug in
     hooks, prompts, worktrees, verification, stuck, values
 
-Below the engine sits the plan/task domain (models, lifecycle, services, scheduler),
-which never imports it: a change that may make work runnable sends
-``sf_core.signals.session_runnable``, and ``receivers`` connects the engine to it in
-``TasksAppConfig.ready``. The Celery interface (``tasks_app/tasks.py``) sits above.
+What comes next is a call: a module that may have made work runnable calls
+``dispatch.dispatch_on_commit``. Below the engine sits the plan/task domain (models,
+lifecycle, services, scheduler, workspaces), which never imports it: a change there
+that may make work runnable sends ``sf_core.signals.session_runnable``, and
+``receivers`` connects the engine to it in ``TasksAppConfig.ready``. Above it sit the
+features (``tasks_app/features``), which plug into ``extensions`` and may call the
+engine, and the surfaces; the Celery interface (``tasks_app/tasks.py``) is one of them.
 """

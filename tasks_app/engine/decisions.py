@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents_app.models import AgentSession, RiskDecision
+from agents_app.models import RiskDecision
 from sf_core.actors import Actor
-from sf_core.signals import send_on_commit, session_runnable
+from tasks_app.engine.dispatch import dispatch_on_commit
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import HoldReason, TaskStatus
 from tasks_app.services import schedule_ready
@@ -33,7 +33,7 @@ def task_after_review(*, decision_id: int, approved: bool) -> None:
             actor=Actor.system("review"),
         )
         schedule_ready(plan=task.plan)
-        send_on_commit(session_runnable, sender=AgentSession, session_id=task.plan.session_id)
+        dispatch_on_commit(task.plan.session_id)
     else:
         note = f": {decision.review_note}" if decision.review_note else ""
         task.status_reason = f"decision {decision_id} rejected{note}"

@@ -3,14 +3,15 @@ source of truth: the broker only carries task ids, and every delivery starts wit
 conditional claim. ``sweep`` recovers what a dead worker or a lost message left.
 
 Every driver goes through here: ``dispatch`` sends units to the Celery workers
-(without a broker it drains in a thread), ``drain`` runs them inline (headless,
-replay, that thread), and both ask ``next_units`` what run control allows now.
+(without a broker it drains in a thread), ``drain`` (its own module: it runs the
+unit, which comes back here through ``dispatch_on_commit``) runs them inline
+(headless, replay, that thread), and both ask ``next_units`` what run control allows
+now.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -23,10 +24,9 @@ from django.utils import timezone
 from agents_app.axes import RunControl
 from agents_app.models import AgentSession, SessionDriver, SessionStatus
 from sf_core.actors import Actor
+from tasks_app.engine import extensions
 from tasks_app.engine.broker import FIRST, NEW, messages_lost, send_by_name
 from tasks_app.engine.health import health_allows
-from tasks_app.engine.unit import unit_run
-from tasks_app.engine.values import UnitOptions
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import (
     ACTIVE_MERGE_STATUSES,
@@ -45,6 +45,7 @@ from tasks_app.services import schedule_ready
 logger = logging.getLogger("sf.dispatch")
 IN_FLIGHT = (ScheduleStatus.CLAIMED, ScheduleStatus.DISPATCHED)
 UNIT_RUN_TASK = "tasks_app.unit_run"  # the Celery task's registered name (tasks_app/tasks.py)
+SESSION_DISPATCH_TASK = "tasks_app.session_dispatch"  # likewise
 
 
 def runs(session: AgentSession) -> bool:
@@ -164,13 +165,32 @@ def dispatch(*, session_id: int) -> list[int]:
     if not task_ids:
         return []
     if settings.CELERY_TASK_ALWAYS_EAGER:
-        _drain_in_background(session_id)
+        for start in extensions.inline_drain:  # ``drain.drain_in_background``
+            start(session_id)
         return task_ids
     return _enqueue(task_ids)
 
 
-def on_session_runnable(sender: object, *, session_id: int, **_: Any) -> None:
-    """The ``session_runnable`` receiver: a state change may have made work runnable."""
+def dispatch_on_commit(session_id: int) -> None:
+    """Dispatch ``session_id`` once the current transaction commits (at once outside
+    one, as ``transaction.on_commit`` does): how the engine itself says that a change
+    it made (a unit's end, a review, a retry, a merge) may have made work runnable."""
+    transaction.on_commit(partial(dispatch, session_id=session_id))
+
+
+def on_session_runnable(
+    sender: object, *, session_id: int, to_workers: bool = False, **_: Any
+) -> None:
+    """The ``session_runnable`` receiver: a layer below the engine (plan acceptance,
+    the command service) committed a change that may make work runnable. A sender that
+    does not wait for the answer (``to_workers``: a command typed in a page or sent to
+    the API) has the dispatch itself run on a worker (``tasks_app.session_dispatch``,
+    by name), so the request ends at once; without a broker, or when it cannot be
+    reached, it runs here (and the units drain in a thread)."""
+    if to_workers and not settings.CELERY_TASK_ALWAYS_EAGER:
+        queue = settings.CELERY_TASK_DEFAULT_QUEUE
+        if send_by_name(SESSION_DISPATCH_TASK, args=[session_id], queue=queue, priority=FIRST):
+            return
     dispatch(session_id=session_id)
 
 
@@ -210,49 +230,3 @@ def _send(task_id: int, queue: str, enqueued_at: datetime, priority: int) -> Non
         TaskSchedule.objects.filter(task_id=task_id, enqueued_at=enqueued_at).update(
             enqueued_at=None
         )
-
-
-def drain(
-    *,
-    session_id: int,
-    worker: str,
-    options: UnitOptions | None = None,
-    stop: threading.Event | None = None,
-    limit: int | None = None,
-    step: bool = False,
-) -> int:
-    """Run the session's units inline until nothing is dispatchable, ``stop`` is set or
-    ``limit`` units ran. Returns how many ran. ``step``: see ``next_units``."""
-    ran = 0
-    while not (stop and stop.is_set()) and (limit is None or ran < limit):
-        session = AgentSession.objects.get(pk=session_id)
-        task_ids = next_units(session, step=step)
-        if not task_ids:
-            return ran
-        report = unit_run(task_id=task_ids[0], worker=worker, options=options)
-        if report is None:  # not ours after all (a claim lost, a pause): stop here
-            return ran
-        ran += 1
-    return ran
-
-
-_DRAINING: set[int] = set()
-# Who runs a unit without a worker, as the board's runtime column shows it.
-INLINE_WORKER = "this server (inline)"
-_DRAIN_LOCK = threading.Lock()
-
-
-def _drain_in_background(session_id: int) -> None:
-    with _DRAIN_LOCK:
-        if session_id in _DRAINING:
-            return
-        _DRAINING.add(session_id)
-
-    def run() -> None:
-        try:
-            drain(session_id=session_id, worker=INLINE_WORKER)
-        finally:
-            with _DRAIN_LOCK:
-                _DRAINING.discard(session_id)
-
-    threading.Thread(target=run, name=f"sf-drain-{session_id}", daemon=True).start()

@@ -26,8 +26,8 @@ from agents_app.runtime.tools import COMMAND_ENV_KEEP, cap
 from agents_app.schemas import WorktreeEnv, WorktreeResource
 from sf_core.errors import SfError
 from sf_core.secrets import secret_value
-from tasks_app.engine.worktrees import Workspace
 from tasks_app.models import SetupStatus, Task, Unit, WorktreeSetup
+from tasks_app.workspaces import Workspace
 
 SETUP_OUTPUT_CHARS = 20_000
 ENV_NAMES = {WorktreeResource.PORT: "SF_PORT", WorktreeResource.DATABASE: "SF_DATABASE_NAME"}

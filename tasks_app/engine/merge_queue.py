@@ -35,19 +35,18 @@ from django.utils import timezone
 from agents_app.models import AgentSession, Project, SessionDriver
 from sf_core.actors import Actor
 from sf_core.git import GitError, git
-from sf_core.signals import send_on_commit, session_runnable
 from tasks_app.completion import plan_settle
+from tasks_app.engine import extensions
 from tasks_app.engine.broker import send_by_name
+from tasks_app.engine.dispatch import dispatch_on_commit
 from tasks_app.engine.verification import Verification, verify
 from tasks_app.engine.worktrees import (
     MergeResult,
-    Workspace,
     WorktreeTampered,
     merge_compute,
     merge_publish,
     scratch_worktree_add,
     scratch_worktree_remove,
-    workspace_of,
     worktree_checked,
     worktree_remove,
 )
@@ -64,7 +63,7 @@ from tasks_app.models import (
     Unit,
     Worker,
 )
-from tasks_app.skill_proposals import skill_proposal_merged
+from tasks_app.workspaces import Workspace, workspace_of
 
 logger = logging.getLogger("sf.merge")
 MERGE_QUEUE_RUN_TASK = "tasks_app.merge_queue_run"  # tasks_app/tasks.py
@@ -316,7 +315,8 @@ def _merged(entry: MergeRequest, task: Task, result: MergeResult) -> None:
         actor=entry.actor,
     )
     TaskSchedule.objects.filter(task=task).update(status=ScheduleStatus.CONSUMED)
-    skill_proposal_merged(task=task)  # a skill SF proposed is in the base branch now
+    for hook in extensions.merged:  # e.g. a skill SF proposed is in the base branch now
+        hook(task)
 
 
 @transaction.atomic
@@ -360,7 +360,7 @@ def _send_back(entry: MergeRequest, task: Task, ws: Workspace, merged: str) -> N
         consumed_at=None,
         enqueued_at=None,
     )
-    send_on_commit(session_runnable, sender=AgentSession, session_id=task.plan.session_id)
+    dispatch_on_commit(task.plan.session_id)
 
 
 def _after(entry: MergeRequest) -> None:

@@ -22,10 +22,10 @@ from django.db import transaction
 from django.db.models import Max, QuerySet
 from django.utils import timezone
 
-from agents_app.models import AgentSession, SessionDriver
+from agents_app.models import SessionDriver
 from sf_core.actors import Actor
 from sf_core.errors import InvalidTransition
-from sf_core.signals import send_on_commit, session_runnable
+from tasks_app.engine.dispatch import dispatch_on_commit
 from tasks_app.engine.review import AUTO_APPROVE_PROFILES, AUTO_APPROVE_RISKS, task_approve
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import (
@@ -85,7 +85,7 @@ def _run_again(task_id: int) -> bool:
         TaskSchedule.objects.filter(task=task).update(
             status=ScheduleStatus.DUE, due_at=timezone.now(), claimed_by="", enqueued_at=None
         )
-        send_on_commit(session_runnable, sender=AgentSession, session_id=task.plan.session_id)
+        dispatch_on_commit(task.plan.session_id)
     logger.warning("task %s: left %s by a fault; running again", task.key, left)
     return True
 

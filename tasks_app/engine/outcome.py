@@ -1,8 +1,9 @@
 """After a unit: checkpoint, accounting, the verification gate, and what comes next
 (review, retry, failure, a blocked task) — then run control decides what is next.
 
-What comes next is announced, not called: ``_next`` sends ``session_runnable`` on
-commit and the engine's dispatch (connected in ``TasksAppConfig.ready``) answers it.
+What comes next is a call: ``_next`` dispatches the session on commit
+(``dispatch.dispatch_on_commit``). What features add after a unit (skill evidence, a
+pull request, line comments) they add through ``extensions``.
 Before that it settles the plan (``tasks_app.completion.plan_settle``): a plan whose
 work has ended becomes done, failed or cancelled, and a session with no accepted plan
 left becomes completed or failed.
@@ -19,7 +20,6 @@ from django.db import transaction
 from django.db.models import F, Sum
 from django.utils import timezone
 
-from agents_app.budget import session_charge
 from agents_app.gate.redaction import redact_text
 from agents_app.models import AgentSession, ModelCall, PauseCause, TraceKind
 from agents_app.runtime.llm import ModelNotConfigured, ProviderAuthError, ProviderOutage
@@ -32,11 +32,13 @@ from agents_app.services import (
     session_set_paused,
     session_unit_ended,
 )
+from agents_app.services.budget import session_charge
 from sf_core.actors import Actor
 from sf_core.errors import SfError
 from sf_core.git import GitError
-from sf_core.signals import send_on_commit, session_runnable
 from tasks_app.completion import plan_settle
+from tasks_app.engine import extensions
+from tasks_app.engine.dispatch import dispatch_on_commit
 from tasks_app.engine.hooks import StopCause
 from tasks_app.engine.outage import provider_outage, provider_recovered
 from tasks_app.engine.reservations import unit_settle
@@ -44,10 +46,8 @@ from tasks_app.engine.review import review_start
 from tasks_app.engine.stuck import detect
 from tasks_app.engine.values import UnitReport
 from tasks_app.engine.verification import verify
-from tasks_app.engine.worktrees import Workspace, checkpoint_commit, checkpoint_patch
-from tasks_app.forge import pull_request_offer
+from tasks_app.engine.worktrees import checkpoint_commit, checkpoint_patch
 from tasks_app.lifecycle import task_transition
-from tasks_app.line_comments import diff_comments_check
 from tasks_app.models import (
     HoldReason,
     ScheduleStatus,
@@ -57,7 +57,7 @@ from tasks_app.models import (
     Unit,
     UnitStatus,
 )
-from tasks_app.skill_proposals import skill_evidence_check
+from tasks_app.workspaces import Workspace
 
 logger = logging.getLogger("sf.engine")
 APPROVAL_NEEDED = "approval needed"  # the words a task blocked on a risk decision shows
@@ -121,14 +121,10 @@ def _superseded_report(task: Task, unit: Unit) -> UnitReport:
 
 
 def _skill_evidence(unit: Unit) -> None:
-    """Propose a skill when this unit's evidence repeats (``skill_proposals``). A
-    proposal is a by-product of the unit: whatever goes wrong here is logged and rolled
-    back to its savepoint, never a change to how the unit ended."""
-    try:
-        with transaction.atomic():
-            skill_evidence_check(unit_id=unit.pk)
-    except Exception:
-        logger.exception("skill evidence of unit %s not checked", unit.pk)
+    """What features do after each unit's outcome (``extensions.unit_ended``: skill
+    evidence, ``skill_proposals``). A by-product of the unit: whatever goes wrong there
+    is logged and rolled back to its savepoint, never a change to how the unit ended."""
+    extensions.unit_ended_run(unit.pk)
 
 
 def _out_of_budget(task: Task, unit: Unit, detail: str) -> None:
@@ -212,7 +208,8 @@ def _checkpoint(task: Task, unit: Unit, ws: Workspace) -> str | None:
         Unit.objects.filter(pk=unit.pk).update(
             checkpoint_patch=redact_text(patch), checkpoint_commit=commit or ""
         )
-        diff_comments_check(unit=unit, ws=ws)
+        for checked in extensions.checkpointed:  # line comments the attempt changed
+            checked(unit, ws)
         if commit:
             Task.objects.filter(pk=task.pk).update(checkpoint_ref=commit)
     return commit or (task.checkpoint_ref or None)
@@ -277,7 +274,8 @@ def _verify_and_review(
     review_start(task=task)
     # Still waiting for a person: a pull request on the project's forge, if it has one
     # (after the commit: the forge is a network call).
-    transaction.on_commit(partial(pull_request_offer, task.pk))
+    for offer in extensions.review_waiting:
+        transaction.on_commit(partial(offer, task.pk))
     return "verified", result.summary
 
 
@@ -352,7 +350,7 @@ def _next(task: Task, unit: Unit, outcome: str, detail: str) -> UnitReport:
         # Run control: assisted, or a /next step, pauses after this unit.
         session_unit_ended(session=session)
         plan_settle(plan_id=task.plan_id)  # the plan, then the session, may be finished
-        send_on_commit(session_runnable, sender=AgentSession, session_id=session.pk)
+        dispatch_on_commit(session.pk)
     return UnitReport(task.pk, unit.pk, unit.attempt, outcome, task.status, detail)
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from agents_app.models import TraceEvent, TraceKind
-from tasks_app.line_comments import open_comments
 from tasks_app.models import (
+    DiffComment,
     MergeRequest,
     MergeStatus,
     Task,
@@ -110,7 +110,7 @@ def review_briefing(unit: Unit, review: TaskTransition) -> str:
 
 def _line_comments(unit: Unit) -> str:
     """The reviewer's open comments on lines of ``unit``'s diff, each with its line."""
-    comments = open_comments(unit)
+    comments = list(DiffComment.objects.filter(unit=unit, addressed=False))  # open ones
     if not comments:
         return ""
     lines = ["Comments on lines of those changes (address each one):"]

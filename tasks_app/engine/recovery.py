@@ -36,12 +36,13 @@ from agents_app.models import AgentSession, PauseCause
 from agents_app.services import session_set_paused
 from sf_core.actors import Actor
 from sf_core.errors import InvalidTransition
-from sf_core.signals import send_on_commit, session_runnable
 from tasks_app.completion import plan_reopen, plan_settle
-from tasks_app.engine.worktrees import workspace_of, worktree_remove
+from tasks_app.engine.dispatch import dispatch_on_commit
+from tasks_app.engine.worktrees import worktree_remove
 from tasks_app.lifecycle import RECOVERY_ACTIONS, task_transition
 from tasks_app.models import ScheduleStatus, Task, TaskSchedule, TaskStatus
 from tasks_app.services import dependents_release, schedule_ready
+from tasks_app.workspaces import workspace_of
 
 S = TaskStatus
 RETRYABLE = RECOVERY_ACTIONS["retry"]
@@ -65,7 +66,7 @@ def task_retry(*, task: Task, actor: Actor, reason: str = "") -> Task:
         dependents_release(plan=task.plan, actor=actor)
         schedule_ready(plan=task.plan)
         _lift_assisted_pause(task, actor)
-        send_on_commit(session_runnable, sender=AgentSession, session_id=task.plan.session_id)
+        dispatch_on_commit(task.plan.session_id)
     return task
 
 
@@ -94,7 +95,7 @@ def _end(task: Task, to: str, sources: Collection[str], why: str, actor: Actor) 
         plan_reopen(plan=task.plan, reason=f"task {task.key}: {why}", actor=actor)
         dependents_release(plan=task.plan, actor=actor)
         plan_settle(plan_id=task.plan_id, actor=actor)
-        send_on_commit(session_runnable, sender=AgentSession, session_id=task.plan.session_id)
+        dispatch_on_commit(task.plan.session_id)
     return task
 
 

@@ -23,7 +23,7 @@ from agents_app.services import project_create, session_create
 from sf_core.actors import Actor
 from sf_core.errors import SfError
 from sf_core.git import git, new_repository
-from tasks_app.engine.dispatch import drain
+from tasks_app.engine.drain import drain
 from tasks_app.engine.values import UnitOptions
 from tasks_app.models import Plan, PlanSource, Task
 from tasks_app.schemas import plan_spec_parse

@@ -20,8 +20,8 @@ from decimal import Decimal
 from django.db import transaction
 from django.db.models import F
 
-from agents_app.budget import reservation_release, reservation_take
 from agents_app.models import AgentSession
+from agents_app.services.budget import reservation_release, reservation_take
 from tasks_app.models import Task, Unit
 
 

@@ -12,7 +12,7 @@ from agents_app.models import AgentSession
 from sf_core.actors import Actor
 from sf_core.errors import InvalidTransition, NotAllowed
 from sf_core.notices import Notice, NoticeKind, notice_raise
-from sf_core.signals import send_on_commit, session_runnable
+from tasks_app.engine.dispatch import dispatch_on_commit
 from tasks_app.engine.merge_queue import merge_enqueue, merge_queue_kick
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import RiskLevel, Task, TaskStatus, TaskTransition
@@ -86,5 +86,5 @@ def task_request_changes(*, task: Task, actor: Actor, reason: str) -> Task:
         task=task, to=TaskStatus.TODO, reason=f"changes requested by {actor}: {reason}", actor=actor
     )
     schedule_ready(plan=task.plan)
-    send_on_commit(session_runnable, sender=AgentSession, session_id=task.plan.session_id)
+    dispatch_on_commit(task.plan.session_id)
     return task

@@ -14,12 +14,12 @@ from django.utils import timezone
 
 from agents_app.axes import RunControl
 from agents_app.models import AgentSession, SessionDriver, SessionStatus
+from tasks_app.engine import extensions
 from tasks_app.engine.dispatch import dispatch
 from tasks_app.engine.merge_queue import merge_queue_resend
 from tasks_app.engine.orphans import orphans_recover
 from tasks_app.engine.outage import provider_resume_due
 from tasks_app.engine.system_faults import unit_crashed
-from tasks_app.forge import forge_sync
 from tasks_app.models import Unit, UnitStatus
 
 logger = logging.getLogger("sf.dispatch")
@@ -29,8 +29,8 @@ def engine_sweep() -> dict[str, int]:
     """Recover crashed units, the tasks a fault left between two steps, and lost
     dispatches of worker-driven sessions, resume the
     sessions a provider outage paused once their retry time has come, dispatch, send
-    merge queues whose message was lost to the workers again, and apply the reviews
-    people gave on the projects' forges."""
+    merge queues whose message was lost to the workers again, and run what features
+    add to the sweep (``extensions.swept``: the reviews people gave on the forges)."""
     recovered = sum(unit_recover(unit=unit) for unit in stale_units())
     recovered += orphans_recover()  # tasks a fault left between two steps
     provider_resume_due(driver=SessionDriver.WORKERS)
@@ -42,13 +42,9 @@ def engine_sweep() -> dict[str, int]:
     )
     dispatched = sum(len(dispatch(session_id=s.pk)) for s in sessions)
     merges = merge_queue_resend()
-    reviewed = forge_sync()  # reviews given on the projects' forges
-    return {
-        "recovered": recovered,
-        "dispatched": dispatched,
-        "merge_queues": merges,
-        "forge_reviews": reviewed,
-    }
+    done = {"recovered": recovered, "dispatched": dispatched, "merge_queues": merges}
+    # What features add to the sweep (forge: the reviews given on the projects' forges).
+    return done | {name: hook() for name, hook in extensions.swept.items()}
 
 
 def stale_units() -> list[Unit]:

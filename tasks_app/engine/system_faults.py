@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from agents_app.models import Activity, AgentSession
 from sf_core.actors import Actor
-from sf_core.signals import send_on_commit, session_runnable
+from tasks_app.engine.dispatch import dispatch_on_commit
 from tasks_app.engine.outcome import charge_from_ledger
 from tasks_app.engine.values import SYSTEM_FAULTS, UnitReport
 from tasks_app.lifecycle import task_transition
@@ -80,7 +80,7 @@ def unit_crashed(*, unit: Unit, cause: str) -> bool:
         AgentSession.objects.filter(pk=task.plan.session_id).update(activity=Activity.IDLE)
         # What the lost unit spent is charged from the ledger; its reservation is freed.
         charge_from_ledger(task, unit)
-        send_on_commit(session_runnable, sender=AgentSession, session_id=task.plan.session_id)
+        dispatch_on_commit(task.plan.session_id)
     logger.warning("task %s: unit %s crashed (%s)", task.key, unit.attempt, cause[:300])
     return True
 

@@ -2,7 +2,7 @@
 
 ``unit_run`` is the engine's single entry point for a unit. The Celery task
 ``tasks_app.unit_run`` (``tasks_app/tasks.py``) calls it on workers; headless and the
-embedded default call it inline through ``dispatch.drain``. It claims the task's
+embedded default call it inline through ``drain.drain``. It claims the task's
 schedule row first (a conditional update: a duplicate or late delivery returns at
 once), then works in the task's git worktree, runs the agent loop, the verification
 gate, and hands the task to review or retry.
@@ -24,7 +24,6 @@ from django.db.models import F
 from django.utils import timezone
 
 from agents_app.axes import RunControl, WorkMode
-from agents_app.budget import budget_pause, budget_remaining
 from agents_app.gate.redaction import redact_text
 from agents_app.gate.session import SessionGate
 from agents_app.models import Activity, AgentSession, PauseCause, SessionDriver, SessionStatus
@@ -37,6 +36,7 @@ from agents_app.runtime.streaming import streamed_completion
 from agents_app.runtime.tools import REPAIR_TOOLS, TOOLS, Tool, ToolContext
 from agents_app.runtime.trace import TraceRecorder
 from agents_app.services import DispatchPoint, session_apply_due, session_set_paused
+from agents_app.services.budget import budget_pause, budget_remaining
 from sf_core.actors import Actor
 from sf_core.errors import SfError
 from sf_core.live import Groups, broadcast
@@ -49,7 +49,7 @@ from tasks_app.engine.prompts import unit_messages
 from tasks_app.engine.reservations import budget_more, unit_budget, unit_reservation, unit_settle
 from tasks_app.engine.system_faults import SYSTEM_FAULTS, unit_system_fault
 from tasks_app.engine.values import UnitOptions, UnitReport
-from tasks_app.engine.worktrees import Workspace, workspace_of, worktree_ensure
+from tasks_app.engine.worktrees import worktree_ensure
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import (
     HoldReason,
@@ -61,6 +61,7 @@ from tasks_app.models import (
     Unit,
 )
 from tasks_app.replays import unit_replay
+from tasks_app.workspaces import Workspace, workspace_of
 
 # The options and the report are defined in ``values`` (``outcome`` builds the report
 # without importing this module); callers take them from here with ``unit_run``.

@@ -29,9 +29,6 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.conf import settings
-
-from agents_app.models import Project
 from sf_core.errors import SfError
 from sf_core.git import (
     Checkout,
@@ -42,58 +39,13 @@ from sf_core.git import (
     metadata_problems,
     stage_changes,
 )
-from tasks_app.models import Task
+from tasks_app.workspaces import Workspace
 
 logger = logging.getLogger("sf.merge")
 
 
-@dataclass(frozen=True)
-class Workspace:
-    repo: Path
-    path: Path
-    branch: str
-    base: str
-    # Files written into the tree from secrets: never committed (worktree-environment.md).
-    private: tuple[str, ...] = ()
-
-    @property
-    def tree(self) -> Checkout:
-        """The worktree, as git must see it: named from SF's records, not its files."""
-        return linked_worktree(self.repo, self.path)
-
-
 class WorktreeTampered(SfError):
     """A command changed where the worktree's git metadata points: the unit fails."""
-
-
-def workspace_for(
-    *,
-    repo: str | Path,
-    project_id: int,
-    plan_id: int,
-    key: str,
-    base: str,
-    attempt: int = 1,
-    private: tuple[str, ...] = (),
-) -> Workspace:
-    name = f"p{plan_id}-{key}-{attempt}"
-    path = Path(settings.SF_DATA_DIR) / "worktrees" / str(project_id) / name
-    branch = f"sf/p{plan_id}/{key}/{attempt}"
-    return Workspace(repo=Path(repo), path=path, branch=branch, base=base, private=private)
-
-
-def workspace_of(task: Task) -> Workspace:
-    """The workspace of ``task``'s current attempt (``Task.branch`` names its branch)."""
-    project = Project.objects.get(pk=task.plan.session.project_id)
-    return workspace_for(
-        repo=project.repo_path,
-        project_id=project.pk,
-        plan_id=task.plan_id,
-        key=task.key,
-        base=project.base_branch,
-        attempt=task.branch_attempt,
-        private=tuple(f.path for f in project.parsed_policy.worktree.files),
-    )
 
 
 def worktree_ensure(ws: Workspace) -> Path:

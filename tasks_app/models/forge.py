@@ -1,6 +1,6 @@
 """A task's pull request on the project's forge (GitHub or GitLab), when the project's
 policy names one: opened when the task waits for a person's review, read back by the
-sweep (tasks_app/forge.py)."""
+sweep (tasks_app/features/forge.py)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tasks_app.schedules.spec import ScheduleSpec
+from tasks_app.features.schedules.spec import ScheduleSpec
 
 PLAN_TEMPLATE = """summary: bump the dependencies
 tasks:

@@ -13,11 +13,12 @@ from agents_app.models import AgentSession, RiskDecision, TraceEvent
 from agents_app.services import command_run, project_create, session_create
 from agents_app.tests.runtime_helpers import ScriptedModel
 from sf_core.actors import Actor
-from tasks_app.engine.dispatch import drain, next_units
+from tasks_app.engine.dispatch import next_units
+from tasks_app.engine.drain import drain
 from tasks_app.engine.hooks import EngineHooks
 from tasks_app.engine.replaying import demo_repo_create
 from tasks_app.engine.unit import UnitOptions, unit_run
-from tasks_app.headless.query import session_snapshot
+from tasks_app.features.headless.query import session_snapshot
 from tasks_app.models import (
     MergeRequest,
     MergeStatus,

@@ -19,9 +19,10 @@ from agents_app.models import AgentSession, RepairRecord
 from agents_app.services.repairs import doctor_repair
 from sf_core.actors import Actor
 from sf_core.doctor import CheckReport, Severity, doctor_run
-from tasks_app.engine.worktrees import workspace_of, worktree_ensure
+from tasks_app.engine.worktrees import worktree_ensure
 from tasks_app.models import Task, TaskRuntime, TaskTransition, Unit, UnitStatus, Worker
 from tasks_app.tests.conftest import make_plan, task_data
+from tasks_app.workspaces import workspace_of
 
 pytestmark = pytest.mark.django_db
 ACTOR = Actor.system("test-doctor")

@@ -23,11 +23,11 @@ from conftest import grant
 from sf_core.actors import Actor
 from sf_core.doctor import doctor_run
 from sf_core.errors import CommandRejected
-from tasks_app.engine.dispatch import drain
+from tasks_app.engine.drain import drain
 from tasks_app.engine.replaying import demo_repo_create
 from tasks_app.engine.unit import UnitOptions, unit_run
-from tasks_app.engine.worktrees import workspace_of
 from tasks_app.models import Plan, Unit, Worker
+from tasks_app.workspaces import workspace_of
 
 pytestmark = pytest.mark.django_db
 MODEL = "openai/gpt-4o"

@@ -22,7 +22,7 @@ from agents_app.tests.runtime_helpers import ScriptedModel
 from conftest import grant
 from sf_core.actors import Actor
 from sf_core.errors import InvalidTransition
-from tasks_app.engine.dispatch import drain
+from tasks_app.engine.drain import drain
 from tasks_app.engine.replaying import demo_repo_create, replay_start
 from tasks_app.engine.review import task_approve, task_request_changes
 from tasks_app.engine.sweep import engine_sweep

@@ -24,14 +24,15 @@ from agents_app.tests.runtime_helpers import ScriptedModel
 from sf_core import git as git_module
 from sf_core.actors import Actor
 from sf_core.git import GitError
-from tasks_app.engine import broker, dispatch, merge_queue, review
+from tasks_app.engine import broker, dispatch, merge_queue, review, unit
 from tasks_app.engine.review import task_approve
 from tasks_app.engine.sweep import engine_sweep
-from tasks_app.engine.worktrees import workspace_of, worktree_ensure
+from tasks_app.engine.worktrees import worktree_ensure
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import MergeRequest, ScheduleStatus, Task, TaskSchedule, TaskTransition, Unit
 from tasks_app.services import schedule_ready
 from tasks_app.tests.test_engine import git, repo, run_next, start, task_spec, writes
+from tasks_app.workspaces import workspace_of
 
 pytestmark = pytest.mark.django_db
 __all__ = ["repo"]  # the fixture, shared with test_engine
@@ -143,7 +144,7 @@ def test_a_claim_refused_for_a_paused_session_leaves_the_task_unsent(repo: Path)
     sent_long_ago(tasks)
     AgentSession.objects.filter(pk=session.pk).update(paused=True)
 
-    assert dispatch.unit_run(task_id=tasks[0].pk, worker="w") is None
+    assert unit.unit_run(task_id=tasks[0].pk, worker="w") is None
 
     assert TaskSchedule.objects.get(task=tasks[0]).enqueued_at is None
 

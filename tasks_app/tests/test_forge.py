@@ -15,7 +15,7 @@ from agents_app.models import Project
 from agents_app.schemas import policy_parse
 from agents_app.tests.runtime_helpers import ScriptedModel
 from sf_core.errors import PolicyInvalid
-from tasks_app.forge import ForgeError, GitLabForge, forge_for, forge_sync
+from tasks_app.features.forge import ForgeError, GitLabForge, forge_for, forge_sync
 from tasks_app.models import ForgePullRequest
 from tasks_app.tests.test_engine import git, repo, run_next, start, task_spec, writes
 from tests.fake_forge import TOKEN, FakeForge, fake_forge, fake_forge_served

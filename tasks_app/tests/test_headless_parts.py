@@ -11,10 +11,10 @@ from django.core.management import call_command
 from pydantic import ValidationError
 
 from agents_app.models import ReviewStatus, RiskDecision
-from tasks_app.headless.answers import AnswersInvalid, answers_apply, answers_load
-from tasks_app.headless.cli import describe
-from tasks_app.headless.events import EVENT_ADAPTER, event_parse
-from tasks_app.headless.supervisor import backoff
+from tasks_app.features.headless.answers import AnswersInvalid, answers_apply, answers_load
+from tasks_app.features.headless.cli import describe
+from tasks_app.features.headless.events import EVENT_ADAPTER, event_parse
+from tasks_app.features.headless.supervisor import backoff
 
 EVENT_TYPES = {
     "session",

@@ -15,9 +15,9 @@ from django.utils import timezone
 from agents_app.models import AgentSession, ModeTransition, RiskDecision, TraceEvent
 from agents_app.services import session_change_mode, session_finish
 from sf_core.actors import SF
-from tasks_app.headless.cursor import ObserverState
-from tasks_app.headless.events import event_parse
-from tasks_app.headless.watch import watch_begin, watch_heartbeat, watch_step
+from tasks_app.features.headless.cursor import ObserverState
+from tasks_app.features.headless.events import event_parse
+from tasks_app.features.headless.watch import watch_begin, watch_heartbeat, watch_step
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import Plan, Unit
 from tasks_app.services import plan_accept

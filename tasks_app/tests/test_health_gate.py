@@ -19,7 +19,7 @@ from sf_core.actors import Actor
 from sf_core.doctor import gate_forget
 from tasks_app.engine.dispatch import next_units
 from tasks_app.engine.replaying import demo_repo_create
-from tasks_app.headless.outcome import settled_outcome
+from tasks_app.features.headless.outcome import settled_outcome
 from tasks_app.models import Plan
 from tasks_app.schemas import plan_spec_parse
 from tasks_app.services import plan_accept, plan_create

@@ -27,11 +27,12 @@ from tasks_app.engine.merge_queue import lane_key, merge_enqueue, merge_queue_ru
 from tasks_app.engine.review import task_approve
 from tasks_app.engine.sweep import engine_sweep
 from tasks_app.engine.unit import UnitOptions, unit_run
-from tasks_app.engine.worktrees import checkpoint_commit, workspace_of, worktree_ensure
+from tasks_app.engine.worktrees import checkpoint_commit, worktree_ensure
 from tasks_app.merge_conflicts import changed_symbols
 from tasks_app.models import MergeRequest, MergeStatus, Plan, Task, Unit, Worker
 from tasks_app.selectors import task_board
 from tasks_app.tests.test_engine import MODEL, git, start
+from tasks_app.workspaces import workspace_of
 
 pytestmark = pytest.mark.django_db
 PERSON = Actor.system("reviewer")

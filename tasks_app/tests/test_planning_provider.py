@@ -16,7 +16,7 @@ from django.test import override_settings
 from agents_app.models import AgentSession, TraceEvent
 from tasks_app import planning
 from tasks_app.engine.replaying import demo_repo_create
-from tasks_app.headless import runner
+from tasks_app.features.headless import runner
 from tasks_app.models import Plan, PlanStatus
 from tasks_app.planning import PlanningFailed, plan_from_intent
 from tasks_app.tests.conftest import plan_data, task_data

@@ -15,11 +15,11 @@ from agents_app.models import AgentSession, Project
 from conftest import grant
 from sf_core.actors import Actor
 from tasks_app import intake
+from tasks_app.features.schedules.inline import schedules_inline_start, schedules_inline_stop
+from tasks_app.features.schedules.runner import schedules_sweep
+from tasks_app.features.schedules.services import schedule_create, schedule_run_now
 from tasks_app.intake import plan_request_run
 from tasks_app.models import Plan, PlanRequest, Schedule, ScheduleRun
-from tasks_app.schedules.inline import schedules_inline_start, schedules_inline_stop
-from tasks_app.schedules.runner import schedules_sweep
-from tasks_app.schedules.services import schedule_create, schedule_run_now
 from tasks_app.tests.conftest import make_plan, task_data
 from tasks_app.tests.schedule_helpers import intent_spec, plan_spec
 from tests.processes import wait_for

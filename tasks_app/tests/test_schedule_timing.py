@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from tasks_app.schedules.timing import (
+from tasks_app.features.schedules.timing import (
     MISSED_ROWS,
     ScheduleInvalid,
     catch_up,

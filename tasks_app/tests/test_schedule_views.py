@@ -14,9 +14,9 @@ from django.urls import reverse
 from agents_app.models import Project
 from conftest import grant
 from sf_core.actors import Actor
+from tasks_app.features.schedules.runner import schedules_sweep
+from tasks_app.features.schedules.services import schedule_create
 from tasks_app.models import Schedule, ScheduleRun
-from tasks_app.schedules.runner import schedules_sweep
-from tasks_app.schedules.services import schedule_create
 from tasks_app.tests.schedule_helpers import PLAN_TEMPLATE, plan_spec
 
 pytestmark = pytest.mark.django_db

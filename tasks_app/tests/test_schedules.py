@@ -13,14 +13,14 @@ from agents_app.access import AccessDenied
 from agents_app.models import AgentSession, Project
 from conftest import grant
 from sf_core.actors import Actor
-from tasks_app.models import Plan, PlanStatus, Schedule, ScheduleRun
-from tasks_app.schedules.runner import schedules_sweep
-from tasks_app.schedules.services import (
+from tasks_app.features.schedules.runner import schedules_sweep
+from tasks_app.features.schedules.services import (
     schedule_create,
     schedule_run_now,
     schedule_set_paused,
 )
-from tasks_app.schedules.timing import ScheduleInvalid
+from tasks_app.features.schedules.timing import ScheduleInvalid
+from tasks_app.models import Plan, PlanStatus, Schedule, ScheduleRun
 from tasks_app.services import plan_reject
 from tasks_app.tests.schedule_helpers import plan_spec
 

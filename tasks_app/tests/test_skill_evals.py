@@ -20,7 +20,7 @@ from agents_app.models import TraceEvent, TraceKind
 from agents_app.runtime.recording import trace_from_steps, trace_write
 from agents_app.services import project_create
 from skills_app.models import SkillEvalRun
-from tasks_app.skill_evals import EvalOptions, eval_cases, eval_run
+from tasks_app.features.skills.evals import EvalOptions, eval_cases, eval_run
 
 pytestmark = pytest.mark.django_db
 SECRET = "the answer is 4217"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from skills_app.parsing import SkillInvalid
-from tasks_app.skill_drafts import Occurrence, draft_validate, skill_draft
-from tasks_app.skill_evidence import (
+from tasks_app.features.skills.drafts import Occurrence, draft_validate, skill_draft
+from tasks_app.features.skills.evidence import (
     EvidenceKind,
     command_sequence,
     same_fix,

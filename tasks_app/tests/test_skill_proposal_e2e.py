@@ -20,10 +20,10 @@ from skills_app.parsing import folder_digest, skill_parse
 from tasks_app.engine.replaying import demo_repo_create
 from tasks_app.engine.review import task_approve
 from tasks_app.engine.unit import UnitOptions, unit_run
+from tasks_app.features.skills.proposals import proposal_accept
 from tasks_app.models import Task
 from tasks_app.schemas import plan_spec_parse
 from tasks_app.services import plan_accept, plan_create
-from tasks_app.skill_proposals import proposal_accept
 from tasks_app.tests.test_engine import git
 
 pytestmark = pytest.mark.django_db

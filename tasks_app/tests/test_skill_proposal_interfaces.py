@@ -13,7 +13,7 @@ from django.urls import reverse
 from agents_app.tests.test_cli import run_sf
 from conftest import grant
 from skills_app.models import ProposalStatus, SkillProposal
-from tasks_app.skill_proposals import skill_evidence_check
+from tasks_app.features.skills.proposals import skill_evidence_check
 from tasks_app.tests.test_skill_proposals import failed_unit, world
 
 pytestmark = pytest.mark.django_db

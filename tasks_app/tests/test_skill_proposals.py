@@ -18,11 +18,15 @@ from conftest import grant
 from sf_core.actors import Actor
 from sf_core.errors import InvalidTransition, PolicyInvalid
 from skills_app.models import ProposalStatus, SkillProposal
-from tasks_app.engine import outcome
+from tasks_app.engine import extensions, outcome
+from tasks_app.features.skills.proposals import (
+    proposal_accept,
+    proposal_reject,
+    skill_evidence_check,
+)
 from tasks_app.models import Plan, PlanStatus, Task, Unit
 from tasks_app.schemas import plan_spec_parse
 from tasks_app.services import plan_accept, plan_create
-from tasks_app.skill_proposals import proposal_accept, proposal_reject, skill_evidence_check
 
 pytestmark = pytest.mark.django_db
 FAILURE = "$ pytest -q  [exit 1, {n}.0 s]\nE   KeyError: 'user_{n}' in /srv/app/x.py:{n}\n"
@@ -213,6 +217,6 @@ def test_a_check_that_breaks_never_changes_how_the_unit_ended(
     def broken(**_: Any) -> None:
         raise RuntimeError("bug")
 
-    monkeypatch.setattr(outcome, "skill_evidence_check", broken)
+    monkeypatch.setitem(extensions.unit_ended.hooks, "skill evidence", broken)
     outcome._skill_evidence(failed_unit(task, 1))  # no exception
     assert "skill evidence of unit" in caplog.text

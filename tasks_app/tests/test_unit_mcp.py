@@ -29,10 +29,10 @@ from agents_app.tests.mcp_helpers import (
 )
 from conftest import grant
 from tasks_app.engine.unit import UnitOptions, unit_run
-from tasks_app.engine.worktrees import workspace_of
 from tasks_app.models import Task, TaskSchedule
 from tasks_app.tests.test_engine import MODEL, repo, start, task_spec
 from tasks_app.tests.test_provider_outage import provider
+from tasks_app.workspaces import workspace_of
 from tests.fake_provider import FakeProvider, call, fake_provider, openai_calls
 
 pytestmark = [

@@ -16,8 +16,8 @@ from agents_app.tests.runtime_helpers import ScriptedModel
 from conftest import grant
 from tasks_app.engine.replaying import demo_repo_create
 from tasks_app.models import Plan, Task, Unit
+from tasks_app.surfaces.unit_views import unit_context
 from tasks_app.tests.test_engine import git, run_next, start, task_spec, writes
-from tasks_app.unit_views import unit_context
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}

@@ -13,8 +13,8 @@ from agents_app.runtime.sandbox import bwrap_problem
 from agents_app.services import session_create
 from sf_core.errors import CommandRejected
 from tasks_app.engine.verification import verify
-from tasks_app.headless.options import HeadlessOptions
-from tasks_app.headless.session import session_resolve
+from tasks_app.features.headless.options import HeadlessOptions
+from tasks_app.features.headless.session import session_resolve
 
 pytestmark = pytest.mark.django_db
 needs_bwrap = pytest.mark.skipif(

@@ -18,9 +18,9 @@ from conftest import grant
 from sf_core.actors import Actor
 from tasks_app.engine.replaying import demo_repo_create
 from tasks_app.engine.review import task_request_changes
-from tasks_app.engine.worktrees import workspace_of
 from tasks_app.models import HoldReason, Unit, WorktreeSetup
 from tasks_app.tests.test_engine import git, run_next, start, task_spec, writes
+from tasks_app.workspaces import workspace_of
 
 pytestmark = pytest.mark.django_db
 INSTALL = "mkdir -p vendor && cp deps/greetlib.py vendor/ && echo installed greetlib"

@@ -1,0 +1,80 @@
+"""Where the features built on the engine plug into it, so the engine imports none of
+them (docs/architecture.md, "Inside tasks_app").
+
+A feature registers its hook under a name in ``TasksAppConfig.ready``; registering a
+name again replaces the hook (a second ``ready`` adds nothing). The engine calls every
+hook of a point, in registration order, at the moment the point describes:
+
+- ``checkpointed(unit, ws)``: inside the transaction that stores a unit's checkpoint
+  (line comments: which commented lines the new attempt changed).
+- ``unit_ended(unit_id)``: after a unit's outcome, each in its own savepoint; a hook
+  that raises is logged and rolled back, never a change to how the unit ended (skill
+  evidence: propose a skill when the unit's evidence repeats).
+- ``review_waiting(task_id)``: on commit, once a task waits for a person's review
+  (forge: open its pull request).
+- ``merged(task)``: inside the transaction that marks a task merged (skill proposals:
+  the proposal the task wrote is merged).
+- ``swept()``: at the end of every engine sweep; its number is reported under the
+  hook's name (forge: the reviews read back from the projects' forges).
+
+One point is the engine's own: ``inline_drain(session_id)`` starts the units of a
+session in a thread of this process when there is no broker (``engine.drain``, which
+runs the unit, which comes back to ``dispatch``: so ``receivers`` plugs it in).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+from django.db import transaction
+
+if TYPE_CHECKING:
+    from tasks_app.models import Task, Unit
+    from tasks_app.workspaces import Workspace
+
+logger = logging.getLogger("sf.engine")
+
+Hook = TypeVar("Hook", bound=Callable[..., object])
+
+
+class ExtensionPoint(Generic[Hook]):
+    """The hooks of one point of the engine, by name, in registration order."""
+
+    def __init__(self, point: str) -> None:
+        self.point = point
+        self.hooks: dict[str, Hook] = {}
+
+    def register(self, name: str, hook: Hook) -> None:
+        if not name or not callable(hook):
+            raise ValueError(f"engine extension {self.point}: a hook needs a name and a callable")
+        self.hooks[name] = hook
+
+    def unregister(self, name: str) -> None:
+        self.hooks.pop(name, None)
+
+    def items(self) -> Iterator[tuple[str, Hook]]:
+        return iter(list(self.hooks.items()))
+
+    def __iter__(self) -> Iterator[Hook]:
+        return iter(list(self.hooks.values()))
+
+
+checkpointed: ExtensionPoint[Callable[[Unit, Workspace], None]] = ExtensionPoint("checkpointed")
+unit_ended: ExtensionPoint[Callable[[int], object]] = ExtensionPoint("unit_ended")
+review_waiting: ExtensionPoint[Callable[[int], object]] = ExtensionPoint("review_waiting")
+merged: ExtensionPoint[Callable[[Task], None]] = ExtensionPoint("merged")
+swept: ExtensionPoint[Callable[[], int]] = ExtensionPoint("swept")
+inline_drain: ExtensionPoint[Callable[[int], None]] = ExtensionPoint("inline_drain")
+
+
+def unit_ended_run(unit_id: int) -> None:
+    """Every ``unit_ended`` hook, each in a savepoint: a by-product of the unit, whatever
+    goes wrong in one is logged and rolled back, and the others still run."""
+    for name, hook in unit_ended.items():
+        try:
+            with transaction.atomic():
+                hook(unit_id)
+        except Exception:
+            logger.exception("%s of unit %s not checked", name, unit_id)

@@ -1,0 +1,1 @@
+"""The engine's doctor checks, its git checks and ``/doctor heal`` (docs/doctor.md)."""

@@ -1,0 +1,125 @@
+"""The live task board: a transition anywhere moves the card in every open browser."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
+from urllib.parse import parse_qs
+
+from django.shortcuts import get_object_or_404
+from django.template.loader import render_to_string
+
+from agents_app.access import Action, projects_visible, require
+from agents_app.models import AgentSession
+from sf_core.consumers import LivePartialConsumer
+from sf_core.live import Groups
+from tasks_app.lifecycle import task_groups
+from tasks_app.models import Unit
+from tasks_app.selectors import session_plan_requests, session_plans
+from tasks_app.surfaces.unit_views import unit_context
+from tasks_app.surfaces.views import board_context, board_filters
+
+
+class TaskBoardConsumer(LivePartialConsumer):
+    """The board, filtered and on the page the browser shows (its websocket URL carries
+    the page's query string): a live update never sends it back to page 1."""
+
+    def resolve_groups(self) -> list[str]:
+        query = parse_qs(self.scope.get("query_string", b"").decode())
+        self.session_id, self.statuses = board_filters(
+            (query.get("session") or [None])[0], query.get("status", [])
+        )
+        self.page = (query.get("page") or ["1"])[0]
+        if self.session_id is None:
+            return [Groups.ALL_TASKS]
+        _require_session_view(self.scope["user"], self.session_id)
+        # The session group too: the board's badge follows the session's axes.
+        return [Groups.tasks(self.session_id), Groups.session(self.session_id)]
+
+    def render_key(self) -> Hashable:
+        """One session's board is the same for everyone who may view the session (checked
+        on connect, as every live consumer does); the board of all sessions shows only
+        the projects each person may view, so it is theirs alone."""
+        who = self.scope["user"].pk if self.session_id is None else None
+        return ("tasks-board", self.session_id, tuple(self.statuses), self.page, who)
+
+    def render(self) -> str:
+        session = AgentSession.objects.get(pk=self.session_id) if self.session_id else None
+        projects = projects_visible(self.scope["user"]) if session is None else None
+        context = board_context(session, self.statuses, projects, page=self.page)
+        html = render_to_string("tasks_app/board.html#board", context)
+        if session is not None:
+            html += render_to_string("agents_app/_badge.html", context)
+        return html
+
+    async def tasks_changed(self, event: dict[str, Any]) -> None:
+        await self.push()
+
+    async def session_changed(self, event: dict[str, Any]) -> None:
+        await self.push()
+
+
+class UnitConsumer(LivePartialConsumer):
+    """A unit's page: its state and trace, streamed as events are recorded."""
+
+    def resolve_groups(self) -> list[str]:
+        self.unit_id = int(self.scope["url_route"]["kwargs"]["unit_id"])
+        unit = get_object_or_404(
+            Unit.objects.select_related("task__plan__session__project"), pk=self.unit_id
+        )
+        require(self.scope["user"], unit.task.plan.session.project, Action.VIEW)
+        return [Groups.unit(self.unit_id), *task_groups(unit.task)]
+
+    def render_key(self) -> Hashable:
+        return ("unit", self.unit_id)  # the same for everyone who may view the unit
+
+    def render(self) -> str:
+        unit = Unit.objects.select_related("task__plan").get(pk=self.unit_id)
+        context = unit_context(unit)
+        return "".join(
+            render_to_string(f"tasks_app/unit_detail.html#{part}", context)
+            for part in ("unit-state", "trace")
+        )
+
+    async def trace_appended(self, event: dict[str, Any]) -> None:
+        await self.push()
+
+    async def unit_streaming(self, event: dict[str, Any]) -> None:
+        """What the model has written of its current step (already redacted): only the
+        stream box is swapped, not the whole trace."""
+        html = render_to_string("tasks_app/unit_detail.html#stream", {"text": event["text"]})
+        await self.send(text_data=html)
+
+    async def tasks_changed(self, event: dict[str, Any]) -> None:
+        await self.push()
+
+
+class SessionPlansConsumer(LivePartialConsumer):
+    """The session page's plans slot: its list follows plan requests, plans and tasks."""
+
+    def resolve_groups(self) -> list[str]:
+        self.session_id = int(self.scope["url_route"]["kwargs"]["session_id"])
+        _require_session_view(self.scope["user"], self.session_id)
+        return [Groups.session(self.session_id), Groups.tasks(self.session_id)]
+
+    def render_key(self) -> Hashable:
+        return ("session-plans", self.session_id)
+
+    def render(self) -> str:
+        context = {
+            "session": AgentSession.objects.get(pk=self.session_id),
+            "plans": session_plans(self.session_id),
+            "plan_requests": session_plan_requests(self.session_id),
+        }
+        return render_to_string("tasks_app/_session_plans.html#plans-list", context)
+
+    async def tasks_changed(self, event: dict[str, Any]) -> None:
+        await self.push()
+
+    async def session_changed(self, event: dict[str, Any]) -> None:
+        await self.push()
+
+
+def _require_session_view(user: Any, session_id: int) -> None:
+    session = get_object_or_404(AgentSession.objects.select_related("project"), pk=session_id)
+    require(user, session.project, Action.VIEW)

@@ -1,0 +1,75 @@
+"""The unit page (live trace, verification output, checkpoint diff) and task review."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.html import format_html
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from agents_app.access import Action, may, require
+from sf_core.actors import Actor
+from sf_core.errors import SfError
+from sf_core.http import AuthedRequest
+from tasks_app.diffs import diff_files, diff_totals
+from tasks_app.engine.environment import setup_rows_of
+from tasks_app.engine.review import task_approve, task_request_changes
+from tasks_app.features.line_comments import carried_comments
+from tasks_app.models import Task, Unit
+from tasks_app.selectors import unit_merge
+from tasks_app.trace_html import trace_html
+
+
+def unit_context(unit: Unit) -> dict[str, object]:
+    return {
+        "unit": unit,
+        "task": unit.task,
+        "trace": trace_html(unit.pk),
+        "units": unit.task.units.order_by("attempt"),
+    }
+
+
+@require_GET
+@login_required
+def unit_detail(request: AuthedRequest, unit_id: int) -> HttpResponse:
+    unit = get_object_or_404(
+        Unit.objects.select_related("task__plan__session__project"), pk=unit_id
+    )
+    require(request.user, unit.task.plan.session.project, Action.VIEW)
+    # The diff is page-only: the live partials (state, trace) never carry it.
+    files = diff_files(unit.checkpoint_patch)
+    added, removed = diff_totals(files)
+    context = unit_context(unit) | {"files": files, "added": added, "removed": removed}
+    context |= {
+        "setups": setup_rows_of(unit),
+        "comments": unit.diff_comments.all(),
+        "carried": carried_comments(unit),
+        "can_review": may(request.user, unit.task.plan.session.project, Action.REVIEW_TASK),
+    }
+    context["merge"] = unit_merge(unit)  # its verification on the merged tree, if any
+    return render(request, "tasks_app/unit_detail.html", context)
+
+
+@require_POST
+@login_required
+def task_review(request: AuthedRequest, task_id: int) -> HttpResponse:
+    """Approve (and merge) a task in review, or request changes."""
+    task = get_object_or_404(Task.objects.select_related("plan__session__project"), pk=task_id)
+    require(request.user, task.plan.session.project, Action.REVIEW_TASK)
+    actor = Actor.of(request.user)
+    try:
+        if request.POST.get("action") == "approve":
+            task_approve(task=task, actor=actor)
+        else:
+            task_request_changes(task=task, actor=actor, reason=request.POST.get("reason", ""))
+    except SfError as exc:
+        if request.htmx:
+            # 200, so htmx swaps the message in beside the buttons (it drops 4xx bodies).
+            return HttpResponse(format_html('<p class="error" role="alert">{}</p>', exc))
+        return HttpResponse(str(exc), status=exc.status_code, content_type="text/plain")
+    unit = task.units.order_by("-attempt").first()
+    target = reverse("unit-detail", args=[unit.pk]) if unit else reverse("task-board")
+    return HttpResponseClientRedirect(target) if request.htmx else redirect(target)

@@ -1,0 +1,66 @@
+"""Where a task's attempt works: its worktree's path and branch (``Workspace``).
+
+Names only, nothing on disk: the engine creates, checkpoints, merges and removes the
+worktrees (``tasks_app.engine.worktrees``); the board, the doctor and the features
+find a task's tree and branch here, below the engine.
+
+Each attempt at a task works in its own worktree on branch
+``sf/p<plan>/<task-key>/<attempt>``, under
+``SF_DATA_DIR/worktrees/<project>/p<plan>-<task-key>-<attempt>``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+
+from agents_app.models import Project
+from sf_core.git import Checkout, linked_worktree
+from tasks_app.models import Task
+
+
+@dataclass(frozen=True)
+class Workspace:
+    repo: Path
+    path: Path
+    branch: str
+    base: str
+    # Files written into the tree from secrets: never committed (worktree-environment.md).
+    private: tuple[str, ...] = ()
+
+    @property
+    def tree(self) -> Checkout:
+        """The worktree, as git must see it: named from SF's records, not its files."""
+        return linked_worktree(self.repo, self.path)
+
+
+def workspace_for(
+    *,
+    repo: str | Path,
+    project_id: int,
+    plan_id: int,
+    key: str,
+    base: str,
+    attempt: int = 1,
+    private: tuple[str, ...] = (),
+) -> Workspace:
+    name = f"p{plan_id}-{key}-{attempt}"
+    path = Path(settings.SF_DATA_DIR) / "worktrees" / str(project_id) / name
+    branch = f"sf/p{plan_id}/{key}/{attempt}"
+    return Workspace(repo=Path(repo), path=path, branch=branch, base=base, private=private)
+
+
+def workspace_of(task: Task) -> Workspace:
+    """The workspace of ``task``'s current attempt (``Task.branch`` names its branch)."""
+    project = Project.objects.get(pk=task.plan.session.project_id)
+    return workspace_for(
+        repo=project.repo_path,
+        project_id=project.pk,
+        plan_id=task.plan_id,
+        key=task.key,
+        base=project.base_branch,
+        attempt=task.branch_attempt,
+        private=tuple(f.path for f in project.parsed_policy.worktree.files),
+    )
