@@ -17,9 +17,9 @@ import pytest
 
 from agents_app.models import AgentSession, TraceEvent, TraceKind
 from agents_app.tests.runtime_helpers import ScriptedModel
-from tasks_app.workspaces import Workspace, workspace_of
 from tasks_app.models import Task, Unit
 from tasks_app.tests.test_engine import MODEL, git, repo, start, task_spec, writes
+from tasks_app.workspaces import Workspace, workspace_of
 
 pytestmark = pytest.mark.django_db
 __all__ = ["repo"]  # the fixture, shared with test_engine
