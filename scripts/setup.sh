@@ -109,7 +109,10 @@ fi
 # --- the native module ----------------------------------------------------------------
 if ! command -v cargo >/dev/null && [ -f "$HOME/.cargo/env" ]; then . "$HOME/.cargo/env"; fi
 command -v cargo >/dev/null || { echo "setup.sh: the Rust toolchain (cargo) is missing" >&2; exit 1; }
-native_hash=$(find native/Cargo.toml native/Cargo.lock native/pyproject.toml native/src native/python \
+# gitleaks' rules are data in a crate that is fetched, never compiled (native/build.rs
+# reads it): fetch it for the build here and for cargo test/clippy in scripts/test.sh.
+(cd native && cargo fetch --locked -q)
+native_hash=$(find native/Cargo.toml native/Cargo.lock native/build.rs native/pyproject.toml native/src native/python \
   -type f -not -name '*.so' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
 if [ "$(cat .venv/.sf-native 2>/dev/null)" != "$native_hash" ] || ! .venv/bin/python -c 'import sf_native' 2>/dev/null; then
   log "building the native module (maturin, release)"

@@ -11,6 +11,8 @@
 //! the rule listed first.
 
 mod entropy;
+pub mod gitleaks;
+mod invisible;
 mod rules;
 
 use crate::errors::{NativeFailure, NativeResult};
@@ -23,6 +25,13 @@ use std::sync::{Arc, LazyLock, Mutex};
 pub use entropy::shannon_entropy;
 pub use rules::SECRET_KINDS;
 
+/// Every built-in kind in priority order: SF's own, then gitleaks' rule ids.
+pub fn secret_kinds() -> Vec<&'static str> {
+    let mut kinds: Vec<&'static str> = SECRET_KINDS.to_vec();
+    kinds.extend(gitleaks::GITLEAKS_RULES.iter().map(|rule| rule.id));
+    kinds
+}
+
 /// Lines with keyword hits at most this many bytes apart are searched as one region.
 const MERGE_GAP: usize = 256;
 
@@ -31,6 +40,11 @@ const CACHE_LIMIT: usize = 64;
 
 struct Rule {
     kind: String,
+    /// Which rule found it: `sf.<kind>` for SF's own, the gitleaks id, or an extra kind.
+    id: String,
+    /// gitleaks rules: the group holding the secret, and the entropy gate and allowlists.
+    secret_group: Option<usize>,
+    allow: Option<gitleaks::Allow>,
     regex: Regex,
     check: Check,
     /// Single-line rules search only the lines with a keyword hit.
@@ -50,6 +64,8 @@ pub struct Rules {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
     pub kind: String,
+    /// The rule that matched (see [`Rule::id`]).
+    pub rule: String,
     /// Character offsets into the original text.
     pub start: usize,
     pub end: usize,
@@ -64,7 +80,7 @@ pub struct Redacted {
 static MARKER: LazyLock<Result<Regex, regex::Error>> =
     LazyLock::new(|| Regex::new(r"\[REDACTED:[A-Za-z0-9_.-]+\]"));
 
-type Cache = Mutex<HashMap<Vec<(String, String)>, Arc<Rules>>>;
+type Cache = Mutex<HashMap<(Vec<(String, String)>, bool), Arc<Rules>>>;
 static CACHE: LazyLock<Cache> = LazyLock::new(|| Mutex::new(HashMap::new()));
 
 fn internal(err: impl std::fmt::Display) -> NativeFailure {
@@ -78,7 +94,7 @@ fn valid_kind(kind: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
 }
 
-fn compile(extra: &[(String, String)]) -> NativeResult<Rules> {
+fn compile(extra: &[(String, String)], with_gitleaks: bool) -> NativeResult<Rules> {
     let mut list = Vec::new();
     for (kind, pattern) in extra {
         if !valid_kind(kind) {
@@ -91,6 +107,9 @@ fn compile(extra: &[(String, String)]) -> NativeResult<Rules> {
         })?;
         list.push(Rule {
             kind: kind.clone(),
+            id: kind.clone(),
+            secret_group: None,
+            allow: None,
             regex,
             check: Check::Always,
             multiline: true,
@@ -115,10 +134,35 @@ fn compile(extra: &[(String, String)]) -> NativeResult<Rules> {
         }
         list.push(Rule {
             kind: kind.to_owned(),
+            id: format!("sf.{kind}"),
+            secret_group: None,
+            allow: None,
             regex: Regex::new(&pattern).map_err(internal)?,
             check,
             multiline,
             has_keywords,
+        });
+    }
+    let gitleaks_rules: &[gitleaks::GitleaksRule] = if with_gitleaks {
+        gitleaks::GITLEAKS_RULES
+    } else {
+        &[]
+    };
+    for rule in gitleaks_rules {
+        let index = list.len();
+        for word in rule.keywords {
+            keywords.push(word);
+            keyword_rules.push(vec![index]);
+        }
+        list.push(Rule {
+            kind: rule.id.to_owned(),
+            id: rule.id.to_owned(),
+            secret_group: rule.secret_group,
+            allow: Some(gitleaks::Allow::new(rule).map_err(internal)?),
+            regex: Regex::new(rule.pattern).map_err(internal)?,
+            check: Check::Always,
+            multiline: rule.multiline,
+            has_keywords: !rule.keywords.is_empty(),
         });
     }
     let prefilter = AhoCorasickBuilder::new()
@@ -135,17 +179,23 @@ fn compile(extra: &[(String, String)]) -> NativeResult<Rules> {
 
 /// The built-in rules plus `extra` (kind, regex) pairs, compiled or from the cache.
 pub fn rules_with(extra: &[(String, String)]) -> NativeResult<Arc<Rules>> {
+    rules_for(extra, true)
+}
+
+/// As [`rules_with`]; without gitleaks' rules (SF's own only) when `with_gitleaks` is false.
+pub fn rules_for(extra: &[(String, String)], with_gitleaks: bool) -> NativeResult<Arc<Rules>> {
+    let key = (extra.to_vec(), with_gitleaks);
     if let Ok(cache) = CACHE.lock() {
-        if let Some(rules) = cache.get(extra) {
+        if let Some(rules) = cache.get(&key) {
             return Ok(Arc::clone(rules));
         }
     }
-    let rules = Arc::new(compile(extra)?);
+    let rules = Arc::new(compile(extra, with_gitleaks)?);
     if let Ok(mut cache) = CACHE.lock() {
         if cache.len() >= CACHE_LIMIT {
             cache.clear();
         }
-        cache.insert(extra.to_vec(), Arc::clone(&rules));
+        cache.insert(key, Arc::clone(&rules));
     }
     Ok(rules)
 }
@@ -159,6 +209,25 @@ struct Candidate {
 }
 
 pub fn redact(text: &str, rules: &Rules) -> Redacted {
+    // Zero-width characters split a token without showing: match on the text without
+    // them, then map each span back (the characters inside it go with the secret).
+    let Some(visible) = invisible::strip(text) else {
+        let kept = kept(text, rules);
+        return build(text, rules, &kept);
+    };
+    let kept: Vec<Candidate> = kept(&visible.text, rules)
+        .into_iter()
+        .map(|c| Candidate {
+            start: visible.original(c.start),
+            end: std::cmp::Reverse(visible.original(c.end.0 - 1) + 1),
+            rule: c.rule,
+        })
+        .collect();
+    build(text, rules, &kept)
+}
+
+/// The non-overlapping candidates in `text`, in order.
+fn kept(text: &str, rules: &Rules) -> Vec<Candidate> {
     let markers: Vec<(usize, usize)> = match MARKER.as_ref() {
         Ok(marker) => marker
             .find_iter(text)
@@ -187,7 +256,7 @@ pub fn redact(text: &str, rules: &Rules) -> Redacted {
             kept.push(candidate);
         }
     }
-    build(text, rules, &kept)
+    kept
 }
 
 /// For each rule, the byte ranges of `text` it must search.
@@ -266,7 +335,14 @@ fn search(
             value_end: end,
             group,
         };
-        if passes(rule.check, &found) {
+        let ok = match &rule.allow {
+            Some(allow) => {
+                !rules::DOCUMENTED_EXAMPLES.contains(&found.value)
+                    && allow.passes(text, (from + whole.0, from + whole.1), found.value)
+            }
+            None => passes(rule.check, &found),
+        };
+        if ok {
             out.push(Candidate {
                 start,
                 end: std::cmp::Reverse(end),
@@ -286,7 +362,11 @@ fn search(
     let keyed = rule.check.keyed();
     for caps in rule.regex.captures_iter(region) {
         let Some(whole) = caps.get(0) else { continue };
-        let groups = if keyed { 2..5 } else { 1..caps.len() };
+        let groups = match rule.secret_group {
+            Some(g) => g..g + 1,
+            None if keyed => 2..5,
+            None => 1..caps.len(),
+        };
         let (group, secret) = groups
             .clone()
             .find_map(|g| caps.get(g).map(|m| (g, m)))
@@ -314,7 +394,8 @@ fn build(text: &str, rules: &Rules, kept: &[Candidate]) -> Redacted {
     };
     for candidate in kept {
         let (start, end) = (candidate.start, candidate.end.0);
-        let kind = &rules.list[candidate.rule].kind;
+        let rule = &rules.list[candidate.rule];
+        let kind = &rule.kind;
         out.push_str(&text[position..start]);
         out.push_str("[REDACTED:");
         out.push_str(kind);
@@ -323,6 +404,7 @@ fn build(text: &str, rules: &Rules, kept: &[Candidate]) -> Redacted {
         let (start, end) = (to_chars(start), to_chars(end));
         findings.push(Finding {
             kind: kind.clone(),
+            rule: rule.id.clone(),
             start,
             end,
         });
@@ -336,3 +418,6 @@ fn build(text: &str, rules: &Rules, kept: &[Candidate]) -> Redacted {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod gitleaks_tests;

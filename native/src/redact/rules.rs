@@ -10,11 +10,17 @@ use super::entropy::shannon_entropy;
 /// Every built-in kind, in priority order (the first wins a tie). A kind may have more
 /// than one rule: `aws_secret_access_key` also has a rule for a bare 40-character
 /// secret, listed last of all (the weakest guess loses every tie).
-pub const SECRET_KINDS: [&str; 21] = [
+pub const SECRET_KINDS: [&str; 27] = [
+    "sf_api_token",
     "private_key",
     "aws_access_key_id",
     "aws_secret_access_key",
     "github_token",
+    "stripe_webhook_secret",
+    "azure_sas_signature",
+    "npm_auth",
+    "docker_auth",
+    "kube_client_key",
     "gitlab_token",
     "slack_token",
     "slack_webhook",
@@ -61,6 +67,12 @@ pub enum Check {
     Generic,
     /// `SECRET_KEY = value`: the name says it is a secret, so a password's entropy.
     SecretKey,
+    /// A random token: not followed by a token character, a digit or an upper-case
+    /// letter in it, and at least this entropy (tenths of a bit).
+    Random(u8),
+    /// A token wrapped over two lines: exactly this many letters and digits after its
+    /// four-character prefix, and not continued after the match.
+    Wrapped(usize),
 }
 
 impl Check {
@@ -117,6 +129,14 @@ pub fn builtin_specs() -> Vec<Spec> {
 /// Tokens with a vendor's own shape, found wherever they are.
 fn vendor_specs() -> Vec<Spec> {
     vec![
+        // SF's own API tokens (`sf_` and `secrets.token_urlsafe(32)`): bare, in a
+        // command, in a header: first of all.
+        spec(
+            "sf_api_token",
+            r"(?-u:\b)sf_[A-Za-z0-9_-]{43}".into(),
+            Check::Random(40),
+            &["sf_"],
+        ),
         Spec {
             kind: "private_key",
             pattern: format!(
@@ -143,6 +163,51 @@ fn vendor_specs() -> Vec<Spec> {
             r"(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})(?-u:\b)".into(),
             Check::Always,
             &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
+        ),
+        Spec {
+            kind: "github_token",
+            // A classic token wrapped at a line's end (a terminal, an e-mail, a quoted
+            // reply): the rest on the next line after indentation or a quote mark.
+            pattern: r"(?-u:\b)gh[pousr]_[A-Za-z0-9]{1,35}\r?\n[\t >#*/]*[A-Za-z0-9]{1,35}".into(),
+            check: Check::Wrapped(36),
+            keywords: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
+            multiline: true,
+        },
+        spec(
+            "stripe_webhook_secret",
+            r"(?-u:\b)whsec_[A-Za-z0-9+/=]{24,}".into(),
+            Check::Always,
+            &["whsec_"],
+        ),
+        spec(
+            "azure_sas_signature",
+            // A shared-access-signature URL or connection string: `sig=` and the
+            // URL-encoded base64 HMAC (32 bytes: 43+ characters, `%2B` for `+`).
+            r"(?i-u:[?&;]sig=)([A-Za-z0-9%+/]{30,}(?:=|%3D){0,2})".into(),
+            Check::NotPlaceholder,
+            &["sig="],
+        ),
+        spec(
+            "npm_auth",
+            // `.npmrc`: `_auth=base64(user:password)`, `//registry/:_authToken=…`,
+            // `_password=`.
+            r#"(?-u:\b)_(?:auth|authToken|password)[\t ]*=[\t ]*["']?([A-Za-z0-9+/=._~-]{8,})"#.into(),
+            Check::NotPlaceholder,
+            &["_auth", "_password"],
+        ),
+        spec(
+            "docker_auth",
+            // docker's `config.json`: `"auth": "base64(user:password)"`.
+            r#""(?:auth|identitytoken|registrytoken)"[\t ]*:[\t ]*"([A-Za-z0-9+/=]{8,})""#.into(),
+            Check::NotPlaceholder,
+            &["\"auth\"", "\"identitytoken\"", "\"registrytoken\""],
+        ),
+        spec(
+            "kube_client_key",
+            // kubeconfig: the client's private key, base64, inline.
+            r#"(?-u:\b)client-key-data["']?[\t ]*:[\t ]*["']?([A-Za-z0-9+/=]{16,})"#.into(),
+            Check::NotPlaceholder,
+            &["client-key-data"],
         ),
         spec(
             "gitlab_token",
@@ -359,6 +424,8 @@ pub fn passes(check: Check, found: &Found<'_>) -> bool {
         Check::BareAwsSecret => bare_aws_secret(found),
         Check::Generic => generic(found, false),
         Check::SecretKey => generic(found, true),
+        Check::Random(tenths) => random(found, tenths),
+        Check::Wrapped(length) => wrapped(found, length),
     }
 }
 
@@ -436,4 +503,21 @@ fn generic(found: &Found<'_>, password_like: bool) -> bool {
     } else {
         length >= SECRET_MIN_LENGTH && shannon_entropy(value) >= SECRET_MIN_ENTROPY
     }
+}
+
+/// A random token standing alone: see [`Check::Random`].
+fn random(found: &Found<'_>, tenths: u8) -> bool {
+    let value = found.value;
+    !next_char(found).is_some_and(|c| sticks(c, "_-"))
+        && value
+            .chars()
+            .any(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
+        && shannon_entropy(value) >= f64::from(tenths) / 10.0
+}
+
+/// A wrapped token: see [`Check::Wrapped`].
+fn wrapped(found: &Found<'_>, length: usize) -> bool {
+    let body = found.value.get(4..).unwrap_or("");
+    body.chars().filter(char::is_ascii_alphanumeric).count() == length
+        && !next_char(found).is_some_and(|c| c.is_ascii_alphanumeric())
 }
