@@ -188,40 +188,10 @@ pub fn translate(pattern: &str) -> String {
     let mut depth = 0usize;
     while let Some(c) = chars.next() {
         match c {
-            '\\' => {
-                let Some(next) = chars.next() else {
-                    out.push(c);
-                    break;
-                };
-                let class = match next {
-                    'w' => Some((WORD, false)),
-                    'W' => Some((WORD, true)),
-                    'd' => Some((DIGIT, false)),
-                    'D' => Some((DIGIT, true)),
-                    's' => Some((SPACE, false)),
-                    'S' => Some((SPACE, true)),
-                    _ => None,
-                };
-                match (class, depth) {
-                    (Some((set, false)), 0) => {
-                        let _ = write!(out, "[{set}]");
-                    }
-                    (Some((set, true)), 0) => {
-                        let _ = write!(out, "[^{set}]");
-                    }
-                    (Some((set, false)), _) => out.push_str(set),
-                    (Some((set, true)), _) => {
-                        let _ = write!(out, "[^{set}]");
-                    }
-                    (None, 0) if next == 'b' || next == 'B' => {
-                        let _ = write!(out, r"(?-u:\{next})");
-                    }
-                    (None, _) => {
-                        out.push('\\');
-                        out.push(next);
-                    }
-                }
-            }
+            '\\' => match chars.next() {
+                Some(next) => out.push_str(&escaped(next, depth > 0)),
+                None => out.push(c),
+            },
             '[' => {
                 depth += 1;
                 out.push(c);
@@ -244,6 +214,23 @@ pub fn translate(pattern: &str) -> String {
         }
     }
     out
+}
+
+/// An escape `\x` in Go's meaning: ASCII classes spelled out (inside a class, its ranges),
+/// an ASCII word boundary; any other escape unchanged.
+fn escaped(next: char, in_class: bool) -> String {
+    let class = match next {
+        'w' | 'W' => WORD,
+        'd' | 'D' => DIGIT,
+        's' | 'S' => SPACE,
+        'b' | 'B' if !in_class => return format!(r"(?-u:\{next})"),
+        _ => return format!("\\{next}"),
+    };
+    match (next.is_ascii_uppercase(), in_class) {
+        (true, _) => format!("[^{class}]"),
+        (false, true) => class.to_owned(),
+        (false, false) => format!("[{class}]"),
+    }
 }
 
 /// Whether any literal or class in `hir` can match a newline.

@@ -11,6 +11,7 @@
 //! the rule listed first.
 
 mod entropy;
+mod formats;
 pub mod gitleaks;
 mod invisible;
 mod rules;
@@ -20,7 +21,7 @@ use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use regex::Regex;
 use rules::{passes, Check, Found, Spec};
 use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
 pub use entropy::shannon_entropy;
 pub use rules::SECRET_KINDS;
@@ -42,15 +43,40 @@ struct Rule {
     kind: String,
     /// Which rule found it: `sf.<kind>` for SF's own, the gitleaks id, or an extra kind.
     id: String,
-    /// gitleaks rules: the group holding the secret, and the entropy gate and allowlists.
+    /// gitleaks rules: the group holding the secret.
     secret_group: Option<usize>,
-    allow: Option<gitleaks::Allow>,
-    regex: Regex,
+    /// A gitleaks rule's source: its regex and allowlists are compiled on first use
+    /// (all of them up front would cost every process a few hundred milliseconds).
+    source: Option<&'static gitleaks::GitleaksRule>,
+    allow: OnceLock<Option<gitleaks::Allow>>,
+    regex: OnceLock<Option<Regex>>,
     check: Check,
     /// Single-line rules search only the lines with a keyword hit.
     multiline: bool,
     /// Without keywords (an extra rule), the rule searches the whole text.
     has_keywords: bool,
+}
+
+impl Rule {
+    /// The regex (a gitleaks rule's compiled now if it was not; build.rs and the tests
+    /// check that each compiles, so `None` is not expected).
+    fn regex(&self) -> Option<&Regex> {
+        self.regex
+            .get_or_init(|| self.source.and_then(|rule| Regex::new(rule.pattern).ok()))
+            .as_ref()
+    }
+
+    /// Whether a candidate passes the rule's own checks.
+    fn accepts(&self, whole: (usize, usize), found: &Found<'_>) -> bool {
+        let Some(source) = self.source else {
+            return passes(self.check, found);
+        };
+        let allow = self.allow.get_or_init(|| gitleaks::Allow::new(source).ok());
+        !rules::DOCUMENTED_EXAMPLES.contains(&found.value)
+            && allow
+                .as_ref()
+                .is_some_and(|allow| allow.passes(found.text, whole, found.value))
+    }
 }
 
 /// A compiled rule set: extra rules first, then the built-in ones.
@@ -94,7 +120,8 @@ fn valid_kind(kind: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
 }
 
-fn compile(extra: &[(String, String)], with_gitleaks: bool) -> NativeResult<Rules> {
+/// The caller's `(kind, regex)` rules: no keywords, the whole text searched.
+fn extra_rules(extra: &[(String, String)]) -> NativeResult<Vec<Rule>> {
     let mut list = Vec::new();
     for (kind, pattern) in extra {
         if !valid_kind(kind) {
@@ -109,13 +136,34 @@ fn compile(extra: &[(String, String)], with_gitleaks: bool) -> NativeResult<Rule
             kind: kind.clone(),
             id: kind.clone(),
             secret_group: None,
-            allow: None,
-            regex,
+            source: None,
+            allow: OnceLock::new(),
+            regex: OnceLock::from(Some(regex)),
             check: Check::Always,
             multiline: true,
             has_keywords: false,
         });
     }
+    Ok(list)
+}
+
+/// A gitleaks rule, its regex and allowlists compiled on first use.
+fn gitleaks_rule(rule: &'static gitleaks::GitleaksRule) -> Rule {
+    Rule {
+        kind: rule.id.to_owned(),
+        id: rule.id.to_owned(),
+        secret_group: rule.secret_group,
+        source: Some(rule),
+        allow: OnceLock::new(),
+        regex: OnceLock::new(),
+        check: Check::Always,
+        multiline: rule.multiline,
+        has_keywords: !rule.keywords.is_empty(),
+    }
+}
+
+fn compile(extra: &[(String, String)], with_gitleaks: bool) -> NativeResult<Rules> {
+    let mut list = extra_rules(extra)?;
     let mut keywords: Vec<&'static str> = Vec::new();
     let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
     for Spec {
@@ -136,8 +184,9 @@ fn compile(extra: &[(String, String)], with_gitleaks: bool) -> NativeResult<Rule
             kind: kind.to_owned(),
             id: format!("sf.{kind}"),
             secret_group: None,
-            allow: None,
-            regex: Regex::new(&pattern).map_err(internal)?,
+            source: None,
+            allow: OnceLock::new(),
+            regex: OnceLock::from(Some(Regex::new(&pattern).map_err(internal)?)),
             check,
             multiline,
             has_keywords,
@@ -154,16 +203,7 @@ fn compile(extra: &[(String, String)], with_gitleaks: bool) -> NativeResult<Rule
             keywords.push(word);
             keyword_rules.push(vec![index]);
         }
-        list.push(Rule {
-            kind: rule.id.to_owned(),
-            id: rule.id.to_owned(),
-            secret_group: rule.secret_group,
-            allow: Some(gitleaks::Allow::new(rule).map_err(internal)?),
-            regex: Regex::new(rule.pattern).map_err(internal)?,
-            check: Check::Always,
-            multiline: rule.multiline,
-            has_keywords: !rule.keywords.is_empty(),
-        });
+        list.push(gitleaks_rule(rule));
     }
     let prefilter = AhoCorasickBuilder::new()
         .ascii_case_insensitive(true)
@@ -335,14 +375,7 @@ fn search(
             value_end: end,
             group,
         };
-        let ok = match &rule.allow {
-            Some(allow) => {
-                !rules::DOCUMENTED_EXAMPLES.contains(&found.value)
-                    && allow.passes(text, (from + whole.0, from + whole.1), found.value)
-            }
-            None => passes(rule.check, &found),
-        };
-        if ok {
+        if rule.accepts((from + whole.0, from + whole.1), &found) {
             out.push(Candidate {
                 start,
                 end: std::cmp::Reverse(end),
@@ -350,27 +383,19 @@ fn search(
             });
         }
     };
-    if rule.regex.captures_len() == 1 {
+    let Some(regex) = rule.regex() else { return };
+    if regex.captures_len() == 1 {
         // No groups: the secret is the whole match, and finding is much cheaper
         // than capturing (the regex crate runs its capture engine on each match).
-        for whole in rule.regex.find_iter(region) {
+        for whole in regex.find_iter(region) {
             let span = (whole.start(), whole.end());
             consider(span, span, 0, "");
         }
         return;
     }
-    let keyed = rule.check.keyed();
-    for caps in rule.regex.captures_iter(region) {
+    for caps in regex.captures_iter(region) {
         let Some(whole) = caps.get(0) else { continue };
-        let groups = match rule.secret_group {
-            Some(g) => g..g + 1,
-            None if keyed => 2..5,
-            None => 1..caps.len(),
-        };
-        let (group, secret) = groups
-            .clone()
-            .find_map(|g| caps.get(g).map(|m| (g, m)))
-            .unwrap_or((0, whole));
+        let (group, secret) = secret_of(rule, &caps).unwrap_or((0, whole));
         let key = caps.get(1).map_or("", |m| m.as_str());
         consider(
             (whole.start(), whole.end()),
@@ -379,6 +404,18 @@ fn search(
             key,
         );
     }
+}
+
+/// The group holding the secret: a gitleaks rule's own, groups 2-4 of `name = value`,
+/// or the first that took part.
+fn secret_of<'t>(rule: &Rule, caps: &regex::Captures<'t>) -> Option<(usize, regex::Match<'t>)> {
+    let groups = match rule.secret_group {
+        Some(g) => g..g + 1,
+        None if rule.check.keyed() => 2..5,
+        None => 1..caps.len(),
+    };
+    let mut groups = groups;
+    groups.find_map(|g| caps.get(g).map(|m| (g, m)))
 }
 
 fn build(text: &str, rules: &Rules, kept: &[Candidate]) -> Redacted {

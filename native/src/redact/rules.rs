@@ -95,7 +95,7 @@ pub struct Spec {
 
 const WS: &str = r"\t\n\x0b\x0c\r ";
 
-fn spec(
+pub(super) fn spec(
     kind: &'static str,
     pattern: String,
     check: Check,
@@ -121,7 +121,11 @@ fn assignment(name: &str, bytes: bool, bare: &str) -> String {
 }
 
 pub fn builtin_specs() -> Vec<Spec> {
-    let mut specs = vendor_specs();
+    let mut specs = super::formats::sf_specs();
+    specs.extend(vendor_specs());
+    specs.extend(super::formats::format_specs());
+    specs.extend(more_vendor_specs());
+    specs.extend(key_specs());
     specs.extend(assignment_specs());
     specs
 }
@@ -129,14 +133,6 @@ pub fn builtin_specs() -> Vec<Spec> {
 /// Tokens with a vendor's own shape, found wherever they are.
 fn vendor_specs() -> Vec<Spec> {
     vec![
-        // SF's own API tokens (`sf_` and `secrets.token_urlsafe(32)`): bare, in a
-        // command, in a header: first of all.
-        spec(
-            "sf_api_token",
-            r"(?-u:\b)sf_[A-Za-z0-9_-]{43}".into(),
-            Check::Random(40),
-            &["sf_"],
-        ),
         Spec {
             kind: "private_key",
             pattern: format!(
@@ -164,51 +160,11 @@ fn vendor_specs() -> Vec<Spec> {
             Check::Always,
             &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
         ),
-        Spec {
-            kind: "github_token",
-            // A classic token wrapped at a line's end (a terminal, an e-mail, a quoted
-            // reply): the rest on the next line after indentation or a quote mark.
-            pattern: r"(?-u:\b)gh[pousr]_[A-Za-z0-9]{1,35}\r?\n[\t >#*/]*[A-Za-z0-9]{1,35}".into(),
-            check: Check::Wrapped(36),
-            keywords: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
-            multiline: true,
-        },
-        spec(
-            "stripe_webhook_secret",
-            r"(?-u:\b)whsec_[A-Za-z0-9+/=]{24,}".into(),
-            Check::Always,
-            &["whsec_"],
-        ),
-        spec(
-            "azure_sas_signature",
-            // A shared-access-signature URL or connection string: `sig=` and the
-            // URL-encoded base64 HMAC (32 bytes: 43+ characters, `%2B` for `+`).
-            r"(?i-u:[?&;]sig=)([A-Za-z0-9%+/]{30,}(?:=|%3D){0,2})".into(),
-            Check::NotPlaceholder,
-            &["sig="],
-        ),
-        spec(
-            "npm_auth",
-            // `.npmrc`: `_auth=base64(user:password)`, `//registry/:_authToken=…`,
-            // `_password=`.
-            r#"(?-u:\b)_(?:auth|authToken|password)[\t ]*=[\t ]*["']?([A-Za-z0-9+/=._~-]{8,})"#.into(),
-            Check::NotPlaceholder,
-            &["_auth", "_password"],
-        ),
-        spec(
-            "docker_auth",
-            // docker's `config.json`: `"auth": "base64(user:password)"`.
-            r#""(?:auth|identitytoken|registrytoken)"[\t ]*:[\t ]*"([A-Za-z0-9+/=]{8,})""#.into(),
-            Check::NotPlaceholder,
-            &["\"auth\"", "\"identitytoken\"", "\"registrytoken\""],
-        ),
-        spec(
-            "kube_client_key",
-            // kubeconfig: the client's private key, base64, inline.
-            r#"(?-u:\b)client-key-data["']?[\t ]*:[\t ]*["']?([A-Za-z0-9+/=]{16,})"#.into(),
-            Check::NotPlaceholder,
-            &["client-key-data"],
-        ),
+    ]
+}
+
+fn more_vendor_specs() -> Vec<Spec> {
+    vec![
         spec(
             "gitlab_token",
             // Personal, pipeline-trigger, deploy, runner, feed, CI-job, service-account
@@ -247,6 +203,11 @@ fn vendor_specs() -> Vec<Spec> {
             Check::Always,
             &["k_live_", "k_test_"],
         ),
+    ]
+}
+
+fn key_specs() -> Vec<Spec> {
+    vec![
         spec(
             "google_api_key",
             r"(?-u:\b)AIza[0-9A-Za-z_-]{35}".into(),
