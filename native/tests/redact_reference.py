@@ -26,6 +26,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from redact_reference_offsets import _back, _generic_group, _replace, _secret_group, _touches
+
 #: ASCII whitespace, spelled out so both regex dialects read it the same way.
 _WS = r"\t\n\x0b\x0c\r "
 
@@ -416,25 +418,6 @@ SECRET_KINDS: tuple[str, ...] = tuple(dict.fromkeys(rule.kind for rule in RULES)
 _KEYED = frozenset({"secret_key", "generic_secret"})
 
 
-def _secret_group(match: re.Match[str]) -> int:
-    """The first participating capture group, or 0 for the whole match."""
-    for index in range(1, (match.re.groups or 0) + 1):
-        if match.start(index) >= 0:
-            return index
-    return 0
-
-
-def _generic_group(match: re.Match[str]) -> int:
-    for index in (2, 3, 4):
-        if match.start(index) >= 0:
-            return index
-    return 0
-
-
-def _touches(markers: list[tuple[int, int]], start: int, end: int) -> bool:
-    return any(m_start < end and start < m_end for m_start, m_end in markers)
-
-
 def _candidates(text: str, rules: Sequence[Rule]) -> list[tuple[int, int, int, str]]:
     markers = [(m.start(), m.end()) for m in MARKER.finditer(text)]
     lowered = text.lower()
@@ -499,38 +482,3 @@ def _redact_once(text: str, rules: list[Rule]) -> list[tuple[str, int, int]]:
             kept.append((kind, start, -negative_end))
             last_end = -negative_end
     return kept
-
-
-def _replace(text: str, kept: list[tuple[str, int, int]]) -> str:
-    parts = []
-    position = 0
-    for kind, start, end in kept:
-        parts.append(text[position:start])
-        parts.append(f"[REDACTED:{kind}]")
-        position = end
-    parts.append(text[position:])
-    return "".join(parts)
-
-
-def _back(
-    kept: list[tuple[str, int, int]], kind: str, start: int, end: int
-) -> tuple[str, int, int]:
-    """A finding in the redacted text, in the original text's offsets."""
-    # Offsets in the redacted text of each marker, and what they stood for.
-    markers = []
-    offset = 0
-    for marker_kind, secret_start, secret_end in kept:
-        marker_start = secret_start + offset
-        marker_end = marker_start + len(f"[REDACTED:{marker_kind}]")
-        markers.append((marker_start, marker_end, secret_start, secret_end))
-        offset = marker_end - secret_end
-
-    def back(at: int, is_end: bool) -> int:
-        for marker_start, marker_end, secret_start, secret_end in reversed(markers):
-            if at >= marker_end:
-                return at - (marker_end - secret_end)
-            if at > marker_start:
-                return secret_end if is_end else secret_start
-        return at
-
-    return kind, back(start, False), back(end, True)
