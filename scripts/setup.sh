@@ -145,7 +145,10 @@ find "$CACHE" -maxdepth 2 -path "$CACHE/venv-*/.sf-used" -mtime +14 -printf '%h\
 if ! command -v cargo >/dev/null && [ -f "$HOME/.cargo/env" ]; then . "$HOME/.cargo/env"; fi
 command -v cargo >/dev/null || { echo "setup.sh: the Rust toolchain (cargo) is missing" >&2; exit 1; }
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$CACHE/cargo-target}
-native_hash=$({ find native/Cargo.toml native/Cargo.lock native/pyproject.toml native/src native/python \
+# gitleaks' rules are data in a crate that is fetched, never compiled (native/build.rs
+# reads it): fetch it for the build here and for cargo test/clippy in scripts/test.sh.
+(cd native && cargo fetch --locked -q)
+native_hash=$({ find native/Cargo.toml native/Cargo.lock native/build.rs native/pyproject.toml native/src native/python \
   -type f -not -name '*.so' -not -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum; \
   "$PYTHON" -c 'import sys; print(sys.version)'; } | sha256sum | cut -c1-16)
 wheel_dir="$CACHE/wheels/sf_native-$native_hash"

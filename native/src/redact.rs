@@ -11,6 +11,9 @@
 //! the rule listed first.
 
 mod entropy;
+mod formats;
+pub mod gitleaks;
+mod invisible;
 mod rules;
 
 use crate::errors::{NativeFailure, NativeResult};
@@ -18,10 +21,17 @@ use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use regex::Regex;
 use rules::{passes, Check, Found, Spec};
 use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
 pub use entropy::shannon_entropy;
 pub use rules::SECRET_KINDS;
+
+/// Every built-in kind in priority order: SF's own, then gitleaks' rule ids.
+pub fn secret_kinds() -> Vec<&'static str> {
+    let mut kinds: Vec<&'static str> = SECRET_KINDS.to_vec();
+    kinds.extend(gitleaks::GITLEAKS_RULES.iter().map(|rule| rule.id));
+    kinds
+}
 
 /// Lines with keyword hits at most this many bytes apart are searched as one region.
 const MERGE_GAP: usize = 256;
@@ -31,12 +41,42 @@ const CACHE_LIMIT: usize = 64;
 
 struct Rule {
     kind: String,
-    regex: Regex,
+    /// Which rule found it: `sf.<kind>` for SF's own, the gitleaks id, or an extra kind.
+    id: String,
+    /// gitleaks rules: the group holding the secret.
+    secret_group: Option<usize>,
+    /// A gitleaks rule's source: its regex and allowlists are compiled on first use
+    /// (all of them up front would cost every process a few hundred milliseconds).
+    source: Option<&'static gitleaks::GitleaksRule>,
+    allow: OnceLock<Option<gitleaks::Allow>>,
+    regex: OnceLock<Option<Regex>>,
     check: Check,
     /// Single-line rules search only the lines with a keyword hit.
     multiline: bool,
     /// Without keywords (an extra rule), the rule searches the whole text.
     has_keywords: bool,
+}
+
+impl Rule {
+    /// The regex (a gitleaks rule's compiled now if it was not; build.rs and the tests
+    /// check that each compiles, so `None` is not expected).
+    fn regex(&self) -> Option<&Regex> {
+        self.regex
+            .get_or_init(|| self.source.and_then(|rule| Regex::new(rule.pattern).ok()))
+            .as_ref()
+    }
+
+    /// Whether a candidate passes the rule's own checks.
+    fn accepts(&self, whole: (usize, usize), found: &Found<'_>) -> bool {
+        let Some(source) = self.source else {
+            return passes(self.check, found);
+        };
+        let allow = self.allow.get_or_init(|| gitleaks::Allow::new(source).ok());
+        !rules::DOCUMENTED_EXAMPLES.contains(&found.value)
+            && allow
+                .as_ref()
+                .is_some_and(|allow| allow.passes(found.text, whole, found.value))
+    }
 }
 
 /// A compiled rule set: extra rules first, then the built-in ones.
@@ -50,6 +90,8 @@ pub struct Rules {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
     pub kind: String,
+    /// The rule that matched (see [`Rule::id`]).
+    pub rule: String,
     /// Character offsets into the original text.
     pub start: usize,
     pub end: usize,
@@ -64,7 +106,7 @@ pub struct Redacted {
 static MARKER: LazyLock<Result<Regex, regex::Error>> =
     LazyLock::new(|| Regex::new(r"\[REDACTED:[A-Za-z0-9_.-]+\]"));
 
-type Cache = Mutex<HashMap<Vec<(String, String)>, Arc<Rules>>>;
+type Cache = Mutex<HashMap<(Vec<(String, String)>, bool), Arc<Rules>>>;
 static CACHE: LazyLock<Cache> = LazyLock::new(|| Mutex::new(HashMap::new()));
 
 fn internal(err: impl std::fmt::Display) -> NativeFailure {
@@ -78,7 +120,8 @@ fn valid_kind(kind: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
 }
 
-fn compile(extra: &[(String, String)]) -> NativeResult<Rules> {
+/// The caller's `(kind, regex)` rules: no keywords, the whole text searched.
+fn extra_rules(extra: &[(String, String)]) -> NativeResult<Vec<Rule>> {
     let mut list = Vec::new();
     for (kind, pattern) in extra {
         if !valid_kind(kind) {
@@ -91,12 +134,36 @@ fn compile(extra: &[(String, String)]) -> NativeResult<Rules> {
         })?;
         list.push(Rule {
             kind: kind.clone(),
-            regex,
+            id: kind.clone(),
+            secret_group: None,
+            source: None,
+            allow: OnceLock::new(),
+            regex: OnceLock::from(Some(regex)),
             check: Check::Always,
             multiline: true,
             has_keywords: false,
         });
     }
+    Ok(list)
+}
+
+/// A gitleaks rule, its regex and allowlists compiled on first use.
+fn gitleaks_rule(rule: &'static gitleaks::GitleaksRule) -> Rule {
+    Rule {
+        kind: rule.id.to_owned(),
+        id: rule.id.to_owned(),
+        secret_group: rule.secret_group,
+        source: Some(rule),
+        allow: OnceLock::new(),
+        regex: OnceLock::new(),
+        check: Check::Always,
+        multiline: rule.multiline,
+        has_keywords: !rule.keywords.is_empty(),
+    }
+}
+
+fn compile(extra: &[(String, String)], with_gitleaks: bool) -> NativeResult<Rules> {
+    let mut list = extra_rules(extra)?;
     let mut keywords: Vec<&'static str> = Vec::new();
     let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
     for Spec {
@@ -115,11 +182,28 @@ fn compile(extra: &[(String, String)]) -> NativeResult<Rules> {
         }
         list.push(Rule {
             kind: kind.to_owned(),
-            regex: Regex::new(&pattern).map_err(internal)?,
+            id: format!("sf.{kind}"),
+            secret_group: None,
+            source: None,
+            allow: OnceLock::new(),
+            regex: OnceLock::from(Some(Regex::new(&pattern).map_err(internal)?)),
             check,
             multiline,
             has_keywords,
         });
+    }
+    let gitleaks_rules: &[gitleaks::GitleaksRule] = if with_gitleaks {
+        gitleaks::GITLEAKS_RULES
+    } else {
+        &[]
+    };
+    for rule in gitleaks_rules {
+        let index = list.len();
+        for word in rule.keywords {
+            keywords.push(word);
+            keyword_rules.push(vec![index]);
+        }
+        list.push(gitleaks_rule(rule));
     }
     let prefilter = AhoCorasickBuilder::new()
         .ascii_case_insensitive(true)
@@ -135,17 +219,23 @@ fn compile(extra: &[(String, String)]) -> NativeResult<Rules> {
 
 /// The built-in rules plus `extra` (kind, regex) pairs, compiled or from the cache.
 pub fn rules_with(extra: &[(String, String)]) -> NativeResult<Arc<Rules>> {
+    rules_for(extra, true)
+}
+
+/// As [`rules_with`]; without gitleaks' rules (SF's own only) when `with_gitleaks` is false.
+pub fn rules_for(extra: &[(String, String)], with_gitleaks: bool) -> NativeResult<Arc<Rules>> {
+    let key = (extra.to_vec(), with_gitleaks);
     if let Ok(cache) = CACHE.lock() {
-        if let Some(rules) = cache.get(extra) {
+        if let Some(rules) = cache.get(&key) {
             return Ok(Arc::clone(rules));
         }
     }
-    let rules = Arc::new(compile(extra)?);
+    let rules = Arc::new(compile(extra, with_gitleaks)?);
     if let Ok(mut cache) = CACHE.lock() {
         if cache.len() >= CACHE_LIMIT {
             cache.clear();
         }
-        cache.insert(extra.to_vec(), Arc::clone(&rules));
+        cache.insert(key, Arc::clone(&rules));
     }
     Ok(rules)
 }
@@ -159,6 +249,25 @@ struct Candidate {
 }
 
 pub fn redact(text: &str, rules: &Rules) -> Redacted {
+    // Zero-width characters split a token without showing: match on the text without
+    // them, then map each span back (the characters inside it go with the secret).
+    let Some(visible) = invisible::strip(text) else {
+        let kept = kept(text, rules);
+        return build(text, rules, &kept);
+    };
+    let kept: Vec<Candidate> = kept(&visible.text, rules)
+        .into_iter()
+        .map(|c| Candidate {
+            start: visible.original(c.start),
+            end: std::cmp::Reverse(visible.original(c.end.0 - 1) + 1),
+            rule: c.rule,
+        })
+        .collect();
+    build(text, rules, &kept)
+}
+
+/// The non-overlapping candidates in `text`, in order.
+fn kept(text: &str, rules: &Rules) -> Vec<Candidate> {
     let markers: Vec<(usize, usize)> = match MARKER.as_ref() {
         Ok(marker) => marker
             .find_iter(text)
@@ -187,7 +296,7 @@ pub fn redact(text: &str, rules: &Rules) -> Redacted {
             kept.push(candidate);
         }
     }
-    build(text, rules, &kept)
+    kept
 }
 
 /// For each rule, the byte ranges of `text` it must search.
@@ -266,7 +375,7 @@ fn search(
             value_end: end,
             group,
         };
-        if passes(rule.check, &found) {
+        if rule.accepts((from + whole.0, from + whole.1), &found) {
             out.push(Candidate {
                 start,
                 end: std::cmp::Reverse(end),
@@ -274,23 +383,19 @@ fn search(
             });
         }
     };
-    if rule.regex.captures_len() == 1 {
+    let Some(regex) = rule.regex() else { return };
+    if regex.captures_len() == 1 {
         // No groups: the secret is the whole match, and finding is much cheaper
         // than capturing (the regex crate runs its capture engine on each match).
-        for whole in rule.regex.find_iter(region) {
+        for whole in regex.find_iter(region) {
             let span = (whole.start(), whole.end());
             consider(span, span, 0, "");
         }
         return;
     }
-    let keyed = rule.check.keyed();
-    for caps in rule.regex.captures_iter(region) {
+    for caps in regex.captures_iter(region) {
         let Some(whole) = caps.get(0) else { continue };
-        let groups = if keyed { 2..5 } else { 1..caps.len() };
-        let (group, secret) = groups
-            .clone()
-            .find_map(|g| caps.get(g).map(|m| (g, m)))
-            .unwrap_or((0, whole));
+        let (group, secret) = secret_of(rule, &caps).unwrap_or((0, whole));
         let key = caps.get(1).map_or("", |m| m.as_str());
         consider(
             (whole.start(), whole.end()),
@@ -299,6 +404,18 @@ fn search(
             key,
         );
     }
+}
+
+/// The group holding the secret: a gitleaks rule's own, groups 2-4 of `name = value`,
+/// or the first that took part.
+fn secret_of<'t>(rule: &Rule, caps: &regex::Captures<'t>) -> Option<(usize, regex::Match<'t>)> {
+    let groups = match rule.secret_group {
+        Some(g) => g..g + 1,
+        None if rule.check.keyed() => 2..5,
+        None => 1..caps.len(),
+    };
+    let mut groups = groups;
+    groups.find_map(|g| caps.get(g).map(|m| (g, m)))
 }
 
 fn build(text: &str, rules: &Rules, kept: &[Candidate]) -> Redacted {
@@ -314,7 +431,8 @@ fn build(text: &str, rules: &Rules, kept: &[Candidate]) -> Redacted {
     };
     for candidate in kept {
         let (start, end) = (candidate.start, candidate.end.0);
-        let kind = &rules.list[candidate.rule].kind;
+        let rule = &rules.list[candidate.rule];
+        let kind = &rule.kind;
         out.push_str(&text[position..start]);
         out.push_str("[REDACTED:");
         out.push_str(kind);
@@ -323,6 +441,7 @@ fn build(text: &str, rules: &Rules, kept: &[Candidate]) -> Redacted {
         let (start, end) = (to_chars(start), to_chars(end));
         findings.push(Finding {
             kind: kind.clone(),
+            rule: rule.id.clone(),
             start,
             end,
         });
@@ -336,3 +455,6 @@ fn build(text: &str, rules: &Rules, kept: &[Candidate]) -> Redacted {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod gitleaks_tests;

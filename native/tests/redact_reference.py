@@ -26,8 +26,13 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from redact_reference_offsets import _back, _generic_group, _replace, _secret_group, _touches
+
 #: ASCII whitespace, spelled out so both regex dialects read it the same way.
 _WS = r"\t\n\x0b\x0c\r "
+
+#: Characters that do not show; ignored when matching.
+INVISIBLE = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad")
 
 MARKER = re.compile(r"\[REDACTED:[A-Za-z0-9_.-]+\]")
 KIND_NAME = re.compile(r"[A-Za-z0-9_.-]+")
@@ -167,6 +172,34 @@ def _exact(more: str) -> Check:
     return check
 
 
+def _random(tenths: int) -> Check:
+    """A random token standing alone, with a digit or an upper-case letter."""
+
+    def check(text: str, match: re.Match[str], group: int) -> bool:
+        value = match.group(group)
+        follow = text[match.end(group) : match.end(group) + 1]
+        return (
+            not (follow and _sticks(follow, "_-"))
+            and any(char.isdigit() or "A" <= char <= "Z" for char in value)
+            and shannon_entropy(value) >= tenths / 10
+        )
+
+    return check
+
+
+def _wrapped(length: int) -> Check:
+    """A token wrapped over two lines: ``length`` letters and digits after its prefix."""
+
+    def check(text: str, match: re.Match[str], group: int) -> bool:
+        body = match.group(group)[4:]
+        follow = text[match.end(group) : match.end(group) + 1]
+        return sum(1 for char in body if char.isascii() and char.isalnum()) == length and not (
+            follow and follow.isascii() and follow.isalnum()
+        )
+
+    return check
+
+
 def _bare_aws_secret(text: str, match: re.Match[str], group: int) -> bool:
     """A 40-character base64 token standing alone (not part of a longer run, a path or
     a dotted name), with upper and lower case and a digit, not hex only (a git SHA is
@@ -243,6 +276,7 @@ def _rule(kind: str, pattern: str, check: Check = _always, keywords: tuple[str, 
 
 
 RULES: tuple[Rule, ...] = (
+    _rule("sf_api_token", r"\bsf_[A-Za-z0-9_-]{43}", _random(40), keywords=("sf_",)),
     _rule(
         "private_key",
         r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
@@ -266,6 +300,37 @@ RULES: tuple[Rule, ...] = (
         "github_token",
         r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b",
         keywords=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ),
+    _rule(
+        "github_token",
+        r"\bgh[pousr]_[A-Za-z0-9]{1,35}\r?\n[\t >#*/]*[A-Za-z0-9]{1,35}",
+        _wrapped(36),
+        keywords=("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    ),
+    _rule("stripe_webhook_secret", r"\bwhsec_[A-Za-z0-9+/=]{24,}", keywords=("whsec_",)),
+    _rule(
+        "azure_sas_signature",
+        r"(?i:[?&;]sig=)([A-Za-z0-9%+/]{30,}(?:=|%3D){0,2})",
+        _not_placeholder,
+        keywords=("sig=",),
+    ),
+    _rule(
+        "npm_auth",
+        r"\b_(?:auth|authToken|password)[\t ]*=[\t ]*[\"']?([A-Za-z0-9+/=._~-]{8,})",
+        _not_placeholder,
+        keywords=("_auth", "_password"),
+    ),
+    _rule(
+        "docker_auth",
+        r'"(?:auth|identitytoken|registrytoken)"[\t ]*:[\t ]*"([A-Za-z0-9+/=]{8,})"',
+        _not_placeholder,
+        keywords=('"auth"', '"identitytoken"', '"registrytoken"'),
+    ),
+    _rule(
+        "kube_client_key",
+        r"\bclient-key-data[\"']?[\t ]*:[\t ]*[\"']?([A-Za-z0-9+/=]{16,})",
+        _not_placeholder,
+        keywords=("client-key-data",),
     ),
     _rule(
         "gitlab_token",
@@ -353,25 +418,6 @@ SECRET_KINDS: tuple[str, ...] = tuple(dict.fromkeys(rule.kind for rule in RULES)
 _KEYED = frozenset({"secret_key", "generic_secret"})
 
 
-def _secret_group(match: re.Match[str]) -> int:
-    """The first participating capture group, or 0 for the whole match."""
-    for index in range(1, (match.re.groups or 0) + 1):
-        if match.start(index) >= 0:
-            return index
-    return 0
-
-
-def _generic_group(match: re.Match[str]) -> int:
-    for index in (2, 3, 4):
-        if match.start(index) >= 0:
-            return index
-    return 0
-
-
-def _touches(markers: list[tuple[int, int]], start: int, end: int) -> bool:
-    return any(m_start < end and start < m_end for m_start, m_end in markers)
-
-
 def _candidates(text: str, rules: Sequence[Rule]) -> list[tuple[int, int, int, str]]:
     markers = [(m.start(), m.end()) for m in MARKER.finditer(text)]
     lowered = text.lower()
@@ -410,6 +456,12 @@ def redact(
     replaces them), which is then redacted once with all of them.
     """
     rules = [*compile_extra_rules(extra_rules), *RULES]
+    visible = "".join(char for char in text if char not in INVISIBLE)
+    if visible != text:  # match without zero-width characters, map the spans back
+        origin = [index for index, char in enumerate(text) if char not in INVISIBLE]
+        _, found = redact(visible, extra_rules)
+        kept = [(kind, origin[start], origin[end - 1] + 1) for kind, start, end in found]
+        return _replace(text, kept), kept
     kept = _redact_once(text, rules)
     again = kept
     for _ in range(8):
@@ -430,38 +482,3 @@ def _redact_once(text: str, rules: list[Rule]) -> list[tuple[str, int, int]]:
             kept.append((kind, start, -negative_end))
             last_end = -negative_end
     return kept
-
-
-def _replace(text: str, kept: list[tuple[str, int, int]]) -> str:
-    parts = []
-    position = 0
-    for kind, start, end in kept:
-        parts.append(text[position:start])
-        parts.append(f"[REDACTED:{kind}]")
-        position = end
-    parts.append(text[position:])
-    return "".join(parts)
-
-
-def _back(
-    kept: list[tuple[str, int, int]], kind: str, start: int, end: int
-) -> tuple[str, int, int]:
-    """A finding in the redacted text, in the original text's offsets."""
-    # Offsets in the redacted text of each marker, and what they stood for.
-    markers = []
-    offset = 0
-    for marker_kind, secret_start, secret_end in kept:
-        marker_start = secret_start + offset
-        marker_end = marker_start + len(f"[REDACTED:{marker_kind}]")
-        markers.append((marker_start, marker_end, secret_start, secret_end))
-        offset = marker_end - secret_end
-
-    def back(at: int, is_end: bool) -> int:
-        for marker_start, marker_end, secret_start, secret_end in reversed(markers):
-            if at >= marker_end:
-                return at - (marker_end - secret_end)
-            if at > marker_start:
-                return secret_end if is_end else secret_start
-        return at
-
-    return kind, back(start, False), back(end, True)

@@ -11,6 +11,8 @@ PRIVATE_KEY = (
     "-----END RSA PRIVATE KEY-----"
 )
 
+SF_TOKEN = "sf_Q2hhbmdlZC1tZS1zb29uLTlmOGU3ZDZjNWI0YTM5Mjg"
+
 # (kind, the secret, the text it appears in)
 SAMPLES: list[tuple[str, str, str]] = [
     ("private_key", PRIVATE_KEY, f"deploy key:\n{PRIVATE_KEY}\n"),
@@ -127,6 +129,128 @@ SAMPLES: list[tuple[str, str, str]] = [
         "pOnC1/4EakoKm5b/OAYGSTWjRlLK6sNdVU72lZ+o",
         "Access key ID,Secret access key\nAKIAZ7QJ3N5R8TXW2PLM,pOnC1/4EakoKm5b/OAYGSTWjRlLK6sNdVU72lZ+o\n",
     ),
+]
+
+SAMPLES += [
+    # SF's own rules added with gitleaks' set: the formats gitleaks has no rule for.
+    (
+        "sf_api_token",
+        "sf_Q2hhbmdlZC1tZS1zb29uLTlmOGU3ZDZjNWI0YTM5Mjg",
+        "$ sf runs list --token sf_Q2hhbmdlZC1tZS1zb29uLTlmOGU3ZDZjNWI0YTM5Mjg --project 3",
+    ),
+    (
+        "stripe_webhook_secret",
+        "whsec_7pQ2xZ9vK4mL8nR3tW6yB1cF5hJ0sD2g",
+        "STRIPE_WEBHOOK_SECRET=whsec_7pQ2xZ9vK4mL8nR3tW6yB1cF5hJ0sD2g",
+    ),
+    (
+        "azure_sas_signature",
+        "Xk3Lm8Np2Qr7St4Uv9Wx5Yz1Ab6Cd0Ef%2BGh3Ij8Kl%3D",
+        "https://acme.blob.core.windows.net/logs/a.txt?sv=2022-11-02&se=2026-12-01&sr=b&sp=r"
+        "&sig=Xk3Lm8Np2Qr7St4Uv9Wx5Yz1Ab6Cd0Ef%2BGh3Ij8Kl%3D",
+    ),
+    (
+        "npm_auth",
+        "ZGVwbG95OlpxOHdQMm1MeDdSdjQ=",
+        "registry=https://npm.acme.io/\n_auth=ZGVwbG95OlpxOHdQMm1MeDdSdjQ=\nalways-auth=true\n",
+    ),
+    (
+        "docker_auth",
+        "ZGVwbG95OlpxOHdQMm1MeDdSdjQ=",
+        '{"auths": {"ghcr.io": {"auth": "ZGVwbG95OlpxOHdQMm1MeDdSdjQ="}}}',
+    ),
+    (
+        "kube_client_key",
+        "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb3dJQkFBS0NBUUVB",
+        "users:\n- name: admin\n  user:\n"
+        "    client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb3dJQkFBS0NBUUVB\n",
+    ),
+]
+
+#: What a security review found the redaction missing: (what, the secret, the text).
+#: Each came through unredacted before gitleaks' rule set and SF's additions.
+REVIEW_MISSES: list[tuple[str, str, str]] = [
+    (what, secret, text)
+    for what, secret, text in [
+        ("sf token, bare", SF_TOKEN, SF_TOKEN),
+        (
+            "sf token, in a command",
+            SF_TOKEN,
+            f"$ sf runs list --token {SF_TOKEN} --project 3",
+        ),
+        (
+            "hugging face",
+            "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",
+            "HF_TOKEN=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",
+        ),
+        (
+            "pypi",
+            "pypi-AgEIcHlwaS5vcmcCJDk3ZDY1YjM2LTA4NzQtNDE5Yy1hMGY5LTk2ZjYxYjQxYmQ3NwACKlsz",
+            "twine upload -u __token__ -p "
+            "pypi-AgEIcHlwaS5vcmcCJDk3ZDY1YjM2LTA4NzQtNDE5Yy1hMGY5LTk2ZjYxYjQxYmQ3NwACKlsz dist/*",
+        ),
+        (
+            "stripe webhook",
+            "whsec_7pQ2xZ9vK4mL8nR3tW6yB1cF5hJ0sD2g",
+            "whsec_7pQ2xZ9vK4mL8nR3tW6yB1cF5hJ0sD2g",
+        ),
+        (
+            "databricks",
+            "dapi3f9a2c1e8b7d6f5a4c3b2a1908f7e6d5",
+            "DATABRICKS dapi3f9a2c1e8b7d6f5a4c3b2a1908f7e6d5\n",
+        ),
+        (
+            "azure sas",
+            "Xk3Lm8Np2Qr7St4Uv9Wx5Yz1Ab6Cd0Ef%2BGh3Ij8Kl%3D",
+            "?sv=2022-11-02&sig=Xk3Lm8Np2Qr7St4Uv9Wx5Yz1Ab6Cd0Ef%2BGh3Ij8Kl%3D",
+        ),
+        (
+            "digitalocean",
+            "doo_v1_3f9a2c1e8b7d6f5a4c3b2a1908f7e6d5c4b3a2918f7e6d5c4b3a2918f7e6d5c4",
+            "export DO=doo_v1_3f9a2c1e8b7d6f5a4c3b2a1908f7e6d5c4b3a2918f7e6d5c4b3a2918f7e6d5c4\n",
+        ),
+        (
+            "heroku",
+            "HRKU-AAx8Yw7Vu6Ts5Rq4Po3Nm2Lk1Jh0Gf9Ed8Cb7Az6Qw5Er4Ty3Ui2Op1As0Df",
+            "heroku: HRKU-AAx8Yw7Vu6Ts5Rq4Po3Nm2Lk1Jh0Gf9Ed8Cb7Az6Qw5Er4Ty3Ui2Op1As0Df\n",
+        ),
+        (".npmrc _auth", "ZGVwbG95OlpxOHdQMm1MeDdSdjQ=", "_auth=ZGVwbG95OlpxOHdQMm1MeDdSdjQ=\n"),
+        ("docker auth", "ZGVwbG95OlpxOHdQMm1MeDdSdjQ=", '{"auth": "ZGVwbG95OlpxOHdQMm1MeDdSdjQ="}'),
+        (
+            "kubeconfig",
+            "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb3dJQkFBS0NBUUVB",
+            "client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb3dJQkFBS0NBUUVB",
+        ),
+        (
+            "jwt, unsigned (alg none)",
+            "eyJhbGciOiJub25lIn0.eyJyb2xlIjoiYWRtaW4ifQ.",
+            "Authorization header was eyJhbGciOiJub25lIn0.eyJyb2xlIjoiYWRtaW4ifQ. (alg none)",
+        ),
+        (
+            "npm token",
+            "npm_Xk3Lm8Np2Qr7St4Uv9Wx5Yz1Ab6Cd0Ef2Gh3",
+            "use npm_Xk3Lm8Np2Qr7St4Uv9Wx5Yz1Ab6Cd0Ef2Gh3 to publish",
+        ),
+        (
+            "github, zero-width split",
+            "ghp_R8sK2mQ9vX4tL7pB1nC\u200b6dF3hJ5wY0zA2eG8u",
+            "token ghp_R8sK2mQ9vX4tL7pB1nC\u200b6dF3hJ5wY0zA2eG8u here",
+        ),
+        (
+            "github, wrapped",
+            "ghp_R8sK2mQ9vX4tL7pB1nC6dF3h\n> J5wY0zA2eG8u",
+            "> pushed with ghp_R8sK2mQ9vX4tL7pB1nC6dF3h\n> J5wY0zA2eG8u and it worked\n",
+        ),
+    ]
+]
+
+#: Look-alikes that must not be redacted (hashes, ids, names).
+LOOK_ALIKES: list[str] = [
+    "commit 9fceb02d0ae598e95dc970b74767f19372d61af8 (HEAD -> main)",
+    "id: 123e4567-e89b-12d3-a456-426614174000",
+    "digest: sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "image@sha256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae",
+    "the module sf_native is built with maturin; see sf_web and sf_cli",
 ]
 
 # Text that looks a little like a secret and must come through unchanged.

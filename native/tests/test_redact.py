@@ -7,21 +7,54 @@ import pytest
 import redact_reference
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from redaction_corpus import NEAR_MISSES, SAMPLES
+from redaction_corpus import LOOK_ALIKES, NEAR_MISSES, REVIEW_MISSES, SAMPLES
 
 import sf_native
 
 
-def test_the_corpus_covers_every_kind() -> None:
-    assert {kind for kind, _, _ in SAMPLES} == set(sf_native.SECRET_KINDS)
+def test_the_corpus_covers_every_kind_of_sfs_own_and_gitleaks_follows() -> None:
+    own = redact_reference.SECRET_KINDS
+    assert {kind for kind, _, _ in SAMPLES} == set(own)
+    # SF's own rules first (its token format first of all), then gitleaks' rule ids
+    # (each has a generated true positive and near-miss in native/src/redact/gitleaks_tests.rs).
+    assert sf_native.SECRET_KINDS[: len(own)] == own
+    assert sf_native.SECRET_KINDS[0] == "sf_api_token"
+    gitleaks = sf_native.SECRET_KINDS[len(own) :]
+    assert len(gitleaks) > 200
+    assert {"huggingface-access-token", "pypi-upload-token", "npm-access-token"} <= set(gitleaks)
 
 
 @pytest.mark.parametrize(("kind", "secret", "text"), SAMPLES, ids=[s[0] for s in SAMPLES])
 def test_no_corpus_secret_survives(kind: str, secret: str, text: str) -> None:
-    result = sf_native.redact(text)
-    assert secret not in result.text
+    assert secret not in sf_native.redact(text).text
+    # SF's own rule finds it (with gitleaks' rules, one may find a longer span first).
+    result = sf_native.redact(text, gitleaks=False)
     assert f"[REDACTED:{kind}]" in result.text
     assert any(f.kind == kind and text[f.start : f.end] == secret for f in result.findings)
+    assert all(f.rule == f"sf.{f.kind}" for f in result.findings if f.kind == kind)
+
+
+@pytest.mark.parametrize(
+    ("what", "secret", "text"), REVIEW_MISSES, ids=[m[0] for m in REVIEW_MISSES]
+)
+def test_what_the_review_found_missing_is_redacted(what: str, secret: str, text: str) -> None:
+    result = sf_native.redact(text)
+    pieces = [p for p in secret.replace("\u200b", "\n").split("\n") if len(p) > 6]
+    assert not [piece for piece in pieces if piece in result.text], result.text
+    assert result.findings
+    assert all(f.rule for f in result.findings)
+
+
+@pytest.mark.parametrize("text", LOOK_ALIKES)
+def test_look_alikes_are_not_redacted(text: str) -> None:
+    assert sf_native.redact(text) == (text, [])
+
+
+def test_findings_name_the_rule_and_gitleaks_can_be_left_out() -> None:
+    text = "HF_TOKEN=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"
+    (finding,) = sf_native.redact(text).findings
+    assert (finding.kind, finding.rule) == ("huggingface-access-token", "huggingface-access-token")
+    assert sf_native.redact(text, gitleaks=False).findings == []
 
 
 @pytest.mark.parametrize("text", NEAR_MISSES)
@@ -90,11 +123,12 @@ TEXT = st.lists(st.one_of(PIECES, st.text(max_size=30)), max_size=12).map("".joi
     "ghp_R8sK2mQ9vX4tL7pB1nC6dF3hJ5wY0zA2eG8upassword: changemeapi_key = settings.API_KEYAKIAZ7QJ3N5R8TXW2PLM"
 )
 def test_redaction_is_idempotent_and_matches_the_reference(text: str) -> None:
-    ours = sf_native.redact(text)
-    assert sf_native.redact(ours.text).text == ours.text
+    # The reference holds SF's own rules; gitleaks' rules are tested rule by rule in Rust.
+    ours = sf_native.redact(text, gitleaks=False)
+    assert sf_native.redact(ours.text, gitleaks=False).text == ours.text
     reference_text, reference_findings = redact_reference.redact(text)
     assert ours.text == reference_text
-    assert [tuple(f) for f in ours.findings] == reference_findings
+    assert [(f.kind, f.start, f.end) for f in ours.findings] == reference_findings
     for finding in ours.findings:  # spans are valid, ordered character offsets
         assert 0 <= finding.start < finding.end <= len(text)
     starts = [f.start for f in ours.findings]
@@ -106,3 +140,4 @@ def test_redaction_is_idempotent_and_matches_the_reference(text: str) -> None:
 def test_any_text_redacts_without_error(text: str) -> None:
     result = sf_native.redact(text)
     assert isinstance(result.text, str)
+    assert sf_native.redact(result.text).text == result.text

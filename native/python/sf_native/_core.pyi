@@ -10,8 +10,12 @@ from typing import Any, Final, final
 
 __version__: str
 
-#: Built-in secret kinds of ``redact``, in priority order.
+#: Built-in secret kinds of ``redact``, in priority order: SF's own, then gitleaks' ids.
 SECRET_KINDS: Final[tuple[str, ...]]
+#: gitleaks rules left out of ``redact``, each with the reason.
+GITLEAKS_DROPPED: Final[list[tuple[str, str]]]
+#: gitleaks' licence and the rule data's provenance.
+GITLEAKS_NOTICE: Final[str]
 #: The default similarity threshold of ``apply_edit``.
 DEFAULT_EDIT_THRESHOLD: Final[float]
 
@@ -136,5 +140,7 @@ def apply_edit(
 ) -> tuple[str, str, int, int, float]:
     """``(text, how, start_line, end_line, similarity)``; see ``sf_native.apply_edit``."""
 
-def redact(text: str, extra_rules: list[tuple[str, str]]) -> tuple[str, list[tuple[str, int, int]]]:
-    """``(redacted text, [(kind, start, end)])``; see ``sf_native.redact``."""
+def redact(
+    text: str, extra_rules: list[tuple[str, str]], gitleaks: bool = True
+) -> tuple[str, list[tuple[str, int, int, str]]]:
+    """``(redacted text, [(kind, start, end, rule id)])``; see ``sf_native.redact``."""

@@ -93,11 +93,14 @@ def apply_edit(
 
 
 class Finding(NamedTuple):
-    """A redacted secret: its kind and character offsets in the original text."""
+    """A redacted secret: its kind, character offsets in the original text, and the
+    rule that matched (``sf.<kind>`` for SF's own rules, the gitleaks rule id, or an
+    extra rule's kind)."""
 
     kind: str
     start: int
     end: int
+    rule: str = ""
 
 
 class Redaction(NamedTuple):
@@ -105,19 +108,26 @@ class Redaction(NamedTuple):
     findings: list[Finding]
 
 
-def redact(text: str, extra_rules: Sequence[tuple[str, str]] | None = None) -> Redaction:
+def redact(
+    text: str, extra_rules: Sequence[tuple[str, str]] | None = None, *, gitleaks: bool = True
+) -> Redaction:
     """Replace secrets in ``text`` with ``[REDACTED:<kind>]``.
 
-    Built-in kinds are in :data:`SECRET_KINDS`: private-key blocks, AWS key ids
-    and secrets (named, or a bare 40-character one: never a 40-hex git SHA),
-    GitHub, GitLab, Slack, OpenAI, Anthropic, Stripe, Google (``AIza…``), Twilio
-    (``SK…``), SendGrid (``SG.…``) and Mailgun (``key-…``) tokens, Slack webhooks,
-    JWTs, Azure ``AccountKey=``, ``Authorization:`` header tokens, passwords in URLs
-    (user and host are kept; the user may be empty, ``redis://:pw@host``), ``mysql
-    -pPASSWORD``, ``SECRET_KEY = ...`` and generic assignments to secret-sounding
-    names (``API_KEY=``, ``"token": ...``, ``password: ...``) whose value has enough
-    entropy. Placeholders (``changeme``, ``${VAR}``, ``<token>``, ``your-key-here``,
-    ``xxxx``), code (``token = get_token()``, ``key = settings.API_KEY``) and the
+    Built-in kinds are in :data:`SECRET_KINDS`: SF's own rules first (its API tokens
+    ``sf_…``, bare or in a command), then gitleaks' default rule set (about 220 rules,
+    each reported under its gitleaks id; ``gitleaks=False`` leaves them out). SF's own
+    cover private-key blocks, AWS key ids and secrets (named, or a bare 40-character
+    one: never a 40-hex git SHA), GitHub, GitLab, Slack, OpenAI, Anthropic, Stripe,
+    Google (``AIza…``), Twilio (``SK…``), SendGrid (``SG.…``) and Mailgun (``key-…``)
+    tokens, Slack webhooks, JWTs, Stripe webhook secrets (``whsec_…``), Azure SAS
+    ``sig=``, ``.npmrc`` ``_auth=``, docker ``config.json`` ``"auth"``, kubeconfig
+    ``client-key-data``, a GitHub token wrapped over two lines, Azure ``AccountKey=``,
+    ``Authorization:`` header tokens, passwords in URLs (user and host are kept; the
+    user may be empty, ``redis://:pw@host``), ``mysql -pPASSWORD``, ``SECRET_KEY =
+    ...`` and generic assignments to secret-sounding names (``API_KEY=``, ``"token":
+    ...``, ``password: ...``) whose value has enough entropy. Placeholders
+    (``changeme``, ``${VAR}``, ``<token>``, ``your-key-here``, ``xxxx``), code (``token
+    = get_token()``, ``key = settings.API_KEY``) and the
     vendors' documented example keys (``AKIAIOSFODNN7EXAMPLE``) are left alone.
 
     ``extra_rules`` are ``(kind, regex)`` pairs in Rust ``regex`` syntax; the
@@ -125,12 +135,15 @@ def redact(text: str, extra_rules: Sequence[tuple[str, str]] | None = None) -> R
     win ties against the built-in rules. A bad kind name or regex raises
     ``ValueError``.
 
+    Zero-width characters (U+200B-U+200D, U+2060, U+FEFF, soft hyphen) are ignored
+    when matching: a token split by them is found, and they are redacted with it.
+
     Redacting already-redacted text changes nothing. The result holds the new
-    text and the findings in order.
+    text and the findings in order, each with the id of the rule that matched.
     """
     rules = list(extra_rules or ())
-    current, raw = _core.redact(text, rules)
-    found = [Finding(kind, start, end) for kind, start, end in raw]
+    current, raw = _core.redact(text, rules, gitleaks)
+    found = [Finding(*finding) for finding in raw]
     # A marker changes what is around it: it can put a word boundary where a rule
     # needs one (``AKIA…`` right before a webhook URL), or remove the text a rejected
     # candidate had consumed. Redact the redacted text again until nothing new turns
@@ -139,10 +152,10 @@ def redact(text: str, extra_rules: Sequence[tuple[str, str]] | None = None) -> R
     for _ in range(_MAX_PASSES):
         if not raw:
             break
-        current_again, raw = _core.redact(current, rules)
+        current_again, raw = _core.redact(current, rules, gitleaks)
         later = [
-            Finding(kind, _original(found, start, end=False), _original(found, end, end=True))
-            for kind, start, end in raw
+            Finding(kind, _original(found, start, end=False), _original(found, end, end=True), rule)
+            for kind, start, end, rule in raw
         ]
         found = _merged(found, later)
         current = current_again

@@ -88,20 +88,23 @@ fn apply_edit(
     ))
 }
 
-type Finding = (String, usize, usize);
+/// `(kind, start, end, rule id)`.
+type Finding = (String, usize, usize, String);
 
 #[pyfunction]
+#[pyo3(signature = (text, extra_rules, gitleaks = true))]
 fn redact(
     py: Python<'_>,
     text: &str,
     extra_rules: Vec<(String, String)>,
+    gitleaks: bool,
 ) -> PyResult<(String, Vec<Finding>)> {
-    let rules = crate::redact::rules_with(&extra_rules)?;
+    let rules = crate::redact::rules_for(&extra_rules, gitleaks)?;
     let outcome = maybe_detach(py, text.len(), || crate::redact::redact(text, &rules));
     let findings = outcome
         .findings
         .into_iter()
-        .map(|finding| (finding.kind.to_string(), finding.start, finding.end))
+        .map(|finding| (finding.kind, finding.start, finding.end, finding.rule))
         .collect();
     Ok((outcome.text, findings))
 }
@@ -114,7 +117,10 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_EDIT_THRESHOLD", edit::DEFAULT_THRESHOLD)?;
     m.add(
         "SECRET_KINDS",
-        pyo3::types::PyTuple::new(m.py(), crate::redact::SECRET_KINDS)?,
+        pyo3::types::PyTuple::new(m.py(), crate::redact::secret_kinds())?,
     )?;
+    let dropped: Vec<(&str, &str)> = crate::redact::gitleaks::GITLEAKS_DROPPED.to_vec();
+    m.add("GITLEAKS_DROPPED", dropped)?;
+    m.add("GITLEAKS_NOTICE", crate::redact::gitleaks::GITLEAKS_NOTICE)?;
     Ok(())
 }

@@ -10,11 +10,17 @@ use super::entropy::shannon_entropy;
 /// Every built-in kind, in priority order (the first wins a tie). A kind may have more
 /// than one rule: `aws_secret_access_key` also has a rule for a bare 40-character
 /// secret, listed last of all (the weakest guess loses every tie).
-pub const SECRET_KINDS: [&str; 21] = [
+pub const SECRET_KINDS: [&str; 27] = [
+    "sf_api_token",
     "private_key",
     "aws_access_key_id",
     "aws_secret_access_key",
     "github_token",
+    "stripe_webhook_secret",
+    "azure_sas_signature",
+    "npm_auth",
+    "docker_auth",
+    "kube_client_key",
     "gitlab_token",
     "slack_token",
     "slack_webhook",
@@ -61,6 +67,12 @@ pub enum Check {
     Generic,
     /// `SECRET_KEY = value`: the name says it is a secret, so a password's entropy.
     SecretKey,
+    /// A random token: not followed by a token character, a digit or an upper-case
+    /// letter in it, and at least this entropy (tenths of a bit).
+    Random(u8),
+    /// A token wrapped over two lines: exactly this many letters and digits after its
+    /// four-character prefix, and not continued after the match.
+    Wrapped(usize),
 }
 
 impl Check {
@@ -83,7 +95,7 @@ pub struct Spec {
 
 const WS: &str = r"\t\n\x0b\x0c\r ";
 
-fn spec(
+pub(super) fn spec(
     kind: &'static str,
     pattern: String,
     check: Check,
@@ -109,7 +121,11 @@ fn assignment(name: &str, bytes: bool, bare: &str) -> String {
 }
 
 pub fn builtin_specs() -> Vec<Spec> {
-    let mut specs = vendor_specs();
+    let mut specs = super::formats::sf_specs();
+    specs.extend(vendor_specs());
+    specs.extend(super::formats::format_specs());
+    specs.extend(more_vendor_specs());
+    specs.extend(key_specs());
     specs.extend(assignment_specs());
     specs
 }
@@ -144,6 +160,11 @@ fn vendor_specs() -> Vec<Spec> {
             Check::Always,
             &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
         ),
+    ]
+}
+
+fn more_vendor_specs() -> Vec<Spec> {
+    vec![
         spec(
             "gitlab_token",
             // Personal, pipeline-trigger, deploy, runner, feed, CI-job, service-account
@@ -182,6 +203,11 @@ fn vendor_specs() -> Vec<Spec> {
             Check::Always,
             &["k_live_", "k_test_"],
         ),
+    ]
+}
+
+fn key_specs() -> Vec<Spec> {
+    vec![
         spec(
             "google_api_key",
             r"(?-u:\b)AIza[0-9A-Za-z_-]{35}".into(),
@@ -359,6 +385,8 @@ pub fn passes(check: Check, found: &Found<'_>) -> bool {
         Check::BareAwsSecret => bare_aws_secret(found),
         Check::Generic => generic(found, false),
         Check::SecretKey => generic(found, true),
+        Check::Random(tenths) => random(found, tenths),
+        Check::Wrapped(length) => wrapped(found, length),
     }
 }
 
@@ -436,4 +464,21 @@ fn generic(found: &Found<'_>, password_like: bool) -> bool {
     } else {
         length >= SECRET_MIN_LENGTH && shannon_entropy(value) >= SECRET_MIN_ENTROPY
     }
+}
+
+/// A random token standing alone: see [`Check::Random`].
+fn random(found: &Found<'_>, tenths: u8) -> bool {
+    let value = found.value;
+    !next_char(found).is_some_and(|c| sticks(c, "_-"))
+        && value
+            .chars()
+            .any(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
+        && shannon_entropy(value) >= f64::from(tenths) / 10.0
+}
+
+/// A wrapped token: see [`Check::Wrapped`].
+fn wrapped(found: &Found<'_>, length: usize) -> bool {
+    let body = found.value.get(4..).unwrap_or("");
+    body.chars().filter(char::is_ascii_alphanumeric).count() == length
+        && !next_char(found).is_some_and(|c| c.is_ascii_alphanumeric())
 }

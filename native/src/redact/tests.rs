@@ -17,7 +17,14 @@ fn every_builtin_rule_compiles_and_is_listed() {
             names.push(rule.kind.as_str());
         }
     }
-    assert_eq!(names, SECRET_KINDS);
+    // SF's own kinds first, in priority order, then gitleaks' rule ids.
+    assert_eq!(names[..SECRET_KINDS.len()], SECRET_KINDS);
+    let ids: Vec<&str> = rules.list.iter().map(|rule| rule.id.as_str()).collect();
+    assert_eq!(ids[0], "sf.sf_api_token");
+    assert_eq!(
+        secret_kinds().len(),
+        SECRET_KINDS.len() + gitleaks::GITLEAKS_RULES.len()
+    );
 }
 
 #[test]
