@@ -9,7 +9,13 @@ import os
 from django.db import transaction
 
 from agents_app.costs import configured_unpriced
-from agents_app.models import ModeTransition, Project, SessionStatus, TransitionStatus
+from agents_app.models import (
+    ModeTransition,
+    Project,
+    RepositoryMoved,
+    SessionStatus,
+    TransitionStatus,
+)
 from sf_core.actors import Actor
 from sf_core.doctor import Check, Finding, RepairDone, Severity, register
 from sf_core.git import git
@@ -70,6 +76,10 @@ def projects_check() -> list[Finding]:
 def _repository_problem(project: Project) -> Finding | None:
     path, base = project.repo_path, project.base_branch
     evidence = [f"project {project.name}: {path} (base {base})"]
+    try:
+        project.repository()
+    except RepositoryMoved as exc:
+        return Finding(severity=Severity.ERROR, message=str(exc), evidence=evidence)
     if not os.path.isdir(path):
         return Finding(
             severity=Severity.ERROR,
