@@ -147,10 +147,13 @@ def stale_lock(project: Any) -> Path:
 
 @pytest.fixture
 def registrar(user: User, project: Any, settings: Any, tmp_path: Path) -> User:
-    """``user`` may register repositories: admin of a project, and the test's
-    temporary directory is an allowed root."""
+    """``user`` may register repositories: holds the register-repository permission
+    (a superuser granted it), and the test's temporary directory is an allowed root."""
+    from django.contrib.auth.models import Permission
+
     settings.SF_REPO_ROOTS = [str(tmp_path.resolve())]
-    return user
+    user.user_permissions.add(Permission.objects.get(codename="register_repository"))
+    return User.objects.get(pk=user.pk)  # a fresh instance: no stale permission cache
 
 
 def grant(user: User, project: Any, role: str | None) -> None:

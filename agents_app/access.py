@@ -99,7 +99,9 @@ class AccessDenied(NotAllowed, PermissionDenied):
     """A person lacks the role an action needs. Both an ``SfError`` (the CLI's exit 2)
     and Django's ``PermissionDenied`` (the 403 page; a consumer's close)."""
 
-    def __init__(self, *, user: AnyUser, project: Project | None, action: Action) -> None:
+    def __init__(
+        self, *, user: AnyUser, project: Project | None, action: Action, hidden: bool = False
+    ) -> None:
         self.action = action
         self.project = project
         self.role = role_of(user, project)
@@ -109,6 +111,8 @@ class AccessDenied(NotAllowed, PermissionDenied):
             return
         self.needed = ACTION_ROLES[action]
         where = f"project {project.name!r}" if project is not None else "any project"
+        if hidden:  # a project the person cannot see is not named to them
+            where = "a project you are not a member of"
         held = f"you are {self.role}" if self.role else "you are not a member"
         super().__init__(
             f"not allowed to {action.value} on {where}: it needs the {self.needed} role ({held})"
@@ -170,6 +174,15 @@ def projects_visible(user: AnyUser) -> QuerySet[Project]:
     if user.is_superuser:
         return Project.objects.all()
     return Project.objects.filter(memberships__user_id=user.pk)
+
+
+def projects_administered(user: AnyUser) -> QuerySet[Project]:
+    """The projects whose rows the user may change (admin role; every one for a superuser)."""
+    if not user.is_authenticated or not user.is_active:
+        return Project.objects.none()
+    if user.is_superuser:
+        return Project.objects.all()
+    return Project.objects.filter(memberships__user_id=user.pk, memberships__role=Role.ADMIN)
 
 
 def sessions_visible(user: AnyUser) -> QuerySet[AgentSession]:

@@ -41,6 +41,7 @@ def transitions_check() -> list[Finding]:
             evidence=[f"{t.summary} ({t.scope}), requested {t.requested_at:%Y-%m-%d %H:%M}"],
             fixable=True,
             target=f"transition {t.pk}",
+            project_id=t.session.project_id,
         )
         for t in _unappliable()
     ]
@@ -69,7 +70,7 @@ def projects_check() -> list[Finding]:
     for project in Project.objects.order_by("name"):
         problem = _repository_problem(project)
         if problem is not None:
-            findings.append(problem)
+            findings.append(problem.model_copy(update={"project_id": project.pk}))
     return findings
 
 

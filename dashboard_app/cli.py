@@ -7,11 +7,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from agents_app.doctor_access import repairs_require, report_for
 from agents_app.models import Project
 from agents_app.services.repairs import doctor_repair
 from dashboard_app.doctor import doctor_lines
 from dashboard_app.metrics_report import metrics_report, report_lines, window_parse
 from dashboard_app.status import system_status
+from sf_core.actors import Actor
 from sf_core.cli import (
     EXIT_ERROR,
     EXIT_OK,
@@ -21,7 +23,8 @@ from sf_core.cli import (
     add_acting_user,
     add_output_format,
 )
-from sf_core.doctor import DoctorOutput, doctor_run, registered, unknown_ids
+from sf_core.doctor import DoctorOutput, RepairDone, doctor_run, registered, unknown_ids
+from sf_core.errors import SfError
 
 
 class StatusCommand(Subcommand):
@@ -115,14 +118,25 @@ class DoctorCommand(Subcommand):
             self.err(f"unknown check {', '.join(unknown)}; known: {known}")
             return EXIT_USAGE
         fix = options["fix"] or options.get("action") == "fix"
-        repairs = doctor_repair(actor=acting_actor(options, "doctor"), ids=ids) if fix else []
-        output = DoctorOutput(report=doctor_run(ids=ids), repairs=repairs)
+        try:
+            actor = acting_actor(options, "doctor")
+            repairs = self._repair(actor, ids) if fix else []
+        except SfError as exc:
+            self.err(f"error: {exc}")
+            return EXIT_USAGE
+        report = report_for(doctor_run(ids=ids), actor.user)
+        output = DoctorOutput(report=report, repairs=repairs)
         if options["output_format"] == "json":
             self.out(output.model_dump_json())
         else:
             for line in doctor_lines(output):
                 self.out(line)
         return EXIT_OK if output.report.healthy else EXIT_ERROR
+
+    def _repair(self, actor: Actor, ids: list[str] | None) -> list[RepairDone]:
+        """The fixes, once the person may run them on each project they touch."""
+        wanted = repairs_require(actor, doctor_run(ids=ids))
+        return doctor_repair(actor=actor, ids=wanted) if wanted else []
 
 
 SUBCOMMANDS: list[type[Subcommand]] = [StatusCommand, MetricsCommand, DoctorCommand]

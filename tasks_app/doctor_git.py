@@ -106,23 +106,29 @@ def worktrees_check() -> list[Finding]:
     for project in _projects():
         found = project_orphans(project)
         name = project.name
+        pk = project.pk
         findings += [
-            _finding(f"project {name}: orphaned worktree {p}", str(p)) for p in found.worktrees
+            _finding(f"project {name}: orphaned worktree {p}", str(p), pk) for p in found.worktrees
         ]
         findings += [
-            _finding(f"project {name}: worktree {p} is registered but gone", p)
+            _finding(f"project {name}: worktree {p} is registered but gone", p, pk)
             for p in found.registrations
         ]
         findings += [
-            _finding(f"project {name}: branch {b} belongs to no live task", f"{b} at {c}")
+            _finding(f"project {name}: branch {b} belongs to no live task", f"{b} at {c}", pk)
             for b, c in found.branches
         ]
     return findings
 
 
-def _finding(message: str, target: str) -> Finding:
+def _finding(message: str, target: str, project_id: int) -> Finding:
     return Finding(
-        severity=Severity.WARNING, message=message, evidence=[target], fixable=True, target=target
+        severity=Severity.WARNING,
+        message=message,
+        evidence=[target],
+        fixable=True,
+        target=target,
+        project_id=project_id,
     )
 
 
@@ -158,11 +164,11 @@ def _remove_tree(path: Path) -> None:
 # --- lock files of a git that died ------------------------------------------------------
 
 
-def _stale_locks() -> list[Path]:
+def _stale_locks() -> list[tuple[int, Path]]:
     """Lock files older than ``GIT_LOCK_STALE_SECONDS``: a live git holds one for one
     command; git never removes a dead one's (``sf_core.git``)."""
     now = time.time()
-    found: list[Path] = []
+    found: list[tuple[int, Path]] = []
     for project in _projects():
         common = Path(git("rev-parse", "--git-common-dir", cwd=project.repo_path))
         gitdir = common if common.is_absolute() else Path(project.repo_path) / common
@@ -174,7 +180,7 @@ def _stale_locks() -> list[Path]:
         for lock in candidates:
             try:
                 if now - lock.stat().st_mtime >= GIT_LOCK_STALE_SECONDS:
-                    found.append(lock)
+                    found.append((project.pk, lock))
             except FileNotFoundError:
                 continue
     return sorted(found)
@@ -188,14 +194,15 @@ def git_locks_check() -> list[Finding]:
             evidence=[f"{time.time() - lock.stat().st_mtime:.0f} s old"],
             fixable=True,
             target=str(lock),
+            project_id=project_id,
         )
-        for lock in _stale_locks()
+        for project_id, lock in _stale_locks()
     ]
 
 
 def git_locks_fix(actor: Actor) -> list[RepairDone]:
     done = []
-    for lock in _stale_locks():
+    for _, lock in _stale_locks():
         try:
             lock.unlink()
         except FileNotFoundError:

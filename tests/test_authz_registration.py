@@ -61,7 +61,8 @@ def test_a_project_admin_without_the_permission_registers_nothing_anywhere(
     assert response.status_code == 403
     assert REFUSAL in response.content.decode().lower()
     code, _, err = run_sf("project", "create", "another", str(repo), "--as", "bob")
-    assert code == 2 and REFUSAL in err
+    assert code == 2
+    assert REFUSAL in err
     secret = token_create(user=bob, name="t").secret
     api = client.post(
         "/api/projects",
@@ -69,7 +70,8 @@ def test_a_project_admin_without_the_permission_registers_nothing_anywhere(
         content_type="application/json",
         HTTP_AUTHORIZATION=f"Bearer {secret}",
     )
-    assert api.status_code == 403 and REFUSAL in api.content.decode()
+    assert api.status_code == 403
+    assert REFUSAL in api.content.decode()
     assert not Project.objects.filter(name="another").exists()
 
 
@@ -91,23 +93,23 @@ def test_the_demo_makes_its_caller_admin_of_the_demo_and_of_nothing_else(
     client.force_login(stranger)
     assert client.post(reverse("demo-replay")).status_code in (200, 302)
     demo = Project.objects.get(memberships__user=stranger)
-    assert demo.demo and role_of(stranger, demo) == Role.ADMIN
+    assert demo.demo
+    assert role_of(stranger, demo) == Role.ADMIN
     assert role_of(stranger, None) is None  # "admin of some project" it is not
     assert not may(stranger, None, Action.REGISTER_REPOSITORY)
     response = register_web(client, make_git_repo(roots / "victim"))
-    assert response.status_code == 403 and REFUSAL in response.content.decode().lower()
+    assert response.status_code == 403
+    assert REFUSAL in response.content.decode().lower()
 
 
 @pytest.mark.parametrize("spelling", ["{x}/", "{x}/.", "{y}/../x", "{link}"])
-def test_a_repository_is_registered_once_under_any_spelling(
-    roots: Path, spelling: str
-) -> None:
+def test_a_repository_is_registered_once_under_any_spelling(roots: Path, spelling: str) -> None:
     real = make_git_repo(roots / "x")
     (roots / "y").mkdir()
     (roots / "link").symlink_to(real)
     first = project_create(name="first", repo_path=str(real))
     path = spelling.format(x=real, y=roots / "y", link=roots / "link")
-    with pytest.raises(SfError, match=rf"already registered as project 'first'"):
+    with pytest.raises(SfError, match=r"already registered as project 'first'"):
         project_create(name="second", repo_path=path)
     assert list(Project.objects.values_list("name", flat=True)) == [first.name]
 
@@ -128,7 +130,8 @@ def test_a_symlink_swapped_in_after_registration_is_refused_at_use(roots: Path) 
     shutil.rmtree(real)
     real.symlink_to(elsewhere)
     findings = [f for f in projects_check() if "x" in f.message]
-    assert findings and "now resolves to" in findings[0].message
+    assert findings
+    assert "now resolves to" in findings[0].message
     with pytest.raises(SfError, match="now resolves to"):
         project.repository()
 
@@ -145,5 +148,5 @@ def test_the_migration_resolves_stored_paths_and_names_duplicates(roots: Path) -
     migration.resolve_paths(apps, None)
     assert Project.objects.get(name="plain").repo_path == str(real)
     Project.objects.create(name="again", repo_path=f"{real}/")
-    with pytest.raises(migration.DuplicateRepositories, match="'plain'.*'again'"):
+    with pytest.raises(migration.DuplicateRepositories, match=r"'plain'.*'again'"):
         migration.resolve_paths(apps, None)
