@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from agents_app.access import projects_visible
 from agents_app.doctor_access import repairs_require, report_for
 from agents_app.models import Project
 from agents_app.services.repairs import doctor_repair
@@ -70,13 +71,21 @@ class MetricsCommand(Subcommand):
         parser.add_argument("--until", help="last day, YYYY-MM-DD (default: today)")
         parser.add_argument("--by", choices=("day", "week"), default="day")
         add_output_format(parser)
+        add_acting_user(parser)
 
     def run(self, options: dict[str, Any]) -> int:
-        window = window_parse(options["since"], options["until"], options["by"])
-        projects = Project.objects.all()
+        """Exit 2 for a bad date or window, or an unknown acting user; 1 for a project
+        that is not there (or not the acting person's to see)."""
+        try:
+            window = window_parse(options["since"], options["until"], options["by"])
+            actor = acting_actor(options)
+        except SfError as exc:
+            self.err(f"error: {exc}")
+            return EXIT_USAGE
+        projects = projects_visible(actor.user) if actor.user else Project.objects.all()
         chosen = options["project"]
         if chosen:
-            named = Project.objects.filter(name=chosen)
+            named = projects.filter(name=chosen)
             projects = (
                 named if named.exists() or not chosen.isdigit() else projects.filter(pk=int(chosen))
             )
