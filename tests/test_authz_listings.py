@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 from html import unescape
 from pathlib import Path
-from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -85,7 +84,7 @@ def test_sf_metrics_as_a_person_counts_only_their_projects(
 
 @pytest.mark.parametrize("day", ["2026-02-30", "2026-13-01", "yesterday"])
 def test_sf_metrics_with_an_impossible_day_is_a_one_line_error(day: str) -> None:
-    code, out, err = run_sf("metrics", "--since", day)
+    code, _, err = run_sf("metrics", "--since", day)
     assert code == 2
     assert err.startswith(f"error: --since '{day}' is not a day (YYYY-MM-DD)")
     assert err.count("\n") == 1
