@@ -149,11 +149,17 @@ def stale_lock(project: Any) -> Path:
 def registrar(user: User, project: Any, settings: Any, tmp_path: Path) -> User:
     """``user`` may register repositories: holds the register-repository permission
     (a superuser granted it), and the test's temporary directory is an allowed root."""
+    settings.SF_REPO_ROOTS = [str(tmp_path.resolve())]
+    return may_register(user)
+
+
+def may_register(user: User) -> User:
+    """Grant ``user`` the register-repository permission, as a superuser would in the
+    admin; a fresh instance (Django caches a user's permissions on the instance)."""
     from django.contrib.auth.models import Permission
 
-    settings.SF_REPO_ROOTS = [str(tmp_path.resolve())]
     user.user_permissions.add(Permission.objects.get(codename="register_repository"))
-    return User.objects.get(pk=user.pk)  # a fresh instance: no stale permission cache
+    return User.objects.get(pk=user.pk)
 
 
 def grant(user: User, project: Any, role: str | None) -> None:

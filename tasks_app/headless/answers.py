@@ -69,14 +69,17 @@ class Answers(BaseModel):
 def answers_load(path: str | Path) -> Answers:
     """Read and validate an answers file; every problem names the file, the field SF
     expected and what is wrong — never a line of the file: ``--answers /etc/shadow``
-    must not print the file to whoever runs it (a key SF does not know is "an unknown
-    key", a question is "a question")."""
+    must not print the file to whoever runs it (a key or a question that is not a plain
+    name shows as "(a key)")."""
     path = Path(path)
     try:
         text = text_file_read(path, limit=MAX_ANSWERS_BYTES)
         data = yaml_parse(text) if text.strip() else {}
     except DocumentInvalid as exc:
-        raise AnswersInvalid(f"--answers {path}: {_without_content(str(exc))}") from None
+        problem = _without_content(str(exc))
+        if problem.startswith("invalid "):
+            problem = f"not YAML or JSON: {problem}"
+        raise AnswersInvalid(f"--answers {path}: {problem}") from None
     try:
         document_check(data)
     except DocumentInvalid as exc:
@@ -104,28 +107,24 @@ def _problem(error: Any) -> str:
     """One validation error, by the schema's own names only."""
     loc = error["loc"]
     if error["type"] == "extra_forbidden":
-        at = _path(loc[:-1], loc) or "the top level"
+        at = _path(loc[:-1]) or "the top level"
         name = key_shown(loc[-1])
         unknown = "an unknown key" if name == "(a key)" else f"an unknown key {name!r}"
         accepted = (
             "ask_user, approvals" if len(loc) == 1 else ", ".join(ApprovalAnswer.model_fields)
         )
         return f"{unknown} at {at} (accepted: {accepted})"
-    return f"{_path(loc, loc)}: {error['msg']}"
+    return f"{_path(loc)}: {error['msg']}"
 
 
-def _path(parts: tuple[Any, ...], loc: tuple[Any, ...]) -> str:
-    return ".".join(_key(part, loc) for part in parts).replace(".[", "[")
+def _path(parts: tuple[Any, ...]) -> str:
+    return ".".join(_key(part) for part in parts)
 
 
-def _key(part: Any, loc: tuple[Any, ...]) -> str:
-    if isinstance(part, int):
-        return f"[{part}]"
-    if part in _KNOWN_KEYS:
+def _key(part: Any) -> str:
+    if isinstance(part, int) or part in _KNOWN_KEYS:
         return str(part)
-    if loc and loc[0] == "ask_user":
-        return "(a question)"
-    return key_shown(part)
+    return key_shown(part)  # a question or a stray key: a name as it is, else "(a key)"
 
 
 def _without_content(message: str) -> str:
