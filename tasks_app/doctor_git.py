@@ -19,7 +19,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from agents_app.models import Project
+from agents_app.models import Project, RepositoryMoved
 from sf_core.actors import Actor
 from sf_core.doctor import Finding, RepairDone, Severity
 from sf_core.git import GIT_LOCK_STALE_SECONDS, git, git_ok
@@ -41,7 +41,17 @@ class Orphans:
 
 
 def _projects() -> list[Project]:
-    return [p for p in Project.objects.order_by("pk") if Path(p.repo_path, ".git").exists()]
+    """Projects whose repository is where it was registered: one whose path now resolves
+    elsewhere (a swapped symlink) is ``projects.repository``'s error, and no fix of
+    this module may delete branches or worktrees in whatever it points to."""
+    return [p for p in Project.objects.order_by("pk") if _in_place(p)]
+
+
+def _in_place(project: Project) -> bool:
+    try:
+        return Path(project.repository(), ".git").exists()
+    except RepositoryMoved:
+        return False
 
 
 def project_orphans(project: Project) -> Orphans:

@@ -9,6 +9,7 @@ as often as they liked under different spellings, and the raw string was stored.
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,9 @@ from agents_app.models import Project, ProjectMembership, Role
 from agents_app.services import project_create
 from api_app.tokens import token_create
 from conftest import make_git_repo
+from sf_core.actors import Actor
 from sf_core.errors import SfError
+from tasks_app import doctor_git
 from tests.cli import run_sf
 
 pytestmark = pytest.mark.django_db
@@ -134,6 +137,15 @@ def test_a_symlink_swapped_in_after_registration_is_refused_at_use(roots: Path) 
     assert "now resolves to" in findings[0].message
     with pytest.raises(SfError, match="now resolves to"):
         project.repository()
+    # The doctor's fixes do not follow the link: no branch of the other repository goes.
+    subprocess.run(["git", "branch", "sf/p1/k/1"], cwd=elsewhere, check=True)
+    doctor_git.worktrees_fix(Actor.system("test"))
+    assert (
+        "sf/p1/k/1"
+        in subprocess.run(
+            ["git", "branch", "--list", "sf/*"], cwd=elsewhere, capture_output=True, text=True
+        ).stdout
+    )
 
 
 def test_the_migration_resolves_stored_paths_and_names_duplicates(roots: Path) -> None:
