@@ -207,10 +207,19 @@ def stale_lock(project: Any) -> Path:
 
 @pytest.fixture
 def registrar(user: User, project: Any, settings: Any, tmp_path: Path) -> User:
-    """``user`` may register repositories: admin of a project, and the test's
-    temporary directory is an allowed root."""
+    """``user`` may register repositories: holds the register-repository permission
+    (a superuser granted it), and the test's temporary directory is an allowed root."""
     settings.SF_REPO_ROOTS = [str(tmp_path.resolve())]
-    return user
+    return may_register(user)
+
+
+def may_register(user: User) -> User:
+    """Grant ``user`` the register-repository permission, as a superuser would in the
+    admin; a fresh instance (Django caches a user's permissions on the instance)."""
+    from django.contrib.auth.models import Permission
+
+    user.user_permissions.add(Permission.objects.get(codename="register_repository"))
+    return User.objects.get(pk=user.pk)
 
 
 def grant(user: User, project: Any, role: str | None) -> None:

@@ -13,11 +13,14 @@ Every surface asks here — web views, websocket consumers, the CLI with an acti
   /stop are always steering);
 - approvers accept plans, approve risk decisions and task reviews, request changes,
   skip tasks and raise a session to ``trusted``;
-- admins raise to ``unrestricted``, manage members and register repositories.
+- admins raise to ``unrestricted`` and manage members.
 
-Registering a repository creates a new project, so it is judged against every project:
-a person who is admin of some project (or a superuser) may register one, from a path
-under ``settings.SF_REPO_ROOTS`` (see ``repo_path_check``), and becomes its admin.
+Registering a repository creates a new project, so no project role can grant it: it is
+a server-level permission, Django's ``agents_app.register_repository`` (superusers hold
+it; a superuser grants it to a person or a group in the admin). The registrant may only
+register a path under ``settings.SF_REPO_ROOTS`` (see ``repo_path_check``) and becomes
+the new project's admin. A demo project (**Replay the demo**) counts for nothing
+outside itself: ``role_of(user, None)`` ignores it.
 
 ``SF`` itself (``Actor.system``: the engine, and the CLI of the server's owner without
 an acting user) is not a member and is never refused here.
@@ -82,21 +85,34 @@ ACTION_ROLES: dict[Action, Role] = {
     Action.SKIP_TASK: Role.APPROVER,
     Action.RAISE_UNRESTRICTED: Role.ADMIN,
     Action.MANAGE_MEMBERS: Role.ADMIN,
-    Action.REGISTER_REPOSITORY: Role.ADMIN,
     Action.REPAIR: Role.ADMIN,
 }
+
+# Actions no project role grants: Django permissions a superuser holds and grants.
+SERVER_PERMISSIONS: dict[Action, str] = {
+    Action.REGISTER_REPOSITORY: "agents_app.register_repository",
+}
+REGISTER_PERMISSION_LABEL = "register-repository permission (a superuser grants it)"
 
 
 class AccessDenied(NotAllowed, PermissionDenied):
     """A person lacks the role an action needs. Both an ``SfError`` (the CLI's exit 2)
     and Django's ``PermissionDenied`` (the 403 page; a consumer's close)."""
 
-    def __init__(self, *, user: AnyUser, project: Project | None, action: Action) -> None:
+    def __init__(
+        self, *, user: AnyUser, project: Project | None, action: Action, hidden: bool = False
+    ) -> None:
         self.action = action
-        self.needed = ACTION_ROLES[action]
         self.project = project
         self.role = role_of(user, project)
+        if action in SERVER_PERMISSIONS:
+            self.needed = REGISTER_PERMISSION_LABEL
+            super().__init__(f"not allowed to {action.value}: it needs the {self.needed}")
+            return
+        self.needed = ACTION_ROLES[action]
         where = f"project {project.name!r}" if project is not None else "any project"
+        if hidden:  # a project the person cannot see is not named to them
+            where = "a project you are not a member of"
         held = f"you are {self.role}" if self.role else "you are not a member"
         super().__init__(
             f"not allowed to {action.value} on {where}: it needs the {self.needed} role ({held})"
@@ -105,8 +121,9 @@ class AccessDenied(NotAllowed, PermissionDenied):
 
 def role_of(user: AnyUser | None, project: Project | None) -> str | None:
     """The user's role on ``project`` (None: not a member). With no project, the
-    highest role the user holds on any project. Superusers are admin everywhere;
-    inactive and anonymous users have no role."""
+    highest role the user holds on any project but a demo (a demo's admin is nobody
+    elsewhere). Superusers are admin everywhere; inactive and anonymous users have no
+    role."""
     if user is None or not user.is_authenticated or not user.is_active:
         return None
     if user.is_superuser:
@@ -114,12 +131,21 @@ def role_of(user: AnyUser | None, project: Project | None) -> str | None:
     memberships = ProjectMembership.objects.filter(user_id=user.pk)
     if project is not None:
         return memberships.filter(project=project).values_list("role", flat=True).first()
-    roles = memberships.values_list("role", flat=True).distinct()
+    roles = memberships.exclude(project__demo=True).values_list("role", flat=True).distinct()
     return max(roles, key=role_rank, default=None)
 
 
 def may(user: AnyUser | None, project: Project | None, action: Action) -> bool:
+    if action in SERVER_PERMISSIONS:
+        return _holds(user, SERVER_PERMISSIONS[action])
     return role_rank(role_of(user, project)) >= role_rank(ACTION_ROLES[action])
+
+
+def _holds(user: AnyUser | None, permission: str) -> bool:
+    """A server-level permission: Django's (superusers hold every one)."""
+    if user is None or not user.is_authenticated or not user.is_active:
+        return False
+    return bool(user.has_perm(permission))
 
 
 def require(user: AnyUser | None, project: Project | None, action: Action) -> None:
@@ -148,6 +174,15 @@ def projects_visible(user: AnyUser) -> QuerySet[Project]:
     if user.is_superuser:
         return Project.objects.all()
     return Project.objects.filter(memberships__user_id=user.pk)
+
+
+def projects_administered(user: AnyUser) -> QuerySet[Project]:
+    """The projects whose rows the user may change (admin role; every one for a superuser)."""
+    if not user.is_authenticated or not user.is_active:
+        return Project.objects.none()
+    if user.is_superuser:
+        return Project.objects.all()
+    return Project.objects.filter(memberships__user_id=user.pk, memberships__role=Role.ADMIN)
 
 
 def sessions_visible(user: AnyUser) -> QuerySet[AgentSession]:

@@ -7,7 +7,8 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from agents_app.admin_scope import ProjectScopedAdmin
+from agents_app.access import sessions_visible
+from agents_app.admin_scope import ProjectScopedAdmin, ScopedInline
 from agents_app.gate.approvals import decision_review, may_review
 from agents_app.models import (
     AgentSession,
@@ -23,7 +24,7 @@ from agents_app.models import (
 from sf_core.errors import SfError
 
 
-class MembershipInline(admin.TabularInline):
+class MembershipInline(ScopedInline):
     model = ProjectMembership
     extra = 0
     fields = ["user", "role"]
@@ -49,6 +50,7 @@ class ProjectAdmin(ProjectScopedAdmin):
 class ProjectMembershipAdmin(ProjectScopedAdmin):
     list_display = ["project", "user", "role", "created_at"]
     list_filter = ["role"]
+    frozen_on_change = ("user",)  # a role moves to someone else by remove and add
     search_fields = ["project__name", "user__username"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -101,6 +103,7 @@ class AgentSessionAdmin(ProjectScopedAdmin):
         "paused",
     ]
     search_fields = ["title", "project__name"]
+    frozen_on_change = ("created_by",)
     # Axes, status and the engine's bookkeeping change only through the services
     # (session_change_mode, the pause/stop/repair transitions, the budget checks), which
     # log every change; an admin form must not write past them. Title, budget and the
@@ -309,13 +312,20 @@ class ModelCallAdmin(ProjectScopedAdmin):
 
 @admin.register(RepairRecord)
 class RepairRecordAdmin(admin.ModelAdmin):
-    """The doctor's repairs are evidence: read-only. Not scoped to a project: a repair
-    acts on SF's state (a worker row, a lock file) as often as on a project's."""
+    """The doctor's repairs are evidence: read-only. A repair names no project (it acts
+    on SF's state as often as on a project's): staff see those of sessions they may
+    view; the rest (the shell's, the page's) are for superusers."""
 
     list_display = ["created_at", "check_id", "target", "action", "session", "actor_label"]
     list_filter = ["check_id", "actor_kind"]
     search_fields = ["target", "action", "actor_label"]
     date_hierarchy = "created_at"
+
+    def get_queryset(self, request: HttpRequest) -> Any:
+        records = super().get_queryset(request)
+        if request.user.is_superuser:
+            return records
+        return records.filter(session__in=sessions_visible(request.user))
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

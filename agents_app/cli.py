@@ -48,14 +48,17 @@ def session_json(session: AgentSession) -> dict[str, Any]:
     }
 
 
-def find_project(ref: str) -> Project:
-    """A project by name or id, or an error naming the known ones."""
+def find_project(ref: str, actor: Actor | None = None) -> Project:
+    """A project by name or id, or an error naming the known ones: with a person
+    acting, only those they may view (the names of the others are not theirs to see)."""
     project = Project.objects.filter(name=ref).first()
     if project is None and ref.isdigit():
         project = Project.objects.filter(pk=int(ref)).first()
     if project is None:
-        known = ", ".join(Project.objects.values_list("name", flat=True)[:20]) or "none"
-        raise SfError(f"no project {ref!r}; projects: {known}")
+        person = actor.user if actor is not None else None
+        known_to = projects_visible(person) if person is not None else Project.objects.all()
+        known = ", ".join(known_to.values_list("name", flat=True)[:20]) or "none"
+        raise SfError(f"no project {ref!r}; projects{' you may view' * bool(person)}: {known}")
     return project
 
 

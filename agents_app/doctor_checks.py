@@ -9,7 +9,13 @@ import os
 from django.db import transaction
 
 from agents_app.costs import configured_unpriced
-from agents_app.models import ModeTransition, Project, SessionStatus, TransitionStatus
+from agents_app.models import (
+    ModeTransition,
+    Project,
+    RepositoryMoved,
+    SessionStatus,
+    TransitionStatus,
+)
 from sf_core.actors import Actor
 from sf_core.doctor import Check, Finding, RepairDone, Severity, register
 from sf_core.git import git
@@ -35,6 +41,7 @@ def transitions_check() -> list[Finding]:
             evidence=[f"{t.summary} ({t.scope}), requested {t.requested_at:%Y-%m-%d %H:%M}"],
             fixable=True,
             target=f"transition {t.pk}",
+            project_id=t.session.project_id,
         )
         for t in _unappliable()
     ]
@@ -63,13 +70,17 @@ def projects_check() -> list[Finding]:
     for project in Project.objects.order_by("name"):
         problem = _repository_problem(project)
         if problem is not None:
-            findings.append(problem)
+            findings.append(problem.model_copy(update={"project_id": project.pk}))
     return findings
 
 
 def _repository_problem(project: Project) -> Finding | None:
     path, base = project.repo_path, project.base_branch
     evidence = [f"project {project.name}: {path} (base {base})"]
+    try:
+        project.repository()
+    except RepositoryMoved as exc:
+        return Finding(severity=Severity.ERROR, message=str(exc), evidence=evidence)
     if not os.path.isdir(path):
         return Finding(
             severity=Severity.ERROR,

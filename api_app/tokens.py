@@ -22,7 +22,7 @@ from django.utils import timezone
 from agents_app.access import projects_visible
 from agents_app.models import Project
 from api_app.models import ApiToken
-from sf_core.errors import SfError
+from sf_core.errors import NotAllowed, SfError
 
 TOKEN_PREFIX = "sf_"
 LAST_USED_PRECISION = timedelta(minutes=1)  # how stale "last used" may be
@@ -57,6 +57,24 @@ def token_create(*, user: User, name: str, projects: Iterable[Project] = ()) -> 
     return IssuedToken(token=token, secret=secret)
 
 
+def projects_chosen(*, user: User, refs: Iterable[str]) -> list[Project]:
+    """The projects a new token is asked for (ids, as the form sends them), each one the
+    person may view. One they cannot see (or that does not exist: a stranger is not
+    told which) is refused by the id they gave, never silently dropped: a token whose
+    every project was dropped would see all the person's projects."""
+    visible = projects_visible(user)
+    chosen: list[Project] = []
+    for ref in refs:
+        project = visible.filter(pk=int(ref)).first() if ref.strip().isdigit() else None
+        if project is None:
+            raise NotAllowed(
+                f"not allowed to make a token for project {ref.strip()!r}: it needs the "
+                "viewer role on that project (you are not a member)"
+            )
+        chosen.append(project)
+    return chosen
+
+
 def token_revoke(*, user: User, token_id: int) -> ApiToken:
     """Revoke one of ``user``'s tokens (a conditional update: revoked once)."""
     token = ApiToken.objects.filter(user=user, pk=token_id).first()
@@ -88,6 +106,18 @@ def token_resolve(secret: str) -> ApiToken | None:
 
 def user_tokens(user: User) -> QuerySet[ApiToken]:
     return ApiToken.objects.filter(user=user).prefetch_related("projects")
+
+
+def tokens_of_project_revoke(project: Project) -> int:
+    """Revoke the tokens restricted to ``project`` alone, before it is deleted: with its
+    row gone such a token would name no project, which means every one of the person's
+    (fail closed, not open). Returns how many were revoked."""
+    links = ApiToken.projects.through.objects
+    others = links.exclude(project_id=project.pk).values("apitoken_id")
+    alone = ApiToken.objects.filter(projects=project, revoked_at__isnull=True).exclude(
+        pk__in=others
+    )
+    return alone.update(revoked_at=timezone.now())
 
 
 def token_projects(token: ApiToken) -> QuerySet[Project]:

@@ -8,7 +8,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from agents_app.access import projects_visible
-from api_app.tokens import token_create, token_revoke, user_tokens
+from api_app.tokens import projects_chosen, token_create, token_revoke, user_tokens
 from sf_core.errors import SfError
 from sf_core.http import AuthedRequest
 
@@ -27,11 +27,11 @@ def _page(request: AuthedRequest, *, status: int = 200, **extra: object) -> Http
 def tokens_page(request: AuthedRequest) -> HttpResponse:
     if request.method == "GET":
         return _page(request)
-    chosen = projects_visible(request.user).filter(pk__in=request.POST.getlist("projects"))
     try:
+        chosen = projects_chosen(user=request.user, refs=request.POST.getlist("projects"))
         issued = token_create(user=request.user, name=request.POST.get("name", ""), projects=chosen)
     except SfError as exc:
-        return _page(request, status=400, error=str(exc))
+        return _page(request, status=exc.status_code, error=str(exc))
     return _page(request, secret=issued.secret, created=issued.token)
 
 

@@ -7,11 +7,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from agents_app.access import projects_visible
+from agents_app.doctor_access import repairs_require, report_for
 from agents_app.models import Project
 from agents_app.services.repairs import doctor_repair
 from dashboard_app.doctor import doctor_lines
 from dashboard_app.metrics_report import metrics_report, report_lines, window_parse
 from dashboard_app.status import system_status
+from sf_core.actors import Actor
 from sf_core.cli import (
     EXIT_ERROR,
     EXIT_OK,
@@ -21,7 +24,8 @@ from sf_core.cli import (
     add_acting_user,
     add_output_format,
 )
-from sf_core.doctor import DoctorOutput, doctor_run, registered, unknown_ids
+from sf_core.doctor import DoctorOutput, RepairDone, doctor_run, registered, unknown_ids
+from sf_core.errors import SfError
 
 
 class StatusCommand(Subcommand):
@@ -67,13 +71,21 @@ class MetricsCommand(Subcommand):
         parser.add_argument("--until", help="last day, YYYY-MM-DD (default: today)")
         parser.add_argument("--by", choices=("day", "week"), default="day")
         add_output_format(parser)
+        add_acting_user(parser)
 
     def run(self, options: dict[str, Any]) -> int:
-        window = window_parse(options["since"], options["until"], options["by"])
-        projects = Project.objects.all()
+        """Exit 2 for a bad date or window, or an unknown acting user; 1 for a project
+        that is not there (or not the acting person's to see)."""
+        try:
+            window = window_parse(options["since"], options["until"], options["by"])
+            actor = acting_actor(options)
+        except SfError as exc:
+            self.err(f"error: {exc}")
+            return EXIT_USAGE
+        projects = projects_visible(actor.user) if actor.user else Project.objects.all()
         chosen = options["project"]
         if chosen:
-            named = Project.objects.filter(name=chosen)
+            named = projects.filter(name=chosen)
             projects = (
                 named if named.exists() or not chosen.isdigit() else projects.filter(pk=int(chosen))
             )
@@ -115,14 +127,25 @@ class DoctorCommand(Subcommand):
             self.err(f"unknown check {', '.join(unknown)}; known: {known}")
             return EXIT_USAGE
         fix = options["fix"] or options.get("action") == "fix"
-        repairs = doctor_repair(actor=acting_actor(options, "doctor"), ids=ids) if fix else []
-        output = DoctorOutput(report=doctor_run(ids=ids), repairs=repairs)
+        try:
+            actor = acting_actor(options, "doctor")
+            repairs = self._repair(actor, ids) if fix else []
+        except SfError as exc:
+            self.err(f"error: {exc}")
+            return EXIT_USAGE
+        report = report_for(doctor_run(ids=ids), actor.user)
+        output = DoctorOutput(report=report, repairs=repairs)
         if options["output_format"] == "json":
             self.out(output.model_dump_json())
         else:
             for line in doctor_lines(output):
                 self.out(line)
         return EXIT_OK if output.report.healthy else EXIT_ERROR
+
+    def _repair(self, actor: Actor, ids: list[str] | None) -> list[RepairDone]:
+        """The fixes, once the person may run them on each project they touch."""
+        wanted = repairs_require(actor, doctor_run(ids=ids))
+        return doctor_repair(actor=actor, ids=wanted) if wanted else []
 
 
 SUBCOMMANDS: list[type[Subcommand]] = [StatusCommand, MetricsCommand, DoctorCommand]

@@ -1,15 +1,21 @@
-"""The doctor page and the doctor's text: staff only (the checks read every project's
-state and the fixes act across projects), a Fix button that POSTs (CSRF) and then
-shows the repairs applied with the report after them."""
+"""The doctor page and the doctor's text: staff only, each seeing the findings of the
+projects they may view (and SF's own state); a Fix button that POSTs (CSRF), allowed
+only to someone who may run the repairs on each project they touch
+(``agents_app.doctor_access``), and then shows the repairs applied with the report."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
 from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
+from agents_app.access import sessions_visible
+from agents_app.doctor_access import repairs_require, report_for
 from agents_app.models import RepairRecord
 from agents_app.services.repairs import doctor_repair
 from sf_core.actors import Actor
@@ -44,17 +50,29 @@ def doctor_lines(output: DoctorOutput) -> list[str]:
     return lines
 
 
+def repairs_visible(user: Any) -> QuerySet[RepairRecord]:
+    """Repairs of sessions the person may view; the ones no session names (the shell's,
+    the page's) name paths of any project: superusers only."""
+    records = RepairRecord.objects.select_related("session")
+    if user.is_superuser:
+        return records
+    return records.filter(session__in=sessions_visible(user))
+
+
 @require_http_methods(["GET", "POST"])
 @login_required
 def doctor_page(request: AuthedRequest) -> HttpResponse:
     if not request.user.is_staff:
         raise PermissionDenied("the doctor page is for staff")
     repairs = []
+    actor = Actor.of(request.user)
     if request.method == "POST":
-        repairs = doctor_repair(actor=Actor.of(request.user))
+        ids = repairs_require(actor, doctor_run())  # the whole report: what the fixes touch
+        repairs = doctor_repair(actor=actor, ids=ids) if ids else []
+    report = report_for(doctor_run(), request.user)
     context = {
-        "output": DoctorOutput(report=doctor_run(), repairs=repairs),
+        "output": DoctorOutput(report=report, repairs=repairs),
         "fixed": request.method == "POST",
-        "recent": RepairRecord.objects.select_related("session")[:RECENT_REPAIRS],
+        "recent": repairs_visible(request.user)[:RECENT_REPAIRS],
     }
     return render(request, "dashboard_app/doctor.html", context)

@@ -47,11 +47,8 @@ class Window:
 def window_parse(since: str | None, until: str | None, by: str | None) -> Window:
     """``YYYY-MM-DD`` dates (default: the last four weeks up to today) and day or week."""
     today = timezone.localdate()
-    try:
-        end = date.fromisoformat(until) if until else today
-        start = date.fromisoformat(since) if since else end - timedelta(days=DEFAULT_DAYS - 1)
-    except ValueError as exc:
-        raise MetricsQueryInvalid(f"dates are YYYY-MM-DD: {exc}") from None
+    end = _day("until", until) if until else today
+    start = _day("since", since) if since else end - timedelta(days=DEFAULT_DAYS - 1)
     if start > end:
         raise MetricsQueryInvalid(f"--since {start} is after --until {end}")
     if end >= date.max:
@@ -66,6 +63,14 @@ def window_parse(since: str | None, until: str | None, by: str | None) -> Window
             f"{(end - start).days + 1} days"
         )
     return Window(start, end, bucket)
+
+
+def _day(option: str, text: str) -> date:
+    """A ``YYYY-MM-DD`` day, or an error naming the option and what is wrong."""
+    try:
+        return date.fromisoformat(text)
+    except ValueError as exc:  # "2026-02-30": a date's shape, not a day of the calendar
+        raise MetricsQueryInvalid(f"--{option} {text!r} is not a day (YYYY-MM-DD): {exc}") from None
 
 
 @dataclass(frozen=True)

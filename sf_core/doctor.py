@@ -52,6 +52,9 @@ class Finding(BaseModel):
     evidence: list[str] = Field(default_factory=list)
     fixable: bool = False
     target: str = ""  # what a fix would act on (a path, a row), for the audit row
+    # The project it is about (its id), None for SF's own state (workers, disk, the
+    # database): who may see the finding, and who may fix it (agents_app.doctor_access).
+    project_id: int | None = None
 
 
 class CheckReport(BaseModel):

@@ -22,6 +22,7 @@ def skills_check() -> list[Finding]:
             severity=Severity.WARNING,
             message=f"skill {skill.name} ({_where(skill)}) fails validation: {skill.problem}",
             evidence=[skill.source_path],
+            project_id=skill.project_id,
         )
         for skill in invalid
     ]

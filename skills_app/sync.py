@@ -69,7 +69,7 @@ def user_skill_dir() -> Path:
 def project_skills_sync(project: Project, *, root: Path | None = None) -> SyncReport:
     """Sync ``project``'s ``.agents/skills`` (from its repository unless ``root`` names
     another checkout of it)."""
-    folder = Path(root or project.repo_path) / PROJECT_SKILLS
+    folder = Path(root or project.repository()) / PROJECT_SKILLS
     with transaction.atomic():
         # One sync of a project at a time, by an advisory lock like the user folder's: not
         # the project's row, which units lock for other work (a proposal's cooldown) while

@@ -160,7 +160,7 @@ def branch_changes(task: Task, heads: Mapping[str, str]) -> dict[str, frozenset[
     ``branch_heads``); nothing if it has no branch."""
     project = task.plan.session.project  # board_tasks selects it with the task
     ws = workspace_for(
-        repo=project.repo_path,
+        repo=project.repository(),
         project_id=project.pk,
         plan_id=task.plan_id,
         key=task.key,

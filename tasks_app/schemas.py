@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from decimal import Decimal
 from typing import Any, Literal
@@ -113,7 +114,7 @@ def plan_errors(exc: ValidationError, data: Any) -> str:
     for error in exc.errors():
         message = error["msg"].removeprefix("Value error, ")
         lines.append(f"{_location(error['loc'], data)}: {message}")
-    return "\n".join(lines)
+    return "\n".join(dict.fromkeys(lines))  # unknown keys that are not names read alike
 
 
 def _location(loc: tuple[int | str, ...], data: Any) -> str:
@@ -124,10 +125,21 @@ def _location(loc: tuple[int | str, ...], data: Any) -> str:
             if index == 1 and loc[0] == "tasks":
                 text += _task_key_hint(data, part)
         else:
-            # A key from the document, shown on one line whatever it holds.
-            shown = part if part.isprintable() and part else repr(part)
-            text += ("." if text else "") + shown[:60]
+            # A key from the document: a name as it is, anything else not at all (a
+            # file named by mistake is not printed back: key_shown).
+            text += ("." if text else "") + key_shown(part)
     return text or "(plan)"
+
+
+_NAME_LIKE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,39}")
+
+
+def key_shown(key: object) -> str:
+    """A key of a document as an error may show it: a name (a typo of a field, say
+    ``colour``) as it is; anything else — a line of ``/etc/shadow`` read as YAML — as
+    "(a key)": an error never prints a file's content to whoever named the file."""
+    text = str(key)
+    return text if _NAME_LIKE.fullmatch(text) else "(a key)"
 
 
 def _task_key_hint(data: Any, index: int) -> str:

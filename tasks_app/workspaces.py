@@ -56,7 +56,7 @@ def workspace_of(task: Task) -> Workspace:
     """The workspace of ``task``'s current attempt (``Task.branch`` names its branch)."""
     project = Project.objects.get(pk=task.plan.session.project_id)
     return workspace_for(
-        repo=project.repo_path,
+        repo=project.repository(),  # resolved again: refused if a symlink moved it
         project_id=project.pk,
         plan_id=task.plan_id,
         key=task.key,

@@ -15,7 +15,7 @@ from django.contrib.auth.models import User
 from agents_app.gate.session import SessionGate, input_hash
 from agents_app.models import AgentSession, Project, RiskDecision, role_rank
 from agents_app.tests.runtime_helpers import ScriptedModel
-from conftest import grant, make_git_repo
+from conftest import grant
 from tasks_app.engine.replaying import demo_repo_create
 from tasks_app.models import Plan, PlanSource
 from tasks_app.schemas import plan_spec_parse
@@ -38,9 +38,10 @@ ROLES_NEEDED: dict[str, str] = {
     "approve_merge": "approver",
     "request_changes": "approver",
     "raise_unrestricted": "admin",
-    "register_repository": "admin",
     "manage_members": "admin",
 }
+# Registering a repository is no project role's: it is a server-level permission
+# (tests/test_authz_registration.py).
 
 PUSH = {"command": "git push origin main", "cwd": None, "timeout_s": 120}
 PLAN_YAML = """summary: a plan
@@ -98,7 +99,3 @@ def task_in(world: World, status: str) -> tuple[AgentSession, Plan]:
     content = "hello\n" if status == "review" else "goodbye\n"
     assert run_next(session, ScriptedModel(*writes(content))).task_status == status
     return session, plan
-
-
-def new_repo(world: World) -> Path:
-    return make_git_repo(world.tmp / "another")

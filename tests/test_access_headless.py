@@ -57,5 +57,5 @@ def test_a_new_repository_needs_a_registrant_under_the_roots(tmp_path: Path) -> 
         "headless", "--project", str(repo), "--plan-file", str(plan_file), "--as", "bob"
     )
     assert code == 2
-    assert "needs the admin role" in err
+    assert "needs the register-repository permission" in err  # no project role grants it
     assert not Project.objects.filter(repo_path=str(repo.resolve())).exists()

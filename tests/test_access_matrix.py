@@ -17,7 +17,7 @@ from django.test import Client
 from django.urls import reverse
 
 from agents_app.access import ACTION_ROLES, Action
-from agents_app.models import AgentSession, Project, ProjectMembership, RiskDecision
+from agents_app.models import AgentSession, ProjectMembership, RiskDecision
 from tasks_app.models import Plan, Task
 from tests.access_world import (
     PLAN_YAML,
@@ -25,7 +25,6 @@ from tests.access_world import (
     ROLES_NEEDED,
     World,
     allowed,
-    new_repo,
     pending_decision,
     proposed_plan,
     task_in,
@@ -53,7 +52,6 @@ def test_the_rule_book_keeps_the_promises() -> None:
         (Action.APPROVE_DECISION, "approve_decision"),
         (Action.REVIEW_TASK, "approve_merge"),
         (Action.RAISE_UNRESTRICTED, "raise_unrestricted"),
-        (Action.REGISTER_REPOSITORY, "register_repository"),
         (Action.MANAGE_MEMBERS, "manage_members"),
     ):
         assert ACTION_ROLES[action] == ROLES_NEEDED[name], action
@@ -75,8 +73,6 @@ def setup(world: World, action: str) -> dict[str, Any]:
         case "retry_task":
             session, plan = task_in(world, "failed")
             return {"task": plan.tasks.get(), "task_session": session}
-        case "register_repository":
-            return {"repo": new_repo(world)}
         case "manage_members":
             User.objects.create(username="carol")
     return {}
@@ -97,8 +93,6 @@ def state(world: World, action: str, ctx: dict[str, Any]) -> object:
         return RiskDecision.objects.get(pk=ctx["decision"].pk).review_status
     if "task" in ctx:
         return Task.objects.get(pk=ctx["task"].pk).status
-    if action == "register_repository":
-        return Project.objects.count()
     assert action == "manage_members"
     return ProjectMembership.objects.count()
 
@@ -153,9 +147,6 @@ def web(world: World, client: Client, action: str, ctx: dict[str, Any]) -> Any:
             return post("task-review", [ctx["task"].pk], {"action": verb, "reason": "redo it"})
         case "retry_task":
             return post("task-recover", [ctx["task"].pk, "retry"], {})
-        case "register_repository":
-            data = {"name": "another", "repo_path": str(ctx["repo"])}
-            return post("project-list", [], data | {"base_branch": "main", "repair_policy": "ask"})
         case "manage_members":
             data = {"action": "add", "username": "carol", "role": "viewer"}
             return post("project-members", [world.project.pk], data)
@@ -191,7 +182,6 @@ CLI_ACTIONS = [
     "raise_unrestricted",
     "accept_plan",
     "retry_task",
-    "register_repository",
     "manage_members",
 ]  # approving decisions and reviewing tasks have no CLI
 
@@ -219,8 +209,6 @@ def cli(world: World, action: str, ctx: dict[str, Any]) -> tuple[int, str, str]:
         case "retry_task":
             task_session = str(ctx["task_session"].pk)
             return run_sf("tasks", "retry", "hello", "--session", task_session, "--as", "bob")
-        case "register_repository":
-            return run_sf("project", "create", "another", str(ctx["repo"]), "--as", "bob")
         case "manage_members":
             project = str(world.project.pk)
             return run_sf("members", project, "add", "carol", "viewer", "--as", "bob")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -13,26 +14,58 @@ from django.utils import timezone
 from agents_app.axes import Axes, ModelMode, PermissionProfile, RunControl, Surface, WorkMode
 from agents_app.schemas import ProjectPolicy, policy_parse
 from sf_core.actors import ActorKind
+from sf_core.errors import SfError
 
 
 def _in(field: str, choices: type[models.TextChoices]) -> Q:
     return Q(**{f"{field}__in": choices.values})
 
 
+class RepositoryMoved(SfError):
+    """A project's stored path no longer resolves to itself (a symlink was swapped in)."""
+
+
 class Project(models.Model):
-    """A git repository SF works on, as seen from the workers' filesystem."""
+    """A git repository SF works on, as seen from the workers' filesystem.
+
+    ``repo_path`` is stored resolved (symlinks followed, ``..`` and ``.`` gone) when the
+    repository is registered, and is unique: one project per repository. Every use goes
+    through ``repository()``, which resolves it again and refuses a path that moved."""
 
     name = models.CharField(max_length=200, unique=True)
     repo_path = models.CharField(max_length=1000)
     base_branch = models.CharField(max_length=200, default="main")
     policy = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
+    demo = models.BooleanField(
+        default=False, help_text="made by Replay the demo: its roles count nowhere else"
+    )
 
     class Meta:
         ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["repo_path"], name="project_repo_path_unique"),
+        ]
+        permissions = [
+            ("register_repository", "Can register a repository as a new project"),
+        ]
 
     def __str__(self) -> str:
         return self.name
+
+    def repository(self) -> Path:
+        """The repository's path, resolved now; ``RepositoryMoved`` when it no longer
+        resolves to the path registered (a component was replaced by a symlink, so SF
+        would work on another directory than the one its registrant was allowed)."""
+        stored = Path(self.repo_path)
+        resolved = stored.resolve()
+        if resolved != stored:
+            raise RepositoryMoved(
+                f"project {self.name!r}: its repository {stored} now resolves to {resolved} "
+                "(a symlink was swapped in); SF refuses to work there until the "
+                "directory is back where it was registered"
+            )
+        return stored
 
     @property
     def parsed_policy(self) -> ProjectPolicy:

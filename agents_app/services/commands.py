@@ -21,6 +21,7 @@ from agents_app import commands as cmd
 from agents_app.access import require_command
 from agents_app.axes import PermissionProfile, RunControl
 from agents_app.badge import badge_for
+from agents_app.doctor_access import repairs_require, report_for
 from agents_app.models import AgentSession, ModeTransition, TransitionStatus
 from agents_app.reports import cost_line, session_report_text, status_text
 from agents_app.selectors import session_report
@@ -192,13 +193,16 @@ def _skill(session: AgentSession, command: cmd.SkillCommand, actor: Actor) -> Co
 
 
 def _doctor(session: AgentSession, command: cmd.Doctor, actor: Actor) -> CommandOutcome:
-    """/doctor reports; /doctor fix applies the deterministic repairs (audited, with the
-    session named); /doctor heal asks the engine for a repair unit (a signal: the
-    engine is the app above this one)."""
+    """/doctor reports (the findings of projects the person may view); /doctor fix
+    applies the deterministic repairs (audited, with the session named) when the person
+    may repair each project they touch; /doctor heal asks the engine for a repair unit
+    (a signal: the engine is the app above this one)."""
     repairs = []
     if command.action == cmd.DoctorAction.FIX:
-        repairs = doctor_repair(actor=actor, session=session)
-    report = doctor_run()
+        # The fixes act across projects: REPAIR on this session's project is not enough.
+        ids = repairs_require(actor, doctor_run())
+        repairs = doctor_repair(actor=actor, session=session, ids=ids) if ids else []
+    report = report_for(doctor_run(), actor.user)  # only the projects the person sees
     data: dict[str, object] = {"report": report.model_dump(mode="json")}
     lines = [f"fixed {r.check_id}: {r.target}: {r.action}" for r in repairs]
     if command.action == cmd.DoctorAction.FIX and not repairs:

@@ -17,7 +17,7 @@ from django.urls import reverse
 from agents_app.access import AccessDenied, Action, require, role_of
 from agents_app.models import AgentSession, Project, ProjectMembership
 from agents_app.services import member_add, member_remove, member_set_role, project_create
-from conftest import grant, make_git_repo
+from conftest import grant, make_git_repo, may_register
 from sf_core.actors import Actor
 from sf_core.errors import NotAllowed, SfError
 from tests.cli import run_sf
@@ -26,10 +26,11 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def roots(settings: Any, tmp_path: Path) -> Path:
+def roots(settings: Any, tmp_path: Path, user: User) -> Path:
     root = tmp_path / "allowed"
     root.mkdir()
     settings.SF_REPO_ROOTS = [str(root.resolve())]
+    may_register(user)  # the tests here judge the path, not the permission
     return root
 
 
@@ -56,6 +57,7 @@ def test_a_symlink_under_a_root_is_judged_by_where_it_leads(
 
 def test_sfs_own_checkout_is_refused_to_everyone(settings: Any, user: User) -> None:
     settings.SF_REPO_ROOTS = ["/"]
+    user = may_register(user)
     for created_by in (user, None):
         with pytest.raises(NotAllowed, match="SF's own checkout"):
             project_create(name="sf", repo_path=str(settings.BASE_DIR), created_by=created_by)

@@ -10,6 +10,7 @@ from django.test import Client
 from django.urls import reverse
 
 from agents_app.models import AgentSession, ModeTransition, Project
+from conftest import make_git_repo
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -31,11 +32,12 @@ def test_pages_require_login(client: Client, agent_session: AgentSession) -> Non
 
 
 def test_creating_a_project_and_a_session(
-    logged_in_client: Client, git_repo: Path, registrar: User
+    logged_in_client: Client, tmp_path: Path, registrar: User
 ) -> None:
+    repo = make_git_repo(tmp_path / "web")  # git_repo is the project fixture's: once only
     response = logged_in_client.post(
         reverse("project-list"),
-        {"name": "web", "repo_path": str(git_repo), "base_branch": "main", "repair_policy": "auto"},
+        {"name": "web", "repo_path": str(repo), "base_branch": "main", "repair_policy": "auto"},
     )
     project = Project.objects.get(name="web")
     assert response["Location"] == reverse("project-detail", args=[project.pk])

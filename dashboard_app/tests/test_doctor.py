@@ -13,6 +13,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from agents_app.models import RepairRecord
+from conftest import grant
 from sf_core.doctor import DoctorOutput
 
 pytestmark = pytest.mark.django_db
@@ -85,7 +86,8 @@ def test_the_page_is_for_staff(client: Client, user: User, staff_user: User) -> 
     assert b'href="/doctor/"' in client.get("/").content
 
 
-def test_fix_is_a_post_with_csrf(staff_user: User, stale_lock: Path) -> None:
+def test_fix_is_a_post_with_csrf(staff_user: User, project: Any, stale_lock: Path) -> None:
+    grant(staff_user, project, "admin")  # the repairs touch its repository
     client = Client(enforce_csrf_checks=True)
     client.force_login(staff_user)
     assert client.post("/doctor/").status_code == 403

@@ -18,6 +18,7 @@ from mcp.client.session import ClientSession
 from mcp_types import CallToolResult, TextContent
 
 from api_app.tokens import token_create
+from conftest import may_register
 from mcp_app.cli import stdio_token
 from mcp_app.tools import mcp_server
 from tasks_app.engine.replaying import demo_repo_create
@@ -101,8 +102,9 @@ def repo(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def registrar_secret(user: User, project: Any) -> str:
-    """A token of a person who may register repositories (admin of a project)."""
-    return token_create(user=user, name="mcp journey").secret
+    """A token of a person who may register repositories (the register-repository
+    permission; admin of a project is not enough)."""
+    return token_create(user=may_register(user), name="mcp journey").secret
 
 
 @pytest.fixture

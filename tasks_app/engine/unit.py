@@ -299,7 +299,7 @@ def _skill_loader(session: AgentSession, ws: Workspace, unit: Unit) -> SkillLoad
     return SkillLoader(
         skills=unit_skills(session.project),
         worktree=ws.path,
-        repo=Path(session.project.repo_path),
+        repo=session.project.repository(),
         session_id=session.pk,
         unit_id=unit.pk,
     )

@@ -40,12 +40,14 @@ def demo_start(*, actor: Actor) -> PlanRequest:
         number += 1
     folder = Path(settings.SF_DATA_DIR) / "demo" / f"greeter-{number}"
     repo = demo_repo_create(folder)
-    # The person who asked for the demo becomes the admin of its project.
+    # The person who asked for the demo becomes the admin of its project, and of
+    # nothing else: a demo's role counts nowhere outside it (access.role_of).
     project = project_create(
         name=f"{DEMO_NAME} {number}",
         repo_path=str(repo),
         created_by=actor.user,
         path_chosen_by_sf=True,
+        demo=True,
     )
     return project_intent_start(
         project=project, intent=demo_intent(), actor=actor, trace=str(DEMO_TRACE)

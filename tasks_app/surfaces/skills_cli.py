@@ -97,8 +97,9 @@ class SkillsCommand(Subcommand):
         if options["action"] == "proposals":
             return self._proposals(options)
         try:
-            project = find_project(options["project"])
-            require_actor(acting_actor(options), project, ACTION_NEEDS[options["action"]])
+            actor = acting_actor(options)
+            project = find_project(options["project"], actor)
+            require_actor(actor, project, ACTION_NEEDS[options["action"]])
             if options["action"] == "eval":
                 return self._eval(project, options)
         except SfError as exc:
@@ -200,7 +201,7 @@ class SkillsCommand(Subcommand):
 
     def _proposal_rows(self, ref: str | None, actor: Actor) -> list[SkillProposal]:
         if ref:
-            project = find_project(ref)
+            project = find_project(ref, actor)
             require_actor(actor, project, Action.VIEW)
             return skill_proposals(project=project)
         rows = skill_proposals()

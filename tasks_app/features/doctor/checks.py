@@ -25,7 +25,7 @@ from tasks_app.engine.orphans import orphans_found, orphans_recover
 from tasks_app.engine.sweep import stale_units, unit_recover
 from tasks_app.engine.system_faults import unit_crashed
 from tasks_app.features.doctor import git_checks as doctor_git
-from tasks_app.models import TaskRuntime, Unit, UnitStatus, Worker
+from tasks_app.models import Task, TaskRuntime, Unit, UnitStatus, Worker
 
 
 def _stale_before() -> datetime:
@@ -150,7 +150,11 @@ def _orphan_runtimes() -> list[TaskRuntime]:
     rows = TaskRuntime.objects.filter(last_heartbeat_at__lt=_stale_before()).exclude(
         task__units__status=UnitStatus.RUNNING
     )
-    return list(rows.select_related("task").order_by("pk"))
+    return list(rows.select_related("task__plan__session").order_by("pk"))
+
+
+def _project_of(task: Task) -> int:
+    return task.plan.session.project_id
 
 
 def runtime_check() -> list[Finding]:
@@ -163,6 +167,7 @@ def runtime_check() -> list[Finding]:
             ],
             fixable=True,
             target=f"runtime of task {r.task_id}",
+            project_id=_project_of(r.task),
         )
         for r in _orphan_runtimes()
     ]
@@ -194,6 +199,7 @@ def units_check() -> list[Finding]:
             ],
             fixable=True,
             target=f"unit {u.pk}",
+            project_id=_project_of(u.task),
         )
         for u in stale_units()
     ]
@@ -211,7 +217,7 @@ def units_fix(actor: Actor) -> list[RepairDone]:
 def _overdue_units() -> list[Unit]:
     limit = settings.SF_UNIT_HARD_TIMEOUT + settings.SF_WORKER_STALE_AFTER
     running = Unit.objects.filter(status=UnitStatus.RUNNING, started_at__lt=timezone.now() - limit)
-    return list(running.select_related("task").order_by("pk"))
+    return list(running.select_related("task__plan__session").order_by("pk"))
 
 
 def _orphan_tasks_count() -> int:
@@ -230,6 +236,7 @@ def stuck_check() -> list[Finding]:
             ],
             fixable=True,
             target=f"unit {u.pk}",
+            project_id=_project_of(u.task),
         )
         for u in _overdue_units()
     ]
@@ -263,7 +270,7 @@ def stuck_fix(actor: Actor) -> list[RepairDone]:
 
 
 def _dead_holders() -> list[TaskRuntime]:
-    rows = TaskRuntime.objects.select_related("task").order_by("pk")
+    rows = TaskRuntime.objects.select_related("task__plan__session").order_by("pk")
     return [r for r in rows if local_host(r.worker) and not pid_alive(r.pid)]
 
 
@@ -275,6 +282,7 @@ def locks_check() -> list[Finding]:
             evidence=[f"worktree {r.worktree_path}", f"last heartbeat {r.last_heartbeat_at}"],
             fixable=True,
             target=f"runtime of task {r.task_id}",
+            project_id=_project_of(r.task),
         )
         for r in _dead_holders()
     ]

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from agents_app.models import Project
+from agents_app.models import Project, RepositoryMoved
 from sf_core.actors import Actor
 from sf_core.doctor import Finding, RepairDone, Severity
 from sf_core.git import GIT_LOCK_STALE_SECONDS, git, git_ok
@@ -42,7 +42,17 @@ class Orphans:
 
 
 def _projects() -> list[Project]:
-    return [p for p in Project.objects.order_by("pk") if Path(p.repo_path, ".git").exists()]
+    """Projects whose repository is where it was registered: one whose path now resolves
+    elsewhere (a swapped symlink) is ``projects.repository``'s error, and no fix of
+    this module may delete branches or worktrees in whatever it points to."""
+    return [p for p in Project.objects.order_by("pk") if _in_place(p)]
+
+
+def _in_place(project: Project) -> bool:
+    try:
+        return Path(project.repository(), ".git").exists()
+    except RepositoryMoved:
+        return False
 
 
 def project_orphans(project: Project) -> Orphans:
@@ -107,23 +117,29 @@ def worktrees_check() -> list[Finding]:
     for project in _projects():
         found = project_orphans(project)
         name = project.name
+        pk = project.pk
         findings += [
-            _finding(f"project {name}: orphaned worktree {p}", str(p)) for p in found.worktrees
+            _finding(f"project {name}: orphaned worktree {p}", str(p), pk) for p in found.worktrees
         ]
         findings += [
-            _finding(f"project {name}: worktree {p} is registered but gone", p)
+            _finding(f"project {name}: worktree {p} is registered but gone", p, pk)
             for p in found.registrations
         ]
         findings += [
-            _finding(f"project {name}: branch {b} belongs to no live task", f"{b} at {c}")
+            _finding(f"project {name}: branch {b} belongs to no live task", f"{b} at {c}", pk)
             for b, c in found.branches
         ]
     return findings
 
 
-def _finding(message: str, target: str) -> Finding:
+def _finding(message: str, target: str, project_id: int) -> Finding:
     return Finding(
-        severity=Severity.WARNING, message=message, evidence=[target], fixable=True, target=target
+        severity=Severity.WARNING,
+        message=message,
+        evidence=[target],
+        fixable=True,
+        target=target,
+        project_id=project_id,
     )
 
 
@@ -152,11 +168,11 @@ def worktrees_fix(actor: Actor) -> list[RepairDone]:
 # --- lock files of a git that died ------------------------------------------------------
 
 
-def _stale_locks() -> list[Path]:
+def _stale_locks() -> list[tuple[int, Path]]:
     """Lock files older than ``GIT_LOCK_STALE_SECONDS``: a live git holds one for one
     command; git never removes a dead one's (``sf_core.git``)."""
     now = time.time()
-    found: list[Path] = []
+    found: list[tuple[int, Path]] = []
     for project in _projects():
         common = Path(git("rev-parse", "--git-common-dir", cwd=project.repo_path))
         gitdir = common if common.is_absolute() else Path(project.repo_path) / common
@@ -168,7 +184,7 @@ def _stale_locks() -> list[Path]:
         for lock in candidates:
             try:
                 if now - lock.stat().st_mtime >= GIT_LOCK_STALE_SECONDS:
-                    found.append(lock)
+                    found.append((project.pk, lock))
             except FileNotFoundError:
                 continue
     return sorted(found)
@@ -182,14 +198,15 @@ def git_locks_check() -> list[Finding]:
             evidence=[f"{time.time() - lock.stat().st_mtime:.0f} s old"],
             fixable=True,
             target=str(lock),
+            project_id=project_id,
         )
-        for lock in _stale_locks()
+        for project_id, lock in _stale_locks()
     ]
 
 
 def git_locks_fix(actor: Actor) -> list[RepairDone]:
     done = []
-    for lock in _stale_locks():
+    for _, lock in _stale_locks():
         try:
             lock.unlink()
         except FileNotFoundError:

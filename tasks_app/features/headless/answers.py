@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -30,10 +31,10 @@ from tasks_app.models import HoldReason, Task, TaskStatus, Unit, UnitStatus
 from tasks_app.plan_files import (
     DocumentInvalid,
     document_check,
-    field_name,
     text_file_read,
     yaml_parse,
 )
+from tasks_app.schemas import key_shown
 from tasks_app.services import schedule_ready
 
 MAX_ANSWERS_BYTES = 1024 * 1024
@@ -66,32 +67,69 @@ class Answers(BaseModel):
 
 
 def answers_load(path: str | Path) -> Answers:
-    """Read and validate an answers file; every problem names the file and the field."""
+    """Read and validate an answers file; every problem names the file, the field SF
+    expected and what is wrong — never a line of the file: ``--answers /etc/shadow``
+    must not print the file to whoever runs it (a key or a question that is not a plain
+    name shows as "(a key)")."""
     path = Path(path)
     try:
         text = text_file_read(path, limit=MAX_ANSWERS_BYTES)
-    except DocumentInvalid as exc:
-        raise AnswersInvalid(f"--answers {path}: {exc}") from None
-    try:
         data = yaml_parse(text) if text.strip() else {}
     except DocumentInvalid as exc:
-        raise AnswersInvalid(f"--answers {path}: not YAML or JSON: {exc}") from None
+        problem = _without_content(str(exc))
+        if problem.startswith("invalid "):
+            problem = f"not YAML or JSON: {problem}"
+        raise AnswersInvalid(f"--answers {path}: {problem}") from None
     try:
         document_check(data)
     except DocumentInvalid as exc:
-        raise AnswersInvalid(f"--answers {path}: {exc}") from None
+        kind = next((k for k in _DOCUMENT_PROBLEMS if k in str(exc)), "a value SF cannot store")
+        raise AnswersInvalid(f"--answers {path}: {kind}") from None
     if not isinstance(data, dict):
         raise AnswersInvalid(f"--answers {path}: expected a mapping with ask_user and/or approvals")
     try:
         answers = Answers.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(field_name(p) for p in error['loc'])}: {error['msg']}"
-            for error in exc.errors()
-        )
-        raise AnswersInvalid(f"--answers {path}: {problems}") from None
+        problems = dict.fromkeys(_problem(error) for error in exc.errors())
+        raise AnswersInvalid(f"--answers {path}: {'; '.join(problems)}") from None
     answers.source = str(path)
     return answers
+
+
+_KNOWN_KEYS = {"ask_user", "approvals", *ApprovalAnswer.model_fields}
+_DOCUMENT_PROBLEMS = ("NUL character", "lone surrogate", "nested deeper", "more than", "not text")
+# What a parser quotes from the file has no blank in it (an alias, a tag, an anchor);
+# its own words between quotes do ("expected ',' or ']'").
+_QUOTED = re.compile(r"'[^'\s]{2,}'|\"[^\"\s]{2,}\"")
+
+
+def _problem(error: Any) -> str:
+    """One validation error, by the schema's own names only."""
+    loc = error["loc"]
+    if error["type"] == "extra_forbidden":
+        at = _path(loc[:-1]) or "the top level"
+        name = key_shown(loc[-1])
+        unknown = "an unknown key" if name == "(a key)" else f"an unknown key {name!r}"
+        accepted = (
+            "ask_user, approvals" if len(loc) == 1 else ", ".join(ApprovalAnswer.model_fields)
+        )
+        return f"{unknown} at {at} (accepted: {accepted})"
+    return f"{_path(loc)}: {error['msg']}"
+
+
+def _path(parts: tuple[Any, ...]) -> str:
+    return ".".join(_key(part) for part in parts)
+
+
+def _key(part: Any) -> str:
+    if isinstance(part, int) or part in _KNOWN_KEYS:
+        return str(part)
+    return key_shown(part)  # a question or a stray key: a name as it is, else "(a key)"
+
+
+def _without_content(message: str) -> str:
+    """A parser's message without the file's words it quotes (an alias, a tag)."""
+    return _QUOTED.sub("(text from the file)", message)
 
 
 def answers_apply(answers: Answers, *, session_id: int) -> int:

@@ -104,11 +104,11 @@ def eval_run(case: SkillEvalCase, *, options: EvalOptions) -> SkillEvalRun:
     started = time.monotonic()
     project = case.skill.project
     assert project is not None  # eval cases are of project skills
-    case_dir = Path(project.repo_path) / case.skill.folder / case.path
+    case_dir = project.repository() / case.skill.folder / case.path
     trace = _trace_for(case, case_dir, options)
     header = recorded_header(trace) if trace else {}
     folder = Path(settings.SF_DATA_DIR) / "skill-evals" / _folder_name(case)
-    repo = trial_repo_create(folder / "repo", case_dir / "work", Path(project.repo_path))
+    repo = trial_repo_create(folder / "repo", case_dir / "work", project.repository())
     task = _trial_unit(case, repo, trace=trace, model_mode=options.model_mode)
     trial = Trial(task=task, repo=repo, folder=folder, case_dir=case_dir)
     grades, error = trial_grade(trial)
