@@ -57,7 +57,7 @@ PARTS: dict[str, tuple[tuple[str, frozenset[str]], ...]] = {
             "surfaces",
             frozenset(
                 {"apps", "admin", "urls", "views", "consumers", "cli", "forms", "templatetags"}
-                | {"preflight", "costs", "sandbox_checks", "doctor_checks"}
+                | {"preflight", "costs", "sandbox_checks", "egress_checks", "doctor_checks"}
             ),
         ),
     ),

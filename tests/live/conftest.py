@@ -21,14 +21,6 @@ from tests.processes import ROOT, free_port
 MODEL = os.environ.get("SF_LOCAL_MODEL", "qwen2.5-coder-1.5b")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (--dist loadgroup) every live test runs on one worker: one
-    model server warmed once, not one per worker competing for the same two cores."""
-    for item in items:
-        if item.get_closest_marker("live_model"):
-            item.add_marker(pytest.mark.xdist_group("live-model"))
-
-
 SCRIPT = ROOT / "scripts" / "local_model.py"
 
 
