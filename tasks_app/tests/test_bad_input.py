@@ -142,7 +142,7 @@ def test_a_good_plan_still_imports(agent_session: Any, tmp_path: Path) -> None:
     [
         (b"\x89PNG\r\n\x1a\n\x00\x00", "not UTF-8 text"),
         (b"ask_user: {q: \x00}", "has a NUL byte"),
-        ('ask_user: {q: "a\\0"}', "ask_user.q: a NUL character"),
+        ('ask_user: {q: "a\\0"}', "answers.yaml: NUL character"),
         ("[" * 5_000, "nested deeper than 32 levels"),
         ("ask_user: {q: 1" + "0" * 5_000 + "}", "Exceeds the limit"),
         ("fifo", "not a regular file (a named pipe)"),

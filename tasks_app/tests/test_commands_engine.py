@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agents_app.models import AgentSession, RiskDecision, TraceEvent
+from agents_app.models import AgentSession, Project, RiskDecision, TraceEvent
 from agents_app.services import command_run, project_create, session_create
 from agents_app.tests.runtime_helpers import ScriptedModel
 from sf_core.actors import Actor
@@ -42,11 +42,18 @@ def repo(tmp_path: Path) -> Path:
 
 
 def start(
-    repo: Path, *, autonomous: bool = True, driver: str = "inline", chained: bool = False
+    repo: Path,
+    *,
+    autonomous: bool = True,
+    driver: str = "inline",
+    chained: bool = False,
+    project: Project | None = None,
 ) -> AgentSession:
     """A session with an accepted two-task plan: first and second, both ready (or
-    second after first when ``chained``)."""
-    project = project_create(name=f"p-{Plan.objects.count()}", repo_path=str(repo))
+    second after first when ``chained``), in a new project of ``repo`` or in ``project``
+    (a repository is one project)."""
+    if project is None:
+        project = project_create(name=f"p-{Plan.objects.count()}", repo_path=str(repo))
     session = session_create(project=project)
     AgentSession.objects.filter(pk=session.pk).update(driver=driver)
     tasks = [task_spec("first"), task_spec("second", depends_on=["first"] if chained else [])]
@@ -304,7 +311,7 @@ def test_no_new_unit_starts_while_the_projects_merge_queue_is_full(
     session = start(repo)
     first, second = (TaskSchedule.objects.get(task__key=key).task_id for key in ("first", "second"))
     assert next_units(session) == [first, second]
-    other = start(repo)  # another session's tasks of the same project fill its queue
+    other = start(repo, project=session.project)  # another session's tasks fill its queue
     waiting = [
         MergeRequest.objects.create(
             project=session.project, base_branch="main", task=task, status=MergeStatus.QUEUED

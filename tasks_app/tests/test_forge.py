@@ -15,6 +15,7 @@ from agents_app.models import Project
 from agents_app.schemas import policy_parse
 from agents_app.tests.runtime_helpers import ScriptedModel
 from sf_core.errors import PolicyInvalid
+from tasks_app.engine.replaying import demo_repo_create
 from tasks_app.features.forge import ForgeError, GitLabForge, forge_for, forge_sync
 from tasks_app.models import ForgePullRequest
 from tasks_app.tests.test_engine import git, repo, run_next, start, task_spec, writes
@@ -203,13 +204,15 @@ def test_a_forge_api_url_off_the_public_apis_is_refused_unless_the_server_lists_
 )
 def test_a_forge_answering_garbage_fails_its_project_only_and_the_sweep_goes_on(
     repo: Path, remote: Path, monkeypatch: pytest.MonkeyPatch, body: bytes, kind: str,
-    django_capture_on_commit_callbacks: Any,
+    django_capture_on_commit_callbacks: Any, tmp_path: Path,
 ) -> None:  # fmt: skip
     monkeypatch.setenv("SF_FORGE_TOKEN", TOKEN)
+    other = demo_repo_create(tmp_path / "other" / "greet")  # a repository is one project
+    git(other, "remote", "add", "origin", str(remote))
     with fake_forge_served() as broken, fake_forge_served() as good:
         pulls = []
-        for forge in (broken, good):  # the broken forge's pull request is read first
-            session, plan = start(repo, task_spec(), profile="normal", policy=forge_policy(forge))
+        for path, forge in ((repo, broken), (other, good)):  # the broken one is read first
+            session, plan = start(path, task_spec(), profile="normal", policy=forge_policy(forge))
             with django_capture_on_commit_callbacks(execute=True):
                 assert run_next(session, ScriptedModel(*writes("hello"))).task_status == "review"
             pulls.append(ForgePullRequest.objects.get(task=plan.tasks.get()))
