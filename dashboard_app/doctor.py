@@ -9,7 +9,7 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
@@ -51,12 +51,13 @@ def doctor_lines(output: DoctorOutput) -> list[str]:
 
 
 def repairs_visible(user: Any) -> QuerySet[RepairRecord]:
-    """Repairs of sessions the person may view; the ones no session names (the shell's,
-    the page's) name paths of any project: superusers only."""
+    """Repairs of sessions the person may view and the repairs they made themselves;
+    the others no session names (the shell's, another person's on the page) name paths
+    of any project: superusers only."""
     records = RepairRecord.objects.select_related("session")
     if user.is_superuser:
         return records
-    return records.filter(session__in=sessions_visible(user))
+    return records.filter(Q(session__in=sessions_visible(user)) | Q(actor_user_id=user.pk))
 
 
 @require_http_methods(["GET", "POST"])

@@ -15,7 +15,7 @@ from django.test import override_settings
 from django.utils import timezone
 
 from agents_app.gate.approvals import decision_review
-from agents_app.models import AgentSession, ModeTransition, RiskDecision, TraceEvent
+from agents_app.models import AgentSession, ModeTransition, Project, RiskDecision, TraceEvent
 from agents_app.runtime.replay import replay_load
 from agents_app.services import project_create, session_create
 from agents_app.tests.runtime_helpers import ScriptedModel
@@ -50,9 +50,12 @@ def repo(tmp_path: Path) -> Path:
 def start(
     repo: Path, *tasks: dict[str, Any], profile: str = "trusted", policy: Any = None
 ) -> tuple[AgentSession, Plan]:
-    project = project_create(
-        name=f"p-{repo.name}-{Plan.objects.count()}", repo_path=str(repo), policy=policy
-    )
+    # A repository is one project: a second plan on ``repo`` joins the project it has.
+    project = Project.objects.filter(repo_path=str(repo.resolve())).first()
+    if project is None or policy is not None:
+        project = project_create(
+            name=f"p-{repo.name}-{Plan.objects.count()}", repo_path=str(repo), policy=policy
+        )
     session = session_create(project=project, axes={"work_mode": "plan", "model_mode": "deep"})
     AgentSession.objects.filter(pk=session.pk).update(driver="inline")
     spec = plan_spec_parse({"summary": "s", "tasks": list(tasks)})

@@ -35,12 +35,17 @@ PASSWORD = "correct horse 42"  # the root conftest's users
 
 
 @pytest.fixture(scope="session")
-def _shared_web(django_db_setup: None, django_db_blocker: Any) -> Iterator[WebProcess]:
+def _shared_web(
+    django_db_setup: None, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[WebProcess]:
     """One daphne per test process (per xdist worker), not one per test: it reads the
     test database, which each test's transactional_db empties after it; what daphne
-    keeps in memory is keyed by primary keys, which a flush does not reuse."""
+    keeps in memory is keyed by primary keys, which a flush does not reuse. Its
+    user-level skill folder is an empty one of its own, never the machine's."""
+    user_skills = tmp_path_factory.mktemp("web") / "user-skills"
     server = WebProcess(
         extra_env={
+            "SF_USER_SKILLS": str(user_skills),
             "SF_STATUS_REFRESH": "1s",
             "SF_WORKER_HEARTBEAT": "1s",
             "SF_WORKER_STALE_AFTER": "3s",

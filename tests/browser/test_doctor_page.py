@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 from django.contrib.auth.models import User
@@ -16,6 +16,7 @@ from django.db import connections
 from playwright.sync_api import Browser, expect
 
 from agents_app.models import RepairRecord
+from conftest import grant
 from tests.browser.conftest import logged_in_page
 from tests.processes import WebProcess
 
@@ -43,8 +44,10 @@ def repairs_of_locks() -> list[RepairRecord]:
 
 
 def test_staff_find_the_broken_lock_fix_it_and_see_the_repair(
-    stale_lock: Path, staff_user: User, web: WebProcess, browser: Browser
+    stale_lock: Path, project: Any, staff_user: User, web: WebProcess, browser: Browser
 ) -> None:
+    # A repair needs REPAIR on the project it touches (off the browser's event loop).
+    off_the_loop(lambda: grant(staff_user, project, "admin"))
     page = logged_in_page(browser, web, staff_user, "/")
     page.click("header nav a:text-is('Doctor')")
     page.wait_for_url(web.url + "/doctor/")

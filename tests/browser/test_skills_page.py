@@ -22,7 +22,8 @@ SHOTS = Path(tempfile.gettempdir())
 @pytest.fixture
 def broken_skill(project: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     """One valid skill and one whose frontmatter has a field SKILL.md does not know.
-    (Set up before ``web``, which inherits the test's own user-level skill folder.)"""
+    (The web process has an empty user-level skill folder of its own, also named
+    user-skills.)"""
     monkeypatch.setenv("SF_USER_SKILLS", str(tmp_path / "user-skills"))
     repo = Path(project.repo_path)
     write_skill(repo, "release-notes")
