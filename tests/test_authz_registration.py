@@ -28,7 +28,7 @@ from api_app.tokens import token_create
 from conftest import make_git_repo
 from sf_core.actors import Actor
 from sf_core.errors import SfError
-from tasks_app import doctor_git
+from tasks_app.features.doctor import git_checks as doctor_git
 from tests.cli import run_sf
 
 pytestmark = pytest.mark.django_db
