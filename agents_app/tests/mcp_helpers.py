@@ -15,7 +15,11 @@ SERVER_SOURCE = Path(__file__).resolve().parents[2] / "tests" / "mcp_test_server
 SERVER_FILE = "tools/tracker_mcp.py"  # where a project keeps it, in its repository
 # The interpreter that has the mcp package, hidden under $HOME or SF's checkout by the
 # sandbox unless exposed (what a project's policy does for a server installed there).
-PYTHON_PATHS = [sys.prefix, sys.base_prefix]
+# Named by its real path: a .venv that is a symlink (scripts/setup.sh keeps the venv in
+# ~/.cache/sf) is exposed where it really is, and the program must be named there too.
+VENV = Path(sys.prefix).resolve()
+PYTHON = str(VENV / "bin" / "python")
+PYTHON_PATHS = [str(VENV), sys.base_prefix]
 
 
 def install_server(root: Path) -> Path:
@@ -38,7 +42,7 @@ def alive(word: str) -> bool:
 def server_policy(word: str, **extra: Any) -> dict[str, Any]:
     """The project policy's entry for the tracker server, with ``word`` as its marker."""
     return {
-        "command": sys.executable,
+        "command": PYTHON,
         "args": [SERVER_FILE, "--marker", word],
         "expose": PYTHON_PATHS,
         **extra,
@@ -48,7 +52,7 @@ def server_policy(word: str, **extra: Any) -> dict[str, Any]:
 def tracker_launch(word: str, *extra_args: str, **fields: Any) -> ServerLaunch:
     return ServerLaunch(
         name=fields.pop("name", "tracker"),
-        command=sys.executable,
+        command=PYTHON,
         args=(SERVER_FILE, "--marker", word, *extra_args),
         expose=tuple(Path(p) for p in PYTHON_PATHS),
         **fields,
