@@ -4,10 +4,15 @@ RUN apt-get update && apt-get install -y --no-install-recommends python3 python3
     && rm -rf /var/lib/apt/lists/*
 RUN python3 -m venv /opt/build && /opt/build/bin/pip install maturin==1.16.0
 COPY native /src/native
+# gitleaks' rules are data in a crate that is fetched, never compiled (native/build.rs).
+RUN cd /src/native && cargo fetch --locked
 RUN /opt/build/bin/maturin build --release -m /src/native/Cargo.toml -o /wheels
 
 FROM python:3.11-slim-bookworm
+# bubblewrap, libseccomp2 and socat: the sandbox of agent and verify commands, its
+# seccomp filter and the bridge to the egress proxy (docs/security.md).
 RUN apt-get update && apt-get install -y --no-install-recommends git ripgrep patch \
+    bubblewrap libseccomp2 socat \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --create-home --uid 1000 sf
 WORKDIR /app
