@@ -43,13 +43,15 @@ summary() {
   printf '  %s\n' "${PHASES[@]}"
   local counts passed failed
   counts=$(grep -E '^=+ .*(passed|failed|errors?|skipped|no tests ran).* =+$' "$PYTEST_LOG" || true)
-  [ -n "$counts" ] || { rm -f "$PYTEST_LOG"; return; }
+  [ -n "$counts" ] || { rm -f "$PYTEST_LOG"; exit "$status"; }
   echo "$counts" | while read -r count; do echo "  pytest: $(echo "$count" | tr -d '=' | sed 's/^ *//; s/ *$//')"; done
   # Both runs added up, as the one closing line a reader of the log looks for.
-  passed=$(echo "$counts" | grep -Eo '[0-9]+ passed' | awk '{n += $1} END {print n + 0}')
-  failed=$(echo "$counts" | grep -Eo '[0-9]+ (failed|errors?)' | awk '{n += $1} END {print n + 0}')
+  # grep finds nothing when nothing failed: its status must not end the script here.
+  passed=$(echo "$counts" | { grep -Eo '[0-9]+ passed' || true; } | awk '{n += $1} END {print n + 0}')
+  failed=$(echo "$counts" | { grep -Eo '[0-9]+ (failed|errors?)' || true; } | awk '{n += $1} END {print n + 0}')
   echo "total: $passed passed, $failed failed"
   rm -f "$PYTEST_LOG"
+  exit "$status"
 }
 trap summary EXIT
 
