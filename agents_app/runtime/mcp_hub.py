@@ -204,8 +204,6 @@ class McpHub:
             cgroup=pids_cgroup(policy.limits),  # removed by a later sweep once empty
             proxy=proxy,
         )
-        if proxy is not None:
-            prefix += proxy.bridge_argv()
         return [*prefix, *program], dict(launch.env)
 
     async def _serve(

@@ -196,8 +196,7 @@ def sandbox_argv(
     cgroup: Path | None = None,
     proxy: EgressProxy | None = None,
 ) -> list[str]:
-    """The argv that runs ``bash -c command`` in the sandbox (behind the egress
-    bridge when the command has a proxy)."""
+    """The argv that runs ``bash -c command`` in the sandbox."""
     prefix = sandbox_prefix(
         worktree=worktree,
         policy=policy,
@@ -208,8 +207,7 @@ def sandbox_argv(
         cgroup=cgroup,
         proxy=proxy,
     )
-    bridge = proxy.bridge_argv() if proxy is not None else []
-    return [*prefix, *bridge, "bash", "-c", command]
+    return [*prefix, "bash", "-c", command]
 
 
 def sandbox_prefix(
@@ -224,10 +222,11 @@ def sandbox_prefix(
     cgroup: Path | None = None,
     proxy: EgressProxy | None = None,
 ) -> list[str]:
-    """The argv up to the program it runs: the wrapper, bwrap and ``prlimit``. Mounts
-    apply in order: the toolchain and ``/etc``, the private file systems, what is
-    ``expose``d read-only (an MCP server installed under ``$HOME``), SF's own paths
-    hidden inside those, then the worktree and git's directories."""
+    """The argv up to the program it runs: the wrapper, bwrap, ``prlimit`` and, with a
+    proxy, the egress bridge. Mounts apply in order: the toolchain and ``/etc``, the
+    private file systems, what is ``expose``d read-only (an MCP server installed under
+    ``$HOME``), SF's own paths hidden inside those, then the worktree and git's
+    directories."""
     worktree = worktree.resolve()
     extra = [Path(path) for path in settings.SF_SANDBOX_RO_PATHS]
     procs = str(cgroup / "cgroup.procs") if cgroup is not None else "-"
@@ -243,7 +242,8 @@ def sandbox_prefix(
     if home is not None:
         argv += ["--setenv", "HOME", str(home)]
     argv += ["--setenv", "TMPDIR", "/tmp", "--setenv", "USER", SANDBOX_USER]
-    return [*argv, *prlimit_argv(policy.limits)]
+    bridge = proxy.bridge_argv() if proxy is not None else []  # started before the program
+    return [*argv, *prlimit_argv(policy.limits), *bridge]
 
 
 def identity_args() -> list[str]:
