@@ -148,9 +148,9 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$CACHE/cargo-target}
 # gitleaks' rules are data in a crate that is fetched, never compiled (native/build.rs
 # reads it): fetch it for the build here and for cargo test/clippy in scripts/test.sh.
 (cd native && cargo fetch --locked -q)
-native_hash=$({ find native/Cargo.toml native/Cargo.lock native/build.rs native/pyproject.toml native/src native/python \
-  -type f -not -name '*.so' -not -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum; \
-  "$PYTHON" -c 'import sys; print(sys.version)'; } | sha256sum | cut -c1-16)
+# The key is the sources' content and the interpreter, never their times
+# (sf_core/native_source.py; the doctor compares the same manifest).
+native_hash=$("$PYTHON" sf_core/native_source.py native)
 wheel_dir="$CACHE/wheels/sf_native-$native_hash"
 if [ "${SF_SKIP_NATIVE_BUILD:-0}" = 1 ] && "$venv_dir/bin/python" -c 'import sf_native' 2>/dev/null; then
   # scripts/test.sh --quick: the native module installed is used as it is.
@@ -168,6 +168,9 @@ elif [ "$(cat "$venv_dir/.sf-native" 2>/dev/null)" != "$native_hash" ] || ! "$ve
   "$venv_dir/bin/python" -m pip install -q --no-deps --force-reinstall "$wheel_dir"/*.whl
   echo "$native_hash" > "$venv_dir/.sf-native"
 fi
+# What the installed module is built from, for `sf doctor` (native.version).
+[ "$(cat "$venv_dir/.sf-native" 2>/dev/null)" != "$native_hash" ] \
+  || "$PYTHON" sf_core/native_source.py native "$venv_dir/.sf-native.json" >/dev/null
 [ ! -d "$wheel_dir" ] || touch "$wheel_dir"
 find "$CACHE/wheels" -mindepth 1 -maxdepth 1 -mtime +14 -exec rm -rf {} +
 

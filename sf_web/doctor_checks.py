@@ -7,8 +7,10 @@ status page's, ``dashboard_app.status``). docs/doctor.md lists every check id.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
+import sys
 from pathlib import Path
 
 from django.conf import settings
@@ -16,9 +18,12 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from dashboard_app.status import broker_probe, database_probe
+from sf_core import native_source
 from sf_core.doctor import Check, Finding, Severity, register
 
 NATIVE_SOURCE = Path(settings.BASE_DIR) / "native"
+# Written by scripts/setup.sh into the virtualenv it installed the module into.
+NATIVE_MANIFEST = Path(sys.prefix) / native_source.MANIFEST_NAME
 _CARGO_VERSION = re.compile(r'^version\s*=\s*"([^"]+)"', re.MULTILINE)
 MIB = 1024 * 1024
 
@@ -79,16 +84,26 @@ def native_check() -> list[Finding]:
     if sf_native.__version__ != source_version:
         message = f"sf_native {sf_native.__version__} is installed, the source is {source_version}"
         return [Finding(severity=Severity.ERROR, message=message, evidence=evidence)]
-    newer = _sources_newer_than(built)
-    if newer:
+    edited = _sources_changed_since_build(built)
+    if edited:
         return [
             Finding(
                 severity=Severity.WARNING,
-                message=f"{len(newer)} native source files changed after sf_native was built",
-                evidence=evidence + newer[:10],
+                message=f"{len(edited)} native source files changed after sf_native was built",
+                evidence=evidence + edited[:10],
             )
         ]
     return []
+
+
+def _sources_changed_since_build(built: Path) -> list[str]:
+    """By content against the manifest setup.sh wrote beside the build; without one (a
+    module installed another way), by modification time against the module's file."""
+    try:
+        recorded = json.loads(NATIVE_MANIFEST.read_text())
+    except (OSError, ValueError):
+        return _sources_newer_than(built)
+    return native_source.changed(recorded, native_source.manifest(NATIVE_SOURCE))
 
 
 def _sources_newer_than(built: Path) -> list[str]:

@@ -1,6 +1,10 @@
 """A separate process that claims due tasks until none is left (concurrency test helper).
 
-Usage: python -m tests.claim_worker NAME START_AT   (DATABASE_URL points at the test DB)
+Usage: python -m tests.claim_worker NAME BARRIER_DIR COUNT   (DATABASE_URL: the test DB)
+Each claimer, once Django is loaded, marks itself ready in BARRIER_DIR and waits for
+all COUNT of them: however long a busy machine takes to start one, they begin together.
+Each claim is followed by a few milliseconds of "work", as a worker's would be, so one
+claimer cannot drain the ready set before the others' first query.
 Prints the claimed task ids as JSON.
 """
 
@@ -10,6 +14,7 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "sf_web.settings")
 
@@ -21,11 +26,15 @@ from tasks_app.services import task_claim  # noqa: E402
 
 
 def main() -> None:
-    name, start_at = sys.argv[1], float(sys.argv[2])
-    time.sleep(max(0.0, start_at - time.time()))  # start together with the others
+    name, barrier, count = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
+    (barrier / name).touch()
+    deadline = time.monotonic() + 120
+    while len(list(barrier.iterdir())) < count and time.monotonic() < deadline:
+        time.sleep(0.01)
     claimed = []
     while (task := task_claim(worker=name)) is not None:
         claimed.append(task.pk)
+        time.sleep(0.005)
     print(json.dumps(claimed))
 
 

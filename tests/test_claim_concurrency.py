@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 import sys
-import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,15 +22,21 @@ PROCESSES = 4
 TASKS = 60
 
 
-def test_concurrent_claimers_never_share_a_task(agent_session: Any) -> None:
+def test_concurrent_claimers_never_share_a_task(agent_session: Any, tmp_path: Path) -> None:
     plan = make_plan(agent_session, *(task_data(f"t{i}") for i in range(TASKS)))
     plan_accept(plan=plan, actor=Actor.system("test"), autonomous=True)
     assert TaskSchedule.objects.filter(status=ScheduleStatus.DUE).count() == TASKS
 
-    start_at = time.time() + 3
     children = [
         subprocess.Popen(
-            [sys.executable, "-m", "tests.claim_worker", f"claimer-{n}", str(start_at)],
+            [
+                sys.executable,
+                "-m",
+                "tests.claim_worker",
+                f"claimer-{n}",
+                str(tmp_path),
+                str(PROCESSES),
+            ],
             cwd=ROOT,
             env={**os.environ, "DATABASE_URL": child_database_url(f"claimer-{n}")},
             stdout=subprocess.PIPE,

@@ -5,6 +5,7 @@ report is cached."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from pathlib import Path
@@ -17,7 +18,7 @@ from django.db.migrations.recorder import MigrationRecorder
 from agents_app.models import AgentSession, ModeTransition, RepairRecord
 from agents_app.services import session_change_mode, session_finish
 from agents_app.services.repairs import doctor_repair
-from sf_core import doctor
+from sf_core import doctor, native_source
 from sf_core.actors import Actor
 from sf_core.doctor import Check, CheckReport, Finding, RepairDone, Severity, doctor_run
 from sf_web import doctor_checks as install_checks
@@ -124,6 +125,7 @@ def test_the_native_module_against_its_source(
     (source / "src").mkdir(parents=True)
     (source / "Cargo.toml").write_text(f'[package]\nversion = "{sf_native.__version__}"\n')
     monkeypatch.setattr(install_checks, "NATIVE_SOURCE", source)
+    monkeypatch.setattr(install_checks, "NATIVE_MANIFEST", tmp_path / "absent.json")
     (source / "src" / "lib.rs").write_text("// edited after the build\n")
     assert check("native.version").findings[0].evidence[-1] == "src/lib.rs"
 
@@ -131,6 +133,33 @@ def test_the_native_module_against_its_source(
     (finding,) = check("native.version").findings
     assert finding.severity == Severity.ERROR
     assert finding.message.endswith("the source is 9.9.9")
+
+
+def test_a_fresh_clone_of_the_built_sources_is_not_a_change(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A module from the cache and a clone made after it: every file is newer than the
+    build, none differs from what it was built from (CI's clean clone, stop 25)."""
+    import sf_native
+
+    source = tmp_path / "native"
+    (source / "src").mkdir(parents=True)
+    (source / "Cargo.toml").write_text(f'[package]\nversion = "{sf_native.__version__}"\n')
+    (source / "src" / "lib.rs").write_text("// as built\n")
+    manifest = tmp_path / native_source.MANIFEST_NAME
+    assert native_source.main(["native_source.py", str(source), str(manifest)]) == 0
+    monkeypatch.setattr(install_checks, "NATIVE_SOURCE", source)
+    monkeypatch.setattr(install_checks, "NATIVE_MANIFEST", manifest)
+    later = time.time() + 3600
+    for path in (source / "Cargo.toml", source / "src" / "lib.rs"):
+        os.utime(path, (later, later))
+    assert check("native.version").findings == []
+
+    (source / "src" / "lib.rs").write_text("// edited after the build\n")
+    (source / "src" / "new.rs").write_text("// added\n")
+    (finding,) = check("native.version").findings
+    assert finding.severity == Severity.WARNING
+    assert finding.evidence[-2:] == ["src/lib.rs", "src/new.rs"]
 
 
 @pytest.fixture
