@@ -151,7 +151,7 @@ def test_a_project_api_base_is_pinned_to_the_addresses_the_guard_checked(
 
 def _causes(exc: BaseException | None) -> str:
     """The messages of an exception and of what it was raised from, in turn."""
-    seen = []
+    seen: list[str] = []
     while exc is not None and len(seen) < 10:
         seen.append(str(exc))
         exc = exc.__cause__ or exc.__context__
@@ -167,7 +167,7 @@ def test_a_project_api_base_needs_an_openai_compatible_model() -> None:
     base = "https://models.example.com/v1"
     models = policy_parse({"models": {"smart": {"model": "anthropic/c", "api_base": base}}})
     with pytest.raises(ModelNotConfigured, match=r"needs an openai/<model> .* not anthropic/c"):
-        model_settings_for("smart", None, {"smart": models.models["smart"]})
+        model_settings_for("smart", None, models.models)
 
 
 @pytest.mark.parametrize(
