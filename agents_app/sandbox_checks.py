@@ -6,6 +6,7 @@
 |         | seccomp): every profile above restricted is refused                        |
 | sf.W011 | SF_SANDBOX=off: the operator runs agent and verify commands without the sandbox |
 | sf.W013 | SF runs as root and cannot make pids cgroups: the processes limit does not hold |
+| sf.W014 | no memory cgroup SF may make: memory is limited per process only (RLIMIT_AS) |
 
 Warnings, not errors: without the sandbox SF still runs read-only (``restricted``) sessions.
 """
@@ -20,7 +21,7 @@ from django.apps import AppConfig
 from django.core.checks import CheckMessage, Tags, Warning, register
 
 from agents_app.runtime.sandbox import sandbox_state
-from agents_app.runtime.sandbox_limits import pids_cgroup_root
+from agents_app.runtime.sandbox_limits import memory_cgroup_root, pids_cgroup_root
 
 
 @register(Tags.security)
@@ -49,8 +50,22 @@ def check_sandbox(app_configs: Sequence[AppConfig] | None, **_: Any) -> list[Che
                 id="sf.W011",
             )
         ]
+    found: list[CheckMessage] = []
+    if memory_cgroup_root() is None:
+        found.append(
+            Warning(
+                "SF cannot create memory cgroups here (no writable memory controller for "
+                "its own cgroup: cgroup v1's /sys/fs/cgroup/memory, or a delegated cgroup "
+                "v2 subtree): memory is limited per process only (RLIMIT_AS, the policy's "
+                "sandbox.memory_mb), so several processes of one command together can "
+                "use more.",
+                hint="Run SF as root on cgroup v1, or in a cgroup v2 subtree delegated to "
+                "it (systemd: Delegate=yes) with SF's processes in a leaf cgroup.",
+                id="sf.W014",
+            )
+        )
     if os.geteuid() == 0 and pids_cgroup_root() is None:
-        return [
+        found.append(
             Warning(
                 "SF runs as root and cannot create pids cgroups (no writable pids "
                 "controller under /sys/fs/cgroup): the kernel does not apply the "
@@ -60,5 +75,5 @@ def check_sandbox(app_configs: Sequence[AppConfig] | None, **_: Any) -> list[Che
                 "(cgroup v1 /sys/fs/cgroup/pids, or v2 with the pids controller).",
                 id="sf.W013",
             )
-        ]
-    return []
+        )
+    return found

@@ -309,11 +309,12 @@ class ProjectPolicy(BaseModel):
     @classmethod
     def _hosts(cls, hosts: list[str]) -> list[str]:
         checked = []
-        for host in hosts:
-            problem = egress_host_problem(host)
+        for entry in hosts:
+            problem = egress_host_problem(entry)
             if problem:
                 raise ValueError(problem)
-            checked.append(host_normal(host))
+            host, port = egress_entry(entry)
+            checked.append(host if port is None else f"{_bracketed(host)}:{port}")
         return checked
 
 
@@ -321,22 +322,48 @@ LABEL = r"[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9])?"
 EGRESS_NAME = re.compile(rf"^(\*\.)?({LABEL}\.)*{LABEL}$")
 
 
-def egress_host_problem(host: str) -> str:
-    """Why ``host`` is not an egress entry ('' when it is): a domain (``pypi.org``), its
+def egress_entry(entry: str) -> tuple[str, int | None]:
+    """An egress entry's host (normalised) and its port (None: the default ports,
+    443 over CONNECT and 80 for plain HTTP): ``pypi.org``, ``example.com:8443``,
+    ``[2001:db8::1]:8443``; a port that is not a number from 1 to 65535 is 0."""
+    text = entry.strip()
+    if text.startswith("[") and "]:" in text:
+        host, _, port = text[1:].partition("]:")
+    elif text.count(":") == 1:
+        host, _, port = text.partition(":")
+    else:
+        return host_normal(text), None
+    number = int(port) if port.isascii() and port.isdigit() else 0
+    return host_normal(host), number if 0 < number < 65536 else 0
+
+
+def _bracketed(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def egress_host_problem(entry: str) -> str:
+    """Why ``entry`` is not an egress entry ('' when it is): a domain (``pypi.org``), its
     subdomains (``*.pythonhosted.org``), ``*`` for every public host, or a public
-    address; never a URL, a port, or a loopback/private address."""
-    name = host_normal(host)
+    address, each optionally with a port beyond the default ones (``host:8443``); never
+    a URL, a path, or a loopback/private address."""
+    name, port = egress_entry(entry)
     if not name:
         return "egress hosts must not be blank"
-    if name == "*":
+    if port == 0 and entry.rsplit(":", 1)[-1].strip().isdigit():
+        return (
+            f"egress entry {entry!r} has a port that is not a number from 1 to 65535: "
+            "write host:port (example.com:8443)"
+        )
+    if name == "*" and port != 0:
         return ""
     literal = literal_problem(name)
     if literal:
-        return f"egress host {host!r} is {literal}: SF never lets a command reach it"
-    if not EGRESS_NAME.match(name) and not _is_address(name):
+        return f"egress host {entry!r} is {literal}: SF never lets a command reach it"
+    if port == 0 or (not EGRESS_NAME.match(name) and not _is_address(name)):
         return (
-            f"egress host {host!r} is not a host name: write pypi.org, *.pythonhosted.org "
-            "or * (every public host), without scheme, port or path"
+            f"egress host {entry!r} is not a host name: write pypi.org, *.pythonhosted.org "
+            "or * (every public host), optionally with a port (example.com:8443), "
+            "without scheme or path"
         )
     return ""
 

@@ -7,7 +7,8 @@ each (``--runs``), interleaved so that every variant sees the same load:
 * ``old``: the sandbox argv of main before issue 27 (a copy kept here, only here):
   the host's root read-only, the network and PID namespaces, no user namespace;
 * ``new``: ``sandboxed_run`` as SF runs it: the wrapper, the seccomp filter, the user
-  namespace, the file allowlist, prlimit and (as root) a pids cgroup made and removed.
+  namespace, the file allowlist, the limits (ulimit in the command's bash) and (as root)
+  a pids and a memory cgroup made and removed.
 
 ``*_added_p95_ms`` is the p95 of a variant less the p95 of the same command without the
 sandbox; the target is ``new_true_added_p95_ms`` ≤ 15 ms. Needs bubblewrap; team mode

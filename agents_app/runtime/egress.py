@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from agents_app.schemas import egress_entry
 from sf_core.netguard import AddressRefused, checked_addresses, host_normal
 
 logger = logging.getLogger("sf.egress")
@@ -63,6 +64,7 @@ exec "$@"
 HEAD_LIMIT = 64 * 1024  # bytes of a request line and headers
 HEAD_TIMEOUT_S = 30
 CONNECT_TIMEOUT_S = 15
+HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 
 
 @dataclass(frozen=True)
@@ -90,15 +92,39 @@ def bridge_problem() -> str:
 
 def host_listed(host: str, allow: Sequence[str]) -> bool:
     """Whether ``host`` is in an egress list: exact, ``*.domain`` (any subdomain of
-    domain, not domain itself) or ``*`` (every host)."""
+    domain, not domain itself) or ``*`` (every host), with or without a port."""
+    return bool(_entries_for(host, allow))
+
+
+def _entries_for(host: str, allow: Sequence[str]) -> list[int | None]:
+    """The ports of the entries of ``allow`` naming ``host`` (None: the defaults)."""
     name = host_normal(host)
+    ports = []
     for entry in allow:
-        entry = host_normal(entry)
-        if entry == "*" or entry == name:
-            return True
-        if entry.startswith("*.") and name.endswith(entry[1:]):
-            return True
-    return False
+        listed, port = egress_entry(entry)
+        subdomain = listed.startswith("*.") and name.endswith(listed[1:])
+        if listed in ("*", name) or subdomain:
+            ports.append(port)
+    return ports
+
+
+def request_problem(method: str, host: str, port: int, allow: Sequence[str]) -> str:
+    """Why the proxy refuses ``method host:port`` before resolving anything ('' when
+    it goes on to the address check): the host not listed, a method other than CONNECT
+    and plain HTTP's usual ones, or a port other than the defaults (CONNECT to 443,
+    plain HTTP to 80) that no entry for the host names."""
+    ports = _entries_for(host, allow)
+    if not ports:
+        return "not in the project's egress list"
+    if method != "CONNECT" and method not in HTTP_METHODS:
+        return f"method {method} is not allowed (CONNECT, {', '.join(HTTP_METHODS)})"
+    default = 443 if method == "CONNECT" else 80
+    if port == default or port in ports:
+        return ""
+    return (
+        f"port {port} is not open: the proxy allows CONNECT to 443 and plain HTTP to 80; "
+        f"the project's egress policy opens another port by naming it ({host}:{port})"
+    )
 
 
 class _Refused(Exception):
@@ -186,9 +212,10 @@ class EgressProxy:
         own = "localhost,127.0.0.1,::1"
         return [*argv, "--setenv", "NO_PROXY", own, "--setenv", "no_proxy", own]
 
-    def bridge_argv(self) -> list[str]:
-        """The program that runs before the command in the sandbox: the bridge."""
-        return ["bash", "-c", BRIDGE_SH, "sf-egress"]
+    def bridge_argv(self, prelude: str = "") -> list[str]:
+        """The program that runs before the command in the sandbox: the bridge, after
+        ``prelude`` (the sandbox's ``ulimit`` line)."""
+        return ["bash", "-c", f"{prelude}\n{BRIDGE_SH}" if prelude else BRIDGE_SH, "sf-egress"]
 
     # --- the proxy ----------------------------------------------------------------------
 
@@ -233,8 +260,9 @@ class EgressProxy:
         """Check ``host`` (list, then addresses after resolving) and connect to an
         address that was checked; every outcome is recorded."""
         try:
-            if not host_listed(host, self.allow):
-                raise _Refused("not in the project's egress list")
+            problem = request_problem(method, host, port, self.allow)
+            if problem:
+                raise _Refused(problem)
             loop = asyncio.get_running_loop()
             try:
                 addresses = await loop.run_in_executor(None, checked_addresses, host, port)

@@ -16,8 +16,13 @@ A project's policy can override any of them per mode (``models: {smart: {…}}``
 is named there by the variable that holds it (``api_key_env``), never stored in the
 database. A project's ``api_base`` must resolve to public addresses (``sf_core.netguard``)
 unless it is one of the server's own ``SF_MODEL_<MODE>_API_BASE`` or its host is in
-``SF_NET_ALLOW_HOSTS``; checked each time the settings are chosen (litellm resolves the
-name again when it connects: the check is not pinned to the address).
+``SF_NET_ALLOW_HOSTS``; checked when the settings are chosen, and pinned: litellm gets an
+OpenAI client (``pinned_client``) whose connections go through ``sf_core.netguard``'s
+guarded transport, which resolves the name once per connection, checks every address
+and connects to the address it checked (a name that answers a public address to the
+first lookup and a private one to the next is refused at the connection). So a project's
+``api_base`` is for an ``openai/<model>`` (an OpenAI-compatible server), the only
+provider whose client litellm takes ready-made.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from django.conf import settings
 
 from agents_app.schemas import ToolCalls as ToolCallStyle
 from sf_core.errors import SfError
-from sf_core.netguard import AddressRefused, checked_addresses
+from sf_core.netguard import AddressRefused, checked_addresses, guarded_client
 
 MODES = ("fast", "smart", "deep", "fallback")
 # A base URL without a key: OpenAI-compatible local servers ignore the key, but the
@@ -51,6 +56,7 @@ class ModelSettings:
     api_key: str = ""
     tool_calls: ToolCallStyle = ToolCallStyle.AUTO
     context_window: int = 0  # tokens; 0: not configured
+    pinned: bool = False  # a project's api_base: connections only to addresses checked
 
     def litellm_options(self) -> dict[str, Any]:
         """What litellm needs besides the model name: ``api_base`` and ``api_key``."""
@@ -61,6 +67,8 @@ class ModelSettings:
             options["api_key"] = self.api_key
         elif self.api_base:
             options["api_key"] = LOCAL_PLACEHOLDER_KEY
+        if self.pinned and self.api_base:
+            options["client"] = pinned_client(self.api_base, options["api_key"])
         return options
 
     def resolved_style(self) -> ToolCallStyle:
@@ -68,6 +76,15 @@ class ModelSettings:
         if self.tool_calls != ToolCallStyle.AUTO:
             return self.tool_calls
         return ToolCallStyle.NATIVE if native_tool_calls_known(self.model) else ToolCallStyle.TEXT
+
+
+def pinned_client(api_base: str, api_key: str) -> Any:
+    """An OpenAI client for ``api_base`` whose every connection goes to an address
+    ``sf_core.netguard`` checked (no proxy from the environment, no redirects, no
+    retries of its own: the router owns those)."""
+    from openai import OpenAI
+
+    return OpenAI(api_key=api_key, base_url=api_base, http_client=guarded_client(), max_retries=0)
 
 
 def native_tool_calls_known(model: str) -> bool:
@@ -112,6 +129,12 @@ def model_settings_for(
         chosen = _apply_override(chosen, model_mode, override)
     if explicit:
         chosen = replace(chosen, model=explicit)
+    if chosen.pinned and chosen.model.partition("/")[0] != "openai":
+        raise ModelNotConfigured(
+            f"the project's model settings for {model_mode}: an api_base of the project's "
+            f"own needs an openai/<model> (an OpenAI-compatible server), not {chosen.model}: "
+            "SF pins its connections to the addresses it checked through the OpenAI client"
+        )
     if not chosen.model and model_mode != "fallback":
         variable = f"SF_MODEL_{model_mode.upper()}"
         raise ModelNotConfigured(
@@ -122,17 +145,18 @@ def model_settings_for(
     return chosen
 
 
-def _project_api_base_check(mode: str, url: str) -> None:
+def _project_api_base_check(mode: str, url: str) -> bool:
     """A project's ``api_base`` is a public address, unless it is one the server
     itself configured (``SF_MODEL_<MODE>_API_BASE``: the local model on 127.0.0.1) or
     its host is in the server's ``SF_NET_ALLOW_HOSTS``: a project must not make the
-    worker post its prompts (and a key) into the server's own network."""
+    worker post its prompts (and a key) into the server's own network. True when the
+    connections must be pinned (not one of the server's own)."""
     own = {
         str(endpoint.get("api_base") or "").rstrip("/")
         for endpoint in getattr(settings, "SF_MODEL_ENDPOINTS", {}).values()
     }
     if url.rstrip("/") in own - {""}:
-        return
+        return False
     parts = urlsplit(url)
     try:
         checked_addresses(parts.hostname or "", parts.port or _DEFAULT_PORTS[parts.scheme])
@@ -140,6 +164,7 @@ def _project_api_base_check(mode: str, url: str) -> None:
         raise ModelNotConfigured(
             f"the project's model settings for {mode}: api_base {url} is refused: {exc}"
         ) from None
+    return True
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -153,7 +178,7 @@ def _apply_override(base: ModelSettings, mode: str, override: Any) -> ModelSetti
         if values.get(key) is not None
     }
     if changed.get("api_base"):
-        _project_api_base_check(mode, changed["api_base"])
+        changed["pinned"] = _project_api_base_check(mode, changed["api_base"])
     if values.get("tool_calls"):
         changed["tool_calls"] = ToolCallStyle(values["tool_calls"])
     key_variable = values.get("api_key_env")

@@ -26,29 +26,26 @@ killed when the command returns, times out or the caller is interrupted, and
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-import select
-import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
-from typing import IO, Literal
+from typing import Literal
 
 from django.conf import settings
 
 from agents_app.axes import profile_rank
 from agents_app.runtime.egress import EgressProxy, bridge_problem, egress_for
+from agents_app.runtime.process_group import group_run as group_run  # re-exported
 from agents_app.runtime.sandbox_fs import (
     SANDBOX_GID,
     SANDBOX_UID,
     SANDBOX_USER,
-    etc_binds,
+    etc_dir,
     git_binds,
     hidden_binds,
     private_dir,
@@ -56,10 +53,13 @@ from agents_app.runtime.sandbox_fs import (
 )
 from agents_app.runtime.sandbox_limits import (
     limit_note,
+    memory_cgroup,
+    memory_killed,
     pids_cgroup,
     pids_cgroup_remove,
     prlimit_argv,
     tmp_sizes,
+    ulimit_line,
 )
 from agents_app.runtime.sandbox_seccomp import seccomp_file
 from agents_app.schemas import SandboxLimits
@@ -67,8 +67,6 @@ from agents_app.schemas import SandboxLimits
 logger = logging.getLogger("sf.sandbox")
 
 SANDBOX_MODES = ("bwrap", "off")
-# Read at most this many bytes from each end of a command's output.
-OUTPUT_READ_BYTES = 64 * 1024
 PROBE_TIMEOUT_S = 10
 # Profiles above this rank run only in a sandbox (or with SF_SANDBOX=off).
 HIGHEST_UNSANDBOXED_PROFILE = "restricted"
@@ -139,7 +137,7 @@ def bwrap_problem(bwrap: str) -> str:
         filter_file = seccomp_file(private_dir())
     except OSError as exc:
         return f"the seccomp filter cannot be built (libseccomp.so.2: {exc})"
-    probe = ["/bin/sh", "-c", WRAPPER, "sf-sandbox", str(filter_file), "-", bwrap]
+    probe = ["/bin/sh", "-c", WRAPPER, "sf-sandbox", str(filter_file), "--", bwrap]
     probe += ["--unshare-all", *identity_args(), *toolchain_binds()]
     probe += ["--proc", "/proc", "--dev", "/dev", "--seccomp", "3", "true"]
     try:
@@ -172,9 +170,15 @@ def profile_problem(profile: str) -> str:
 
 # --- the bwrap command line -------------------------------------------------------------
 
-# Opens the compiled seccomp filter as descriptor 3 for ``bwrap --seccomp 3`` and, when
-# SF runs as root, moves itself into the command's pids cgroup; then becomes bwrap.
-WRAPPER = 'exec 3<"$1" || exit 125; [ "$2" = - ] || echo $$ >"$2" || exit 125; shift 2; exec "$@"'
+# Opens the compiled seccomp filter as descriptor 3 for ``bwrap --seccomp 3``, moves
+# itself into the command's cgroups (each ``cgroup.procs`` named before ``--``: the
+# pids cgroup when SF runs as root, the memory cgroup where there is one), then
+# becomes bwrap.
+WRAPPER = (
+    'exec 3<"$1" || exit 125; shift; '
+    'while [ "$1" != -- ]; do echo $$ >"$1" || exit 125; shift; done; shift; exec "$@"'
+)
+CgroupArg = Path | Sequence[Path] | None
 
 
 def network_args(proxy: EgressProxy | None) -> list[str]:
@@ -193,21 +197,27 @@ def sandbox_argv(
     cwd: Path | None = None,
     home: Path | None = None,
     hidden: Sequence[Path] = (),
-    cgroup: Path | None = None,
+    cgroup: CgroupArg = None,
     proxy: EgressProxy | None = None,
 ) -> list[str]:
-    """The argv that runs ``bash -c command`` in the sandbox."""
-    prefix = sandbox_prefix(
+    """The argv that runs ``bash -c command`` in the sandbox. The limits are set by
+    that ``bash`` itself (``ulimit``, the line ahead of the command), and by the egress
+    bridge's before it starts the relay: no program runs only to set them."""
+    argv = _bwrap_argv(
         worktree=worktree,
         policy=policy,
         bwrap=bwrap,
         cwd=cwd,
         home=home,
         hidden=hidden,
+        expose=(),
         cgroup=cgroup,
         proxy=proxy,
     )
-    return [*prefix, "bash", "-c", command]
+    limits = ulimit_line(policy.limits)
+    if proxy is not None:  # the bridge starts before the command, under the limits
+        argv += proxy.bridge_argv(prelude=limits)
+    return [*argv, "bash", "-c", f"{limits}\n{command}"]
 
 
 def sandbox_prefix(
@@ -219,31 +229,83 @@ def sandbox_prefix(
     home: Path | None = None,
     hidden: Sequence[Path] = (),
     expose: Sequence[Path] = (),
-    cgroup: Path | None = None,
+    cgroup: CgroupArg = None,
     proxy: EgressProxy | None = None,
 ) -> list[str]:
-    """The argv up to the program it runs: the wrapper, bwrap, ``prlimit`` and, with a
-    proxy, the egress bridge. Mounts apply in order: the toolchain and ``/etc``, the
-    private file systems, what is ``expose``d read-only (an MCP server installed under
-    ``$HOME``), SF's own paths hidden inside those, then the worktree and git's
-    directories."""
+    """The argv up to the program it runs (an MCP server): the wrapper, bwrap,
+    ``prlimit`` and, with a proxy, the egress bridge."""
+    argv = _bwrap_argv(
+        worktree=worktree,
+        policy=policy,
+        bwrap=bwrap,
+        cwd=cwd,
+        home=home,
+        hidden=hidden,
+        expose=expose,
+        cgroup=cgroup,
+        proxy=proxy,
+    )
+    bridge = proxy.bridge_argv() if proxy is not None else []  # started before the program
+    return [*argv, *prlimit_argv(policy.limits), *bridge]
+
+
+def _bwrap_argv(
+    *,
+    worktree: Path,
+    policy: SandboxPolicy,
+    bwrap: str,
+    cwd: Path | None,
+    home: Path | None,
+    hidden: Sequence[Path],
+    expose: Sequence[Path],
+    cgroup: CgroupArg,
+    proxy: EgressProxy | None,
+) -> list[str]:
+    """The wrapper and bwrap's own arguments. Mounts apply in order: the toolchain and
+    ``/etc``, the private file systems, what is ``expose``d read-only (an MCP server
+    installed under ``$HOME``), SF's own paths hidden inside those (all of which the
+    same for every command of a process: built once, ``_fixed_args``), then the
+    worktree and git's directories."""
     worktree = worktree.resolve()
-    extra = [Path(path) for path in settings.SF_SANDBOX_RO_PATHS]
-    procs = str(cgroup / "cgroup.procs") if cgroup is not None else "-"
-    argv = ["/bin/sh", "-c", WRAPPER, "sf-sandbox", str(seccomp_file(private_dir())), procs]
-    argv += [bwrap, "--unshare-all", *identity_args()]
-    argv += toolchain_binds(extra) + etc_binds(home) + private_mounts(policy, home)
-    for path in expose:
-        argv += ["--ro-bind", str(path), str(path)]
-    argv += hidden_binds(hidden, [*extra, *expose])
+    groups = [cgroup] if isinstance(cgroup, Path) else list(cgroup or ())
+    procs = [str(group / "cgroup.procs") for group in groups]
+    argv = ["/bin/sh", "-c", WRAPPER, "sf-sandbox", str(seccomp_file(private_dir())), *procs]
+    argv.append("--")
+    argv += _fixed_args(
+        bwrap,
+        home,
+        tmp_sizes(policy.limits),
+        tuple(settings.SF_SANDBOX_RO_PATHS),
+        tuple(expose),
+        tuple(hidden),
+        etc_dir(home),
+    )
     argv += ["--bind", str(worktree), str(worktree), *git_binds(worktree)]
     argv += network_args(proxy)
     argv += ["--remount-ro", "/", "--seccomp", "3", "--chdir", str(cwd or worktree)]
     if home is not None:
         argv += ["--setenv", "HOME", str(home)]
-    argv += ["--setenv", "TMPDIR", "/tmp", "--setenv", "USER", SANDBOX_USER]
-    bridge = proxy.bridge_argv() if proxy is not None else []  # started before the program
-    return [*argv, *prlimit_argv(policy.limits), *bridge]
+    return [*argv, "--setenv", "TMPDIR", "/tmp", "--setenv", "USER", SANDBOX_USER]
+
+
+@lru_cache(maxsize=64)
+def _fixed_args(
+    bwrap: str,
+    home: Path | None,
+    sizes: tuple[int, int],
+    ro_paths: tuple[str, ...],
+    expose: tuple[Path, ...],
+    hidden: tuple[Path, ...],
+    etc: Path,
+) -> tuple[str, ...]:
+    """bwrap's arguments that do not depend on the worktree (``etc``: the current copy
+    of ``/etc``, so that a new copy makes new arguments)."""
+    extra = [Path(path) for path in ro_paths]
+    argv = [bwrap, "--unshare-all", *identity_args(), *toolchain_binds(extra)]
+    argv += ["--ro-bind", str(etc), "/etc", *private_mounts(sizes, home)]
+    for path in expose:
+        argv += ["--ro-bind", str(path), str(path)]
+    return (*argv, *hidden_binds(hidden, [*extra, *expose]))
 
 
 def identity_args() -> list[str]:
@@ -264,13 +326,12 @@ def identity_args() -> list[str]:
     ]
 
 
-def private_mounts(policy: SandboxPolicy, home: Path | None) -> list[str]:
-    """``/proc``, ``/dev``, and size-limited private ``/tmp``, ``/var/tmp``,
-    ``/dev/shm`` and ``$HOME`` (an empty tmpfs)."""
-    tmp, shm = tmp_sizes(policy.limits)
+def private_mounts(sizes: tuple[int, int], home: Path | None) -> list[str]:
+    """``/proc``, ``/dev``, and size-limited private ``/tmp`` (``/var/tmp`` is a link to
+    it: one mount less), ``/dev/shm`` and ``$HOME`` (an empty tmpfs)."""
+    tmp, shm = sizes
     argv = ["--proc", "/proc", "--dev", "/dev", "--size", str(shm), "--tmpfs", "/dev/shm"]
-    for path in ("/tmp", "/var/tmp"):
-        argv += ["--size", str(tmp), "--tmpfs", path]
+    argv += ["--size", str(tmp), "--tmpfs", "/tmp", "--symlink", "/tmp", "/var/tmp"]
     if home is not None and home.resolve() != Path("/"):
         argv += ["--size", str(tmp), "--tmpfs", str(home.resolve())]
     return argv
@@ -307,19 +368,31 @@ def sandboxed_run(
     if hosts and bridge_problem():
         raise SandboxRefused(bridge_problem())
     started = time.monotonic()
-    group = pids_cgroup(policy.limits) if state.sandboxed else None
+    groups = _command_cgroups(policy) if state.sandboxed else []
     try:
         with egress_for(hosts) as proxy:
-            argv, env = _command_argv(command, state, worktree, policy, env, cwd, group, proxy)
+            argv, env = _command_argv(command, state, worktree, policy, env, cwd, groups, proxy)
             exit_code, output = group_run(argv, cwd=cwd or worktree, env=env, timeout=timeout)
+        killed = any(memory_killed(group) for group in groups)
     finally:
-        pids_cgroup_remove(group)
-    note = limit_note(exit_code, output, policy.limits) if state.sandboxed else ""
+        for group in groups:
+            pids_cgroup_remove(group)
+    note = (
+        limit_note(exit_code, output, policy.limits, memory_killed=killed)
+        if state.sandboxed
+        else ""
+    )
     if note:  # a command stopped by a limit keeps its output, with the limit named
         output = f"{output.rstrip()}\n{note}\n"
     if proxy is not None:  # each request into the unit's trace, with the output
         output = proxy.traced(output)
     return CommandRun(exit_code, output, time.monotonic() - started, state.sandboxed)
+
+
+def _command_cgroups(policy: SandboxPolicy) -> list[Path]:
+    """The command's pids cgroup (SF as root) and memory cgroup, those this host has."""
+    made = (pids_cgroup(policy.limits), memory_cgroup(policy.limits))
+    return [group for group in made if group is not None]
 
 
 def _command_argv(
@@ -329,7 +402,7 @@ def _command_argv(
     policy: SandboxPolicy,
     env: Mapping[str, str],
     cwd: Path | None,
-    group: Path | None,
+    groups: list[Path],
     proxy: EgressProxy | None,
 ) -> tuple[list[str], dict[str, str]]:
     if not state.sandboxed:
@@ -343,7 +416,7 @@ def _command_argv(
         cwd=cwd,
         home=home_dir(),
         hidden=sf_own_paths(),
-        cgroup=group,
+        cgroup=groups,
         proxy=proxy,
     )
     return argv, dict(env)
@@ -368,62 +441,3 @@ def sf_own_paths() -> list[Path]:
 @cache
 def _warn_unsandboxed(state: SandboxState) -> None:
     logger.warning("agent and verify commands run without the OS sandbox: %s", state.detail)
-
-
-def group_run(
-    argv: list[str], *, cwd: Path, env: Mapping[str, str], timeout: float
-) -> tuple[int | None, str]:
-    """Run ``argv`` as the leader of a new session; wait up to ``timeout``; then kill
-    the whole process group, whether the command finished, timed out or we were
-    interrupted. Output goes to a file, so a background process that keeps the
-    descriptor open cannot make us wait for it. Returns (exit code or None, output)."""
-    with tempfile.TemporaryFile() as out:
-        process = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=dict(env),
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        try:
-            finished = _wait_unreaped(process.pid, timeout)
-        finally:
-            # The leader is alive or a zombie here (not yet reaped), so its process
-            # group id cannot have been reused by an unrelated process.
-            _kill_group(process.pid)
-            process.wait()
-        return (process.returncode if finished else None), _read_ends(out)
-
-
-def _wait_unreaped(pid: int, timeout: float) -> bool:
-    """Wait for ``pid`` to exit without reaping it; False when the timeout passed."""
-    fd = os.pidfd_open(pid)
-    try:
-        ready, _, _ = select.select([fd], [], [], timeout)
-    finally:
-        os.close(fd)
-    return bool(ready)
-
-
-def _kill_group(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pgid, signal.SIGKILL)
-
-
-def _read_ends(out: IO[bytes]) -> str:
-    """The output, or its first and last ``OUTPUT_READ_BYTES`` when it is longer."""
-    size = out.seek(0, os.SEEK_END)
-    out.seek(0)
-    if size <= 2 * OUTPUT_READ_BYTES:
-        return out.read().decode("utf-8", errors="replace")
-    head = out.read(OUTPUT_READ_BYTES)
-    out.seek(size - OUTPUT_READ_BYTES)
-    tail = out.read()
-    cut = size - 2 * OUTPUT_READ_BYTES
-    return (
-        head.decode("utf-8", errors="replace")
-        + f"\n[… {cut} bytes of output cut …]\n"
-        + tail.decode("utf-8", errors="replace")
-    )

@@ -22,6 +22,7 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -62,7 +63,8 @@ ETC_ALLOWED = (
 
 _lock = threading.RLock()
 _private: list[Path] = []
-_etc_built: dict[str, tuple[tuple[object, ...], Path]] = {}
+_etc_built: dict[str, tuple[tuple[object, ...], Path, float]] = {}
+ETC_RECHECK_S = 1.0
 
 
 def private_dir() -> Path:
@@ -93,20 +95,19 @@ def toolchain_binds(extra: Sequence[Path] = ()) -> list[str]:
     return argv
 
 
-def etc_binds(home: Path | None) -> list[str]:
-    """A minimal ``/etc``: a copy of the allowed host files, with passwd and group
-    made up, bound read-only as one directory (one mount, not thirty)."""
-    return ["--ro-bind", str(etc_dir(home)), "/etc"]
-
-
 def etc_dir(home: Path | None) -> Path:
-    """The copy of ``/etc`` for ``home``, made again when an allowed host file changed
-    (its modification time or size; ``resolv.conf`` rewritten by DHCP, say)."""
+    """A minimal ``/etc`` for ``home``: a copy of the allowed host files, with passwd and
+    group made up, bound read-only as one directory (one mount, not thirty). Made again
+    when an allowed host file changed (its modification time or size; ``resolv.conf``
+    rewritten by DHCP, say), which is looked at once per ``ETC_RECHECK_S`` at most."""
     home_text = str(home) if home is not None else "/tmp"
-    signature = (home_text, *_etc_signature())
     with _lock:
         built = _etc_built.get(home_text)
+        if built is not None and time.monotonic() < built[2] and built[1].is_dir():
+            return built[1]
+        signature = (home_text, *_etc_signature())
         if built is not None and built[0] == signature and built[1].is_dir():
+            _etc_built[home_text] = (signature, built[1], time.monotonic() + ETC_RECHECK_S)
             return built[1]
         where = Path(tempfile.mkdtemp(prefix="etc-", dir=private_dir()))
         where.chmod(0o755)
@@ -117,7 +118,7 @@ def etc_dir(home: Path | None) -> Path:
         (where / "group").write_text(group, encoding="utf-8")
         # A copy made before stays until the process ends: a running command has it
         # bound as its /etc.
-        _etc_built[home_text] = (signature, where)
+        _etc_built[home_text] = (signature, where, time.monotonic() + ETC_RECHECK_S)
         return where
 
 
@@ -172,7 +173,37 @@ ADMIN_READ_ONLY = ("commondir", "gitdir", "config.worktree")
 COMMON_READ_ONLY = ("config", "HEAD", "packed-refs", "shallow", "info", "hooks", "refs")
 
 
+_git_built: dict[Path, tuple[object, Path, object, tuple[str, ...]]] = {}
+
+
 def git_binds(worktree: Path) -> list[str]:
+    """``_git_binds`` of ``worktree``, made again when its ``.git`` file or its branch
+    (the admin directory's ``HEAD``) changed, or a directory it binds is gone."""
+    dotgit = _stat_of(worktree / ".git")
+    with _lock:
+        built = _git_built.get(worktree)
+    if built is not None and built[0] == dotgit and built[2] == _stat_of(built[1]):
+        sources = built[3][1::3]  # every bind is (--bind or --ro-bind, source, target)
+        if all(os.path.exists(source) for source in sources):
+            return list(built[3])
+    admin = _gitdir_of(worktree / ".git") if (worktree / ".git").is_file() else None
+    head = (admin or worktree / ".git") / "HEAD"
+    head_seen = _stat_of(head)  # before the binds are made from it
+    argv = _git_binds(worktree)
+    with _lock:
+        _git_built[worktree] = (dotgit, head, head_seen, tuple(argv))
+    return argv
+
+
+def _stat_of(path: Path) -> tuple[int, int, int] | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_ino, found.st_mtime_ns, found.st_size
+
+
+def _git_binds(worktree: Path) -> list[str]:
     """What git in ``worktree`` needs: of the repository's ``.git`` the objects, its
     refs and config read-only, the worktree's admin directory and its branch's ref
     directory writable; the ``.git`` file and the admin files that say where the

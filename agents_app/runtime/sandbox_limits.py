@@ -1,9 +1,11 @@
 """Resource limits of sandboxed commands: how they are applied and how a command that
 ran into one is told apart.
 
-Every limit but the process count is a resource limit (``setrlimit``) that
-``prlimit`` (util-linux) sets, inside the sandbox, on the command's first process,
-hard and soft alike; the command cannot raise it (no ``CAP_SYS_RESOURCE``):
+Every limit but the process count is a resource limit (``setrlimit``) set inside the
+sandbox on the command's first process, hard and soft alike, by the ``ulimit`` builtin
+of the ``bash`` that runs the command (no extra program started per command; the MCP
+hub's servers, which are not a ``bash -c``, get them from ``prlimit``, util-linux); the
+command cannot raise them (no ``CAP_SYS_RESOURCE``):
 
 - ``memory_mb``: the address space of each process (``RLIMIT_AS``). Not a cgroup
   memory limit: SF does not manage cgroup v2 subtrees (this machine has cgroup v1);
@@ -34,6 +36,8 @@ logger = logging.getLogger("sf.sandbox")
 PRLIMIT = "/usr/bin/prlimit"
 MIB = 1024 * 1024
 CGROUP_CANDIDATES = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))
+CGROUP_V2 = Path("/sys/fs/cgroup")
+MEMORY_V1 = Path("/sys/fs/cgroup/memory")
 CGROUP_PARENT = "sf-sandbox"
 CGROUP_SWEEP_AT = 32  # remove empty leftovers once this many are there
 
@@ -49,6 +53,16 @@ def prlimit_argv(limits: SandboxLimits) -> list[str]:
         f"--cpu={limits.cpu_s}",
         "--",
     ]
+
+
+def ulimit_line(limits: SandboxLimits) -> str:
+    """The same limits as a line of ``bash`` (``-f`` and ``-v`` in KiB), ahead of the
+    command in the same shell; exit 125 when one cannot be set."""
+    kib = MIB // 1024
+    return (
+        f"ulimit -HS -u {limits.processes} -v {limits.memory_mb * kib} "
+        f"-f {limits.file_size_mb * kib} -n {limits.open_files} -t {limits.cpu_s} || exit 125"
+    )
 
 
 def tmp_sizes(limits: SandboxLimits) -> tuple[int, int]:
@@ -112,6 +126,91 @@ def pids_cgroup_remove(group: Path | None) -> None:
         group.rmdir()
 
 
+# --- the memory cgroup (wherever SF may make one) ---------------------------------------
+
+
+@cache
+def memory_cgroup_root() -> Path | None:
+    """Where SF may create memory cgroups: under its own cgroup (so that what a command
+    uses still counts towards SF's own limit), on cgroup v1's memory hierarchy or on a
+    cgroup v2 tree where SF's cgroup may enable the memory controller for children (a
+    delegated subtree; v2 refuses that in a cgroup with processes of its own, SF's
+    usually). None: memory is limited per process only (``RLIMIT_AS``)."""
+    for base, own in _own_cgroups():
+        here = base / own.lstrip("/")
+        if not (here / "cgroup.procs").is_file() or not os.access(here, os.W_OK):
+            continue
+        parent = here / CGROUP_PARENT
+        try:
+            parent.mkdir(exist_ok=True)
+            if (base / "cgroup.controllers").is_file():
+                (here / "cgroup.subtree_control").write_text("+memory")
+                (parent / "cgroup.subtree_control").write_text("+memory")
+        except OSError as exc:
+            logger.warning("cannot create memory cgroups under %s: %s", here, exc)
+            continue
+        return parent
+    return None
+
+
+def _own_cgroups() -> list[tuple[Path, str]]:
+    """(hierarchy, SF's cgroup in it) for the memory controller: v1's, then v2's."""
+    found = []
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, controllers, path = line.split(":", 2)
+            if "memory" in controllers.split(","):
+                found.append((MEMORY_V1, path))
+            elif controllers == "" and "memory" in _v2_controllers():
+                found.append((CGROUP_V2, path))
+    return found
+
+
+def _v2_controllers() -> list[str]:
+    with contextlib.suppress(OSError):
+        return (CGROUP_V2 / "cgroup.controllers").read_text().split()
+    return []
+
+
+def memory_cgroup(limits: SandboxLimits) -> Path | None:
+    """A new cgroup whose processes together may use ``limits.memory_mb`` (memory and
+    swap alike, ``/tmp`` included: tmpfs pages count for who wrote them); past it the
+    kernel's OOM killer kills one of them. None without a memory hierarchy."""
+    parent = memory_cgroup_root()
+    if parent is None:
+        return None
+    _sweep(parent)
+    group = parent / uuid.uuid4().hex
+    limit = str(limits.memory_mb * MIB)
+    try:
+        group.mkdir()
+        if (group / "memory.max").exists():  # v2
+            (group / "memory.max").write_text(limit)
+            (group / "memory.swap.max").write_text("0")
+        else:
+            (group / "memory.limit_in_bytes").write_text(limit)
+            if (group / "memory.memsw.limit_in_bytes").exists():
+                (group / "memory.memsw.limit_in_bytes").write_text(limit)
+    except OSError as exc:
+        logger.warning("cannot create the memory cgroup %s: %s", group, exc)
+        pids_cgroup_remove(group)
+        return None
+    return group
+
+
+def memory_killed(group: Path | None) -> bool:
+    """Whether the kernel killed a process of ``group`` for its memory limit."""
+    if group is None:
+        return False
+    for name in ("memory.events", "memory.oom_control"):  # v2, v1
+        with contextlib.suppress(OSError):
+            for line in (group / name).read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill" and value.strip() != "0":
+                    return True
+    return False
+
+
 def _sweep(parent: Path) -> None:
     with contextlib.suppress(OSError):
         children = [child for child in parent.iterdir() if child.is_dir()]
@@ -144,8 +243,18 @@ _WHAT = {
 }
 
 
-def limit_note(exit_code: int | None, output: str, limits: SandboxLimits) -> str:
-    """A line saying which limit a failed command most likely ran into ('' for none)."""
+def limit_note(
+    exit_code: int | None, output: str, limits: SandboxLimits, *, memory_killed: bool = False
+) -> str:
+    """A line saying which limit a failed command most likely ran into ('' for none);
+    ``memory_killed``: the memory cgroup's OOM killer killed one of its processes."""
+    if memory_killed:
+        return _note(
+            "memory_mb",
+            "memory (the command's cgroup; a process was killed)",
+            limits.memory_mb,
+            "MiB",
+        )
     if exit_code in (None, 0):
         return ""
     for signum, (key, what, unit) in _SIGNALS.items():

@@ -10,7 +10,7 @@ from django.db import IntegrityError, transaction
 
 from agents_app.access import Action, repo_path_check, require
 from agents_app.models import Project, ProjectMembership, Role
-from agents_app.schemas import policy_parse
+from agents_app.schemas import egress_entry, policy_parse
 from sf_core.errors import SfError
 from sf_core.git import repository_check
 
@@ -37,7 +37,8 @@ def project_create(
         require(created_by, None, Action.REGISTER_REPOSITORY)
     name = project_name_check(name)
     parsed = policy_parse(policy)
-    if "*" in parsed.egress and created_by is not None and not created_by.is_staff:
+    every_host = any(egress_entry(entry)[0] == "*" for entry in parsed.egress)  # or "*:8080"
+    if every_host and created_by is not None and not created_by.is_staff:
         raise SfError(
             "egress '*' (every public host) is a server admin's grant; list the domains "
             "the project needs (pypi.org, *.pythonhosted.org) instead"

@@ -189,6 +189,9 @@ def test_egress_to_every_host_is_a_server_admins_grant(roots: Path, user: User) 
     every = {"egress": ["*"]}
     with pytest.raises(SfError, match=r"egress '\*' .* is a server admin's grant"):
         project_create(name="e", repo_path=str(make_git_repo(roots / "e")), created_by=user, policy=every)  # fmt: skip
+    every_on_a_port = {"egress": ["pypi.org", "*:8080"]}  # still every host
+    with pytest.raises(SfError, match=r"egress '\*' .* is a server admin's grant"):
+        project_create(name="p", repo_path=str(make_git_repo(roots / "p")), created_by=user, policy=every_on_a_port)  # fmt: skip
     listed = {"egress": ["pypi.org", "*.pythonhosted.org"]}
     project_create(name="l", repo_path=str(make_git_repo(roots / "l")), created_by=user, policy=listed)  # fmt: skip
     User.objects.filter(pk=user.pk).update(is_staff=True)

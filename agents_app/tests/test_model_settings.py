@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 from django.test import override_settings
 
-from agents_app.runtime.llm import ModelRouter
+from agents_app.runtime.llm import ModelRouter, complete
 from agents_app.runtime.model_settings import (
     LOCAL_PLACEHOLDER_KEY,
     ModelNotConfigured,
@@ -76,7 +81,11 @@ def test_a_project_overrides_the_environment_field_by_field(
     )
     chosen = model_settings_for("smart", None, policy.models)
     assert chosen == ModelSettings(
-        "openai/qwen2.5-coder-0.5b", "http://127.0.0.1:9999/v1", "k-123", ToolCallStyle.JSON_SCHEMA
+        "openai/qwen2.5-coder-0.5b",
+        "http://127.0.0.1:9999/v1",
+        "k-123",
+        ToolCallStyle.JSON_SCHEMA,
+        pinned=True,
     )
     only_style = policy_parse({"models": {"smart": {"tool_calls": "native"}}}).models
     kept = model_settings_for("smart", None, only_style)
@@ -84,6 +93,81 @@ def test_a_project_overrides_the_environment_field_by_field(
     monkeypatch.delenv("LOCAL_QWEN_KEY")
     with pytest.raises(ModelNotConfigured, match="LOCAL_QWEN_KEY, which is not set"):
         model_settings_for("smart", None, policy.models)
+
+
+class _Hits(BaseHTTPRequestHandler):
+    hits: ClassVar[list[str]] = []
+
+    def do_POST(self) -> None:
+        self.hits.append(self.path)
+        self.send_response(500)
+        self.end_headers()
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def loopback_server() -> Iterator[int]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hits)
+    _Hits.hits = []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()
+
+
+def _rebinding_resolver(port: int) -> Any:
+    """A resolver that answers a public address the first time, loopback after."""
+    real = socket.getaddrinfo
+    asked: list[str] = []
+
+    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host != "models.rebind.test":
+            return real(host, *args, **kwargs)
+        asked.append(host)
+        ip = "93.184.216.34" if len(asked) == 1 else "127.0.0.1"
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (ip, port))]
+
+    return getaddrinfo
+
+
+@override_settings(SF_MODEL_SMART="openai/gpt-4o", SF_MODEL_ENDPOINTS=ENDPOINTS)
+def test_a_project_api_base_is_pinned_to_the_addresses_the_guard_checked(
+    monkeypatch: pytest.MonkeyPatch, loopback_server: int
+) -> None:
+    monkeypatch.setattr(socket, "getaddrinfo", _rebinding_resolver(loopback_server))
+    base = f"http://models.rebind.test:{loopback_server}/v1"
+    models = policy_parse({"models": {"smart": {"model": "openai/m", "api_base": base}}}).models
+    chosen = model_settings_for("smart", None, models)  # the first lookup: public
+    assert chosen.pinned
+    hi = [{"role": "user", "content": "hi"}]
+    with pytest.raises(Exception, match="Connection error") as failed:
+        complete(model=chosen.model, messages=hi, timeout=10, **chosen.litellm_options())
+    assert _Hits.hits == []  # the second lookup's loopback address was never connected
+    assert "models.rebind.test is a loopback address (127.0.0.1)" in _causes(failed.value)
+
+
+def _causes(exc: BaseException | None) -> str:
+    """The messages of an exception and of what it was raised from, in turn."""
+    seen: list[str] = []
+    while exc is not None and len(seen) < 10:
+        seen.append(str(exc))
+        exc = exc.__cause__ or exc.__context__
+    return "\n".join(seen)
+
+
+@override_settings(
+    SF_MODEL_SMART="openai/gpt-4o",
+    SF_MODEL_ENDPOINTS=ENDPOINTS,
+    SF_NET_TEST_HOSTS={"models.example.com": "93.184.216.34"},
+)
+def test_a_project_api_base_needs_an_openai_compatible_model() -> None:
+    base = "https://models.example.com/v1"
+    models = policy_parse({"models": {"smart": {"model": "anthropic/c", "api_base": base}}})
+    with pytest.raises(ModelNotConfigured, match=r"needs an openai/<model> .* not anthropic/c"):
+        model_settings_for("smart", None, models.models)
 
 
 @pytest.mark.parametrize(

@@ -234,6 +234,16 @@ def test_the_system_check_reports_root_without_pids_cgroups(monkeypatch) -> None
     assert "processes limit" in message.msg
 
 
+def test_the_system_check_reports_no_memory_cgroup(monkeypatch: pytest.MonkeyPatch) -> None:
+    import agents_app.sandbox_checks as checks
+
+    monkeypatch.setattr(checks, "memory_cgroup_root", lambda: Path("/sys/fs/cgroup/memory/x"))
+    assert "sf.W014" not in [m.id for m in run_checks(tags=[Tags.security])]
+    monkeypatch.setattr(checks, "memory_cgroup_root", lambda: None)
+    [message] = [m for m in run_checks(tags=[Tags.security]) if m.id == "sf.W014"]
+    assert "memory is limited per process only (RLIMIT_AS" in message.msg
+
+
 def test_a_command_above_restricted_is_refused_without_the_sandbox(
     settings, worktree: Path, tmp_path: Path
 ) -> None:

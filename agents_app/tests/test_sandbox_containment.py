@@ -16,73 +16,34 @@ from pathlib import Path
 import pytest
 from django.conf import settings as django_settings
 
-from agents_app.runtime.sandbox import (
-    CommandRun,
-    SandboxPolicy,
-    bwrap_problem,
-    group_run,
-    sandbox_argv,
-    sandboxed_run,
-    sf_own_paths,
-)
-from agents_app.runtime.sandbox_limits import limit_note
+from agents_app.runtime.sandbox import CommandRun, SandboxPolicy, bwrap_problem
+from agents_app.runtime.sandbox_limits import memory_cgroup_root
 from agents_app.schemas import SandboxLimits
+from agents_app.tests import sandbox_users
+from agents_app.tests.sandbox_users import BWRAP, USERS, own
 from conftest import make_git_repo
-
-TEST_USER = "sfsandboxtest"
-BWRAP = "/usr/bin/bwrap"
-ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
 
 pytestmark = pytest.mark.skipif(
     bool(bwrap_problem(BWRAP)), reason="bubblewrap is required (scripts/setup.sh)"
 )
 
 
-def _ensure_test_user() -> pwd.struct_passwd | None:
-    try:
-        return pwd.getpwnam(TEST_USER)
-    except KeyError:
-        pass
-    if os.geteuid() != 0:
-        return None
-    subprocess.run(
-        ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", TEST_USER],
-        check=True,
-    )
-    return pwd.getpwnam(TEST_USER)
-
-
-@pytest.fixture(scope="module", params=["root", TEST_USER])
+@pytest.fixture(scope="module", params=USERS)
 def user(request: pytest.FixtureRequest) -> str:
     """Who runs bwrap: ``root`` (as scripts/run.sh does here) or an ordinary user."""
-    if request.param == "root" and os.geteuid() != 0:
-        pytest.skip("the test process is not root")
-    if request.param == TEST_USER and (os.geteuid() != 0 or _ensure_test_user() is None):
-        pytest.skip(f"running bwrap as {TEST_USER} needs root to switch to it")
-    return str(request.param)
+    return sandbox_users.chosen_user(request)
 
 
 @pytest.fixture
 def place(user: str) -> Iterator[Path]:
-    """A directory both users can reach (pytest's tmp_path is root's, mode 0700)."""
-    path = Path(tempfile.mkdtemp(prefix="sf-containment-", dir="/tmp"))
-    path.chmod(0o755)
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
-def _own(user: str, path: Path) -> None:
-    if user != "root":
-        subprocess.run(["chown", "-R", f"{TEST_USER}:", str(path)], check=True)
+    yield from sandbox_users.shared_place()
 
 
 @pytest.fixture
 def worktree(user: str, place: Path) -> Path:
     path = place / "wt"
     path.mkdir()
-    _own(user, path)
+    own(user, path)
     return path
 
 
@@ -94,7 +55,7 @@ def git_worktree(user: str, place: Path) -> tuple[Path, Path]:
     subprocess.run(
         ["git", "worktree", "add", "-q", "-b", "sf/p1/k/1", str(wt)], cwd=repo, check=True
     )
-    _own(user, place)
+    own(user, place)
     return repo, wt
 
 
@@ -103,19 +64,7 @@ def contained(
 ) -> CommandRun:
     """``command`` in the sandbox, with bwrap started by ``user``."""
     policy = SandboxPolicy(profile="normal", limits=limits or SandboxLimits())
-    if user == "root":
-        done = sandboxed_run(command, worktree=worktree, policy=policy, env=ENV, timeout=30)
-        assert done.sandboxed
-        return done
-    home = Path("/home") / user  # need not exist: the sandbox makes it an empty tmpfs
-    argv = sandbox_argv(
-        command, worktree=worktree, policy=policy, bwrap=BWRAP, home=home, hidden=sf_own_paths()
-    )
-    entry = pwd.getpwnam(user)
-    setpriv = ["setpriv", f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--clear-groups"]
-    code, output = group_run([*setpriv, *argv], cwd=worktree, env=ENV, timeout=30)
-    note = limit_note(code, output, policy.limits)
-    return CommandRun(code, f"{output}\n{note}\n" if note else output, 0.0, True)
+    return sandbox_users.contained(user, worktree, command, policy)
 
 
 def test_bwrap_runs_as_the_user_named_in_the_test_id(user: str, worktree: Path) -> None:
@@ -245,6 +194,28 @@ def test_a_memory_hog_is_bounded(user: str, worktree: Path) -> None:
     assert "memory (address space) limit (256 MiB; the project policy's sandbox.memory_mb)" in (
         done.output
     )
+
+
+# The parent holds 100 MiB while its child takes another 100 MiB: each process stays
+# under the address-space limit (160 MiB), the two together go over the cgroup's.
+TWO_HOGS = (
+    "import subprocess; held = bytes(range(256)) * (400 << 10); "
+    "subprocess.run(['python3', '-c', 'b = bytes(range(256)) * (400 << 10)']); "
+    "print('both survived')"
+)
+
+
+def test_a_command_over_its_memory_cgroup_is_killed_and_the_limit_named(
+    user: str, worktree: Path
+) -> None:
+    if user != "root" or memory_cgroup_root() is None:
+        pytest.skip("memory cgroups: SF as root here (cgroup v1), or a delegated v2 subtree")
+    done = contained(user, worktree, f'python3 -c "{TWO_HOGS}"', SandboxLimits(memory_mb=160))
+    assert "both survived" not in done.output
+    assert done.output.rstrip().endswith(
+        "[sandbox] the command ran into its memory (the command's cgroup; a process was "
+        "killed) limit (160 MiB; the project policy's sandbox.memory_mb)"
+    ), done.output
 
 
 def test_tmp_is_private_and_size_limited(user: str, worktree: Path) -> None:
