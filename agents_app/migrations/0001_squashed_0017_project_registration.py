@@ -10,7 +10,7 @@ migration 0016_evidence_unit_constraints).
 A database that applied 0001 to 0017 has this migration applied (``replaces``), with the
 same tables, columns, indexes and constraints (the old foreign key's index has the name an
 indexed ``unit_id`` gets); the old foreign key constraint is then tasks_app's. A fresh
-database runs this migration. The data migrations of the old chain (0007, 0012, 0017) are
+database runs this migration. The data migrations of the old chain (0007, 0008, 0012, 0017) are
 left out: they only rewrote rows that existed then, and a fresh database has none.
 0016's triggers (the session's dispatch version) are kept, below.
 
