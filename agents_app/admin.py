@@ -8,7 +8,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from agents_app.access import sessions_visible
-from agents_app.admin_scope import ProjectScopedAdmin, ScopedInline
+from agents_app.admin_scope import ProjectScopedAdmin, ReadOnlyAdminMixin, ScopedInline
 from agents_app.gate.approvals import decision_review, may_review
 from agents_app.models import (
     AgentSession,
@@ -136,7 +136,7 @@ class AgentSessionAdmin(ProjectScopedAdmin):
 
 
 @admin.register(ModeTransition)
-class ModeTransitionAdmin(ProjectScopedAdmin):
+class ModeTransitionAdmin(ReadOnlyAdminMixin, ProjectScopedAdmin):
     project_lookup = "session__project"
 
     list_display = [
@@ -159,15 +159,6 @@ class ModeTransitionAdmin(ProjectScopedAdmin):
     ]
     search_fields = ["reason", "session__title", "actor_label"]
     date_hierarchy = "requested_at"
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 def _review_action(approve: bool, scope: str, label: str) -> Any:
@@ -253,7 +244,7 @@ class RiskDecisionAdmin(ProjectScopedAdmin):
 
 
 @admin.register(TraceEvent)
-class TraceEventAdmin(ProjectScopedAdmin):
+class TraceEventAdmin(ReadOnlyAdminMixin, ProjectScopedAdmin):
     project_lookup = "session__project"
 
     list_display = [
@@ -270,18 +261,9 @@ class TraceEventAdmin(ProjectScopedAdmin):
     list_filter = ["kind"]
     search_fields = ["=session__id", "name", "input_hash"]
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
 
 @admin.register(ModelCall)
-class ModelCallAdmin(ProjectScopedAdmin):
+class ModelCallAdmin(ReadOnlyAdminMixin, ProjectScopedAdmin):
     """The cost ledger is evidence: read-only, like the trace."""
 
     project_lookup = "session__project"
@@ -300,18 +282,9 @@ class ModelCallAdmin(ProjectScopedAdmin):
     list_filter = ["stage", "priced"]
     search_fields = ["=session__id", "model"]
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
 
 @admin.register(RepairRecord)
-class RepairRecordAdmin(admin.ModelAdmin):
+class RepairRecordAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     """The doctor's repairs are evidence: read-only. A repair names no project (it acts
     on SF's state as often as on a project's): staff see those of sessions they may
     view; the rest (the shell's, the page's) are for superusers."""
@@ -326,12 +299,3 @@ class RepairRecordAdmin(admin.ModelAdmin):
         if request.user.is_superuser:
             return records
         return records.filter(session__in=sessions_visible(request.user))
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False

@@ -83,6 +83,21 @@ class ScopedForeignKeys:
         return super().formfield_for_manytomany(db_field, request, **kwargs)  # type: ignore[misc]
 
 
+class ReadOnlyAdminMixin:
+    """Evidence and logs: listed and shown in the admin, never added, changed or deleted
+    there (the code that writes them is their only writer). Before the admin class in the
+    bases; for a model admin or an inline alike."""
+
+    def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+
 class ScopedInline(ScopedForeignKeys, admin.TabularInline):
     pass
 

@@ -6,9 +6,11 @@ shows is named once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Literal
 
+from django.db.models import QuerySet
 from ninja import Schema
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -45,6 +47,17 @@ class In(Schema):
 class Page(In):
     limit: int = Field(50, ge=1, le=MAX_LIMIT, description=f"at most {MAX_LIMIT}")
     offset: int = Field(0, ge=0, le=MAX_OFFSET)
+
+    def of(self, rows: QuerySet[Any, Any], out: Callable[[Any], Any]) -> dict[str, Any]:
+        """This page of ``rows``, each through ``out``, and how many rows there are in
+        all: the fields of every ``...Page`` answer (``SessionPage(**page.of(...))``)."""
+        items = rows[self.offset : self.offset + self.limit]
+        return {
+            "count": rows.count(),
+            "limit": self.limit,
+            "offset": self.offset,
+            "items": [out(row) for row in items],
+        }
 
 
 class ProjectIn(In):

@@ -12,20 +12,11 @@ from django.db.models import Model, Q, QuerySet
 from django.http import HttpRequest
 
 from agents_app.access import projects_visible
-from agents_app.admin_scope import ProjectScopedAdmin
+from agents_app.admin_scope import ProjectScopedAdmin, ReadOnlyAdminMixin
 from notify_app.models import Delivery, Notification, NotificationPreference
 
 
-class ReadOnlyAdmin(ProjectScopedAdmin):
-    def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
-        return False
-
+class ReadOnlyAdmin(ReadOnlyAdminMixin, ProjectScopedAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         # A test notification has no project: its person (and superusers) see it.
         queryset = admin.ModelAdmin.get_queryset(self, request)

@@ -3,12 +3,10 @@ entries), units, workers, and recurring schedules with their read-only runs."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib import admin
 from django.http import HttpRequest
 
-from agents_app.admin_scope import ProjectScopedAdmin
+from agents_app.admin_scope import ProjectScopedAdmin, ReadOnlyAdminMixin
 from tasks_app.models import (
     MergeRequest,
     Plan,
@@ -21,15 +19,9 @@ from tasks_app.models import (
 )
 
 
-class ReadOnlyInline(admin.TabularInline):
+class ReadOnlyInline(ReadOnlyAdminMixin, admin.TabularInline):
     extra = 0
     can_delete = False
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 class TaskInline(ReadOnlyInline):
@@ -147,17 +139,8 @@ class ScheduleAdmin(ProjectScopedAdmin):
 
 
 @admin.register(ScheduleRun)
-class ScheduleRunAdmin(ProjectScopedAdmin):
+class ScheduleRunAdmin(ReadOnlyAdminMixin, ProjectScopedAdmin):
     project_lookup = "schedule__project"
     list_display = ("schedule", "occurrence", "trigger", "status", "session", "reason")
     list_filter = ("status", "trigger")
     search_fields = ("schedule__name", "reason")
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False

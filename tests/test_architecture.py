@@ -8,6 +8,8 @@
 - Inside the two big apps too: each part imports only its own and the parts below it
   (``PARTS``: tasks_app's domain < engine < features < surfaces; agents_app's
   sessions < gate < runtime < services < surfaces).
+- Schemas too: an app's models and migrations name no model of an app above it and
+  depend on no migration of one (a string ties tables together without an import).
 - No function over 60 lines and no module over 500 lines, outside migrations and
   data tables.
 
@@ -297,3 +299,75 @@ def _long_functions(path: Path) -> Iterator[str]:
 def test_no_function_over_the_limit() -> None:
     long = [line for path in _all_sources() for line in _long_functions(path)]
     assert not long, "\n".join(long)
+
+
+# Model references and migration dependencies pointing up the layers that are not fixed
+# yet (skills_app's uses of units and tasks, issue 26). The list may only shrink.
+KNOWN_UPWARD_REFERENCES = frozenset(
+    {
+        "skills_app/models.py names tasks_app.Task",
+        "skills_app/models.py names tasks_app.Unit",
+        "skills_app/migrations/0001_skills.py names tasks_app.task",
+        "skills_app/migrations/0001_skills.py names tasks_app.unit",
+        "skills_app/migrations/0001_skills.py depends on tasks_app",
+    }
+)
+
+
+def _schema_files(app_dir: Path) -> Iterator[Path]:
+    """An app's models and migrations: where its tables name other apps' tables."""
+    yield from sorted(app_dir.glob("models.py"))
+    yield from sorted(app_dir.glob("models/*.py"))
+    yield from sorted(app_dir.glob("migrations/*.py"))
+
+
+def upward_references(app: str, paths: Iterator[Path]) -> set[str]:
+    """Models named as 'app.Model' and migration dependencies (app, name) on higher apps.
+
+    An import is not needed to tie one app's schema to another's: a string does it.
+    """
+    found: set[str] = set()
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            where = _relative(path) if path.is_relative_to(ROOT) else str(path)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                other, dot, model = node.value.partition(".")
+                if dot and other in LAYERS and model.isidentifier() and _above(other, app):
+                    found.add(f"{where} names {node.value}")
+            elif isinstance(node, ast.Tuple) and len(node.elts) == 2:
+                first = node.elts[0]
+                if (
+                    isinstance(first, ast.Constant)
+                    and first.value in LAYERS
+                    and _above(str(first.value), app)
+                ):
+                    found.add(f"{where} depends on {first.value}")
+    return found
+
+
+def _above(other: str, app: str) -> bool:
+    return LAYERS.index(other) > LAYERS.index(app)
+
+
+def test_schemas_and_migrations_point_down_the_layers() -> None:
+    """Each app's tables and migrations stand on the apps below it only: agents_app's
+    migrate on a database without tasks_app (tests/test_migrations_standalone.py)."""
+    found = {
+        reference
+        for app in LAYERS
+        if app not in ("sf_native", "sf_core")
+        for reference in upward_references(app, _schema_files(ROOT / app))
+    }
+    assert not {r for r in found if r.startswith("agents_app/")}
+    assert found <= KNOWN_UPWARD_REFERENCES, "\n".join(sorted(found - KNOWN_UPWARD_REFERENCES))
+    assert found >= KNOWN_UPWARD_REFERENCES, "fixed? take it off the list:\n" + "\n".join(
+        sorted(KNOWN_UPWARD_REFERENCES - found)
+    )
+
+
+def test_an_upward_reference_in_a_schema_is_found() -> None:
+    """agents_app's migrations before they stood alone, kept for the upgrade test."""
+    before = sorted((ROOT / "tests/upgrade/migrations/agents_app_before").glob("0*.py"))
+    found = {line.partition(" ")[2] for line in upward_references("agents_app", iter(before))}
+    assert found == {"names tasks_app.unit", "depends on tasks_app"}
+    assert not upward_references("tasks_app", iter(before))  # below is fine

@@ -21,7 +21,6 @@ from django.urls import reverse
 
 from agents_app.access import Action, may, role_of
 from agents_app.doctor_checks import projects_check
-from agents_app.migrations import __path__ as migrations_path
 from agents_app.models import Project, ProjectMembership, Role
 from agents_app.services import project_create
 from api_app.tokens import token_create
@@ -30,6 +29,8 @@ from sf_core.actors import Actor
 from sf_core.errors import SfError
 from tasks_app.features.doctor import git_checks as doctor_git
 from tests.cli import run_sf
+from tests.upgrade.migrations import agents_app_before
+from tests.upgrade.migrations.agents_app_before import __path__ as migrations_path
 
 pytestmark = pytest.mark.django_db
 
@@ -153,7 +154,9 @@ def test_the_migration_resolves_stored_paths_and_names_duplicates(roots: Path) -
 
     from django.apps import apps
 
-    migration = import_module("agents_app.migrations.0017_project_registration")
+    # It ran on every database upgraded to it; agents_app's one migration now replaces it
+    # (tests/test_migrations_standalone.py), and the file is kept with the old chain.
+    migration = import_module(f"{agents_app_before.__name__}.0017_project_registration")
     assert Path(migrations_path[0], "0017_project_registration.py").is_file()
     real = make_git_repo(roots / "x")
     Project.objects.create(name="plain", repo_path=f"{real}/.")

@@ -92,11 +92,11 @@ def test_a_skill_that_fails_validation_is_reported(project: Any) -> None:
 
 def test_an_unapplied_migration_is_reported() -> None:
     # Below a later migration that is applied: a plan to the leaves would not list it.
-    MigrationRecorder(connection).record_unapplied("agents_app", "0015_repairrecord")
+    MigrationRecorder(connection).record_unapplied("tasks_app", "0015_worker_live_counts")
     (finding,) = check("migrations").findings
     assert finding.severity == Severity.ERROR
     assert finding.message.startswith("1 migration not applied")
-    assert finding.evidence == ["agents_app.0015_repairrecord"]
+    assert finding.evidence == ["tasks_app.0015_worker_live_counts"]
 
 
 def test_an_unapplied_latest_migration_is_reported() -> None:

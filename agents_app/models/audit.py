@@ -38,9 +38,8 @@ class RiskDecision(models.Model):
     """One decision of the permission gate on one tool call, with all five axes."""
 
     session = models.ForeignKey(AgentSession, on_delete=models.CASCADE, related_name="decisions")
-    unit = models.ForeignKey(
-        "tasks_app.Unit", null=True, blank=True, on_delete=models.SET_NULL, related_name="decisions"
-    )
+    # The unit's id, like ``TraceEvent.unit_id``; the engine above holds the relation.
+    unit_id = models.BigIntegerField(null=True, blank=True, db_index=True)
     tool = models.CharField(max_length=64)
     input_normalized = models.JSONField()
     input_hash = models.CharField(max_length=64, db_index=True)

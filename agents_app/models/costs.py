@@ -25,10 +25,8 @@ class CallStage(models.TextChoices):
 
 class ModelCall(models.Model):
     session = models.ForeignKey(AgentSession, on_delete=models.CASCADE, related_name="calls")
-    # By name, like ``TraceEvent.unit``: a call belongs to the unit that made it.
-    unit = models.ForeignKey(
-        "tasks_app.Unit", null=True, blank=True, on_delete=models.CASCADE, related_name="calls"
-    )
+    # The unit that made the call, by id, like ``TraceEvent.unit_id`` (relation above).
+    unit_id = models.BigIntegerField(null=True, blank=True, db_index=True)
     trace_event = models.OneToOneField(
         TraceEvent, null=True, blank=True, on_delete=models.SET_NULL, related_name="call"
     )
@@ -52,7 +50,7 @@ class ModelCall(models.Model):
             ),
             models.CheckConstraint(condition=Q(cost__gte=0), name="call_cost_non_negative"),
             models.CheckConstraint(
-                condition=Q(stage=CallStage.PLAN, unit__isnull=True) | Q(stage=CallStage.UNIT),
+                condition=Q(stage=CallStage.PLAN, unit_id__isnull=True) | Q(stage=CallStage.UNIT),
                 name="call_plan_has_no_unit",
             ),
         ]

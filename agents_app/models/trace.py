@@ -23,9 +23,9 @@ class TraceEvent(models.Model):
     """One event of a unit's trace. ``payload`` is redacted before it is stored."""
 
     session = models.ForeignKey(AgentSession, on_delete=models.CASCADE, related_name="trace")
-    unit = models.ForeignKey(
-        "tasks_app.Unit", null=True, blank=True, on_delete=models.CASCADE, related_name="trace"
-    )
+    # The unit's id, no more: units belong to the engine above this app, which holds the
+    # relation (``unit``, ``Unit.trace``) and its database constraint (tasks_app.models.evidence).
+    unit_id = models.BigIntegerField(null=True, blank=True, db_index=True)
     seq = models.PositiveIntegerField()
     kind = models.CharField(max_length=12, choices=TraceKind.choices)
     name = models.CharField(max_length=200, blank=True)  # tool name or model name
@@ -40,7 +40,7 @@ class TraceEvent(models.Model):
     class Meta:
         ordering = ["session_id", "unit_id", "seq"]
         constraints = [
-            models.UniqueConstraint(fields=["session", "unit", "seq"], name="trace_seq_unique"),
+            models.UniqueConstraint(fields=["session", "unit_id", "seq"], name="trace_seq_unique"),
             models.CheckConstraint(condition=Q(kind__in=TraceKind.values), name="trace_kind_valid"),
         ]
 

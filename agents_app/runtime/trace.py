@@ -30,7 +30,7 @@ class TraceRecorder:
     def __post_init__(self) -> None:
         # A resumed unit continues its trace after the last recorded event.
         events = TraceEvent.objects.filter(session=self.session)
-        events = events.filter(unit_id=self.unit_id) if self.unit_id else events.filter(unit=None)
+        events = events.filter(unit_id=self.unit_id or None)  # None: the planner's own trace
         last = events.aggregate(last=Max("seq"))["last"]
         self.next_seq = 0 if last is None else last + 1
 

@@ -121,13 +121,7 @@ def schedule_runs(*, token: ApiToken, schedule_id: int, page: Page) -> ScheduleR
     """Every run, skip, miss and refusal, newest occurrence first."""
     runs = ScheduleRun.objects.filter(schedule=schedule_find(token=token, schedule_id=schedule_id))
     runs = runs.order_by("-occurrence", "-pk")
-    items = runs[page.offset : page.offset + page.limit]
-    return ScheduleRunPage(
-        count=runs.count(),
-        limit=page.limit,
-        offset=page.offset,
-        items=[run_out(run) for run in items],
-    )
+    return ScheduleRunPage(**page.of(runs, run_out))
 
 
 def schedule_pause(*, token: ApiToken, schedule_id: int, paused: bool) -> ScheduleOut:

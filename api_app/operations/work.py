@@ -87,13 +87,7 @@ def session_tasks(
         tasks = tasks.filter(status=status)
     # Only the columns TaskOut shows (a task's description, criteria and verify
     # commands are most of its row and nothing of the list's), as rows, not models.
-    rows = tasks.values(*TaskOut.model_fields)[page.offset : page.offset + page.limit]
-    return TaskPage(
-        count=tasks.count(),
-        limit=page.limit,
-        offset=page.offset,
-        items=[TaskOut(**row) for row in rows],
-    )
+    return TaskPage(**page.of(tasks.values(*TaskOut.model_fields), lambda row: TaskOut(**row)))
 
 
 def _task(token: ApiToken, task_id: int) -> Task:
@@ -152,13 +146,7 @@ def decisions_list(*, token: ApiToken, page: Page, status: str = "pending") -> D
     if status and status != "all":
         found = found.filter(review_status=status)
     found = found.select_related("session").order_by("-created_at", "-pk")
-    items = found[page.offset : page.offset + page.limit]
-    return DecisionPage(
-        count=found.count(),
-        limit=page.limit,
-        offset=page.offset,
-        items=[decision_out(d) for d in items],
-    )
+    return DecisionPage(**page.of(found, decision_out))
 
 
 def decision_review(*, token: ApiToken, decision_id: int, data: ReviewIn) -> DecisionOut:

@@ -46,13 +46,7 @@ def sessions_list(
     if status is not None:
         found = found.filter(status=status)
     found = found.order_by("-created_at", "-pk")
-    items = found[page.offset : page.offset + page.limit]
-    return SessionPage(
-        count=found.count(),
-        limit=page.limit,
-        offset=page.offset,
-        items=[session_out(session) for session in items],
-    )
+    return SessionPage(**page.of(found, session_out))
 
 
 @sessions_router.get("/sessions/{session_id}/plans", response={200: PlanPage, **ERRORS})
@@ -61,13 +55,7 @@ def session_plans(request: HttpRequest, session_id: int, page: Query[Page]) -> P
     sessions = AgentSession.objects.all()
     session = visible_or_404(api_token(request), sessions, session_id, "project")
     plans = Plan.objects.filter(session=session).order_by("created_at", "pk")
-    items = plans[page.offset : page.offset + page.limit]
-    return PlanPage(
-        count=plans.count(),
-        limit=page.limit,
-        offset=page.offset,
-        items=[plan_out(plan) for plan in items],
-    )
+    return PlanPage(**page.of(plans, plan_out))
 
 
 @router.post("/sessions/{session_id}/steer", response={200: CommandOut, **ERRORS})
@@ -97,13 +85,7 @@ def unit_trace(
     events = TraceEvent.objects.filter(unit=_unit(request, unit_id)).order_by("seq")
     if kind is not None:
         events = events.filter(kind=kind)
-    items = events[page.offset : page.offset + page.limit]
-    return TracePage(
-        count=events.count(),
-        limit=page.limit,
-        offset=page.offset,
-        items=[trace_item_out(event) for event in items],
-    )
+    return TracePage(**page.of(events, trace_item_out))
 
 
 @router.get("/units/{unit_id}/diff", response={200: DiffOut, **ERRORS})

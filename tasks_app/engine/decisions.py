@@ -12,17 +12,18 @@ from agents_app.models import RiskDecision
 from sf_core.actors import Actor
 from tasks_app.engine.dispatch import dispatch_on_commit
 from tasks_app.lifecycle import task_transition
-from tasks_app.models import HoldReason, TaskStatus
+from tasks_app.models import HoldReason, TaskStatus, Unit
 from tasks_app.services import schedule_ready
 
 
 def task_after_review(*, decision_id: int, approved: bool) -> None:
     """Approved: the blocked task runs again (its next unit can make the approved
     call). Rejected: it stays blocked, with the rejection as its reason."""
-    decision = RiskDecision.objects.select_related("unit__task__plan").get(pk=decision_id)
-    if decision.unit is None:
+    decision = RiskDecision.objects.get(pk=decision_id)
+    if decision.unit_id is None:
         return
-    task = decision.unit.task
+    unit = Unit.objects.select_related("task__plan").get(pk=decision.unit_id)
+    task = unit.task
     if task.status != TaskStatus.BLOCKED:
         return
     if approved:

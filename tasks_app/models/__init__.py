@@ -2,6 +2,7 @@
 the worker registry, and recurring schedules (``Schedule``: a saved intent or plan run
 by a cron expression; not ``TaskSchedule``, one task's dispatch state)."""
 
+from tasks_app.models import evidence  # noqa: F401  (the evidence's unit relation)
 from tasks_app.models.forge import ForgePullRequest, PullRequestState
 from tasks_app.models.merge import ACTIVE_MERGE_STATUSES, MergeRequest, MergeStatus
 from tasks_app.models.plan import (

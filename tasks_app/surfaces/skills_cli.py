@@ -80,18 +80,19 @@ class SkillsCommand(Subcommand):
     )
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        actions = parser.add_subparsers(dest="action", required=True)
-        sync = actions.add_parser("sync", help="read the skill folders into the database now")
-        listing = actions.add_parser("list", help="the skills a unit of the project may use")
-        evaluate = actions.add_parser(
-            "eval", help="run eval cases as real units (live or replayed) and grade them"
+        actions = self.add_actions(
+            parser,
+            {
+                "sync": "read the skill folders into the database now",
+                "list": "the skills a unit of the project may use",
+                "eval": "run eval cases as real units (live or replayed) and grade them",
+                "proposals": "the skills SF proposed from repeated evidence",
+            },
         )
-        _eval_arguments(evaluate)
-        for action in (sync, listing, evaluate):
-            action.add_argument("--project", required=True, help="project name or id")
-            add_output_format(action)
-            add_acting_user(action)
-        _proposal_arguments(actions)
+        for name in ("sync", "list", "eval"):
+            actions[name].add_argument("--project", required=True, help="project name or id")
+        _eval_arguments(actions["eval"])
+        _proposal_arguments(actions["proposals"])
 
     def run(self, options: dict[str, Any]) -> int:
         if options["action"] == "proposals":
@@ -219,10 +220,7 @@ class SkillsCommand(Subcommand):
         return service(proposal=proposal, actor=actor)
 
 
-def _proposal_arguments(actions: Any) -> None:
-    proposals = actions.add_parser(
-        "proposals", help="the skills SF proposed from repeated evidence"
-    )
+def _proposal_arguments(proposals: argparse.ArgumentParser) -> None:
     proposals.add_argument("--project", help="project name or id (default: every one)")
     decide = proposals.add_subparsers(dest="decision")
     for verb in ("accept", "reject"):
@@ -230,8 +228,6 @@ def _proposal_arguments(actions: Any) -> None:
         child.add_argument("proposal_id", type=int)
         add_output_format(child)
         add_acting_user(child)
-    add_output_format(proposals)
-    add_acting_user(proposals)
 
 
 def _eval_arguments(parser: argparse.ArgumentParser) -> None:
