@@ -13,6 +13,8 @@ that asks for ``web`` shares the one, and ``browser`` connects to the other. Tes
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -22,7 +24,7 @@ import pytest
 from django.contrib.auth.models import User
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from tests.processes import WebProcess
+from tests.processes import WebProcess, wait_for
 
 CHROMIUM = "/usr/lib/chromium/chromium"
 CHROMIUM_ARGS = [
@@ -84,7 +86,11 @@ def _shared_chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     command = [sys.executable, "-m", "playwright", "launch-server", "--browser", "chromium"]
     with (folder / "server.log").open("w") as log:
         server = subprocess.Popen(
-            [*command, "--config", str(config)], stdout=subprocess.PIPE, stderr=log, text=True
+            [*command, "--config", str(config)],
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            start_new_session=True,  # its own group: the wrapper, the driver and Chromium
         )
     assert server.stdout is not None
     try:
@@ -94,9 +100,24 @@ def _shared_chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         )
         yield endpoint
     finally:
-        server.terminate()
+        # The Python wrapper does not pass a signal on to the driver (node), which
+        # outlived it: end the whole group, and wait until nothing of it is left.
+        _signal_group(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
         server.stdout.close()
+        try:
+            wait_for(lambda: not _signal_group(server.pid, 0), timeout=30, what="Chromium to exit")
+        finally:
+            _signal_group(server.pid, signal.SIGKILL)
+
+
+def _signal_group(group: int, sig: int) -> bool:
+    """Send ``sig`` to a process group; False when no process of it is left."""
+    try:
+        os.killpg(group, sig)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 @pytest.fixture
