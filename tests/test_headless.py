@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -20,6 +21,7 @@ import yaml
 from agents_app.models import AgentSession, Project, ReviewStatus, RiskDecision
 from tasks_app.engine.replaying import demo_repo_create
 from tasks_app.models import Plan, Task, Unit
+from tests.cli import run_sf
 from tests.fixtures import HANDWRITTEN_DEMO_TRACE
 from tests.headless_runs import (
     FINISH,
@@ -198,28 +200,46 @@ def test_timeout_exits_1_and_the_session_resumes(repo: Path) -> None:
         (["--project", "{repo}", "--intent", "add a flag"], "no model configured"),
         (["--project", "{repo}"], "nothing to run"),
         (["--session", "424242"], "no such session"),
-        (["--timeout", "-3"], "must be more than 0"),
         (["next", "--via-workers", "--session", "1"], "exactly one unit"),
     ],
 )
+@pytest.mark.django_db  # in this process: a rolled-back transaction, no flush after it
 def test_bad_input_exits_2_with_one_line_and_writes_nothing(
-    repo: Path, tmp_path: Path, args: list[str], message: str
+    repo: Path, tmp_path: Path, args: list[str], message: str, settings: Any
 ) -> None:
+    """In this process (``sf headless`` parses and checks its input the same way in
+    either; the process boundary's exit codes and streams are the tests above and below).
+    What the command wrote would be seen here, inside the test's transaction."""
     (tmp_path / "bad.yaml").write_text("tasks: [{key: 1}]\nsurprise: true\n")
     plain = tmp_path / "plain"
     plain.mkdir()
     filled = [a.format(repo=repo, tmp=plain if a == "{tmp}" else tmp_path) for a in args]
-    run = headless(*filled, SF_MODEL_DEEP="", SF_MODEL_SMART="")
+    settings.SF_MODEL_DEEP = settings.SF_MODEL_SMART = ""
+    code, out, err = run_sf("headless", *filled)
+    assert code == 2, err
+    errors = [line for line in err.splitlines() if "error" in line]
+    assert len(errors) == 1, err
+    assert message in errors[0]
+    assert out == ""
+    assert not Project.objects.exists()
+    assert not AgentSession.objects.exists()
+
+
+def test_a_value_argparse_refuses_exits_2_with_one_line_and_writes_nothing() -> None:
+    """A real process: argparse's own exit (2, its one line on stderr); in a test
+    process Django turns it into an exception instead."""
+    run = headless("--timeout", "-3")
     assert run.code == 2, run.stderr
     errors = [line for line in run.stderr.splitlines() if "error" in line]
     assert len(errors) == 1, run.stderr
-    assert message in errors[0]
+    assert "must be more than 0" in errors[0]
     assert run.stdout == ""
     assert not Project.objects.exists()
     assert not AgentSession.objects.exists()
 
 
 def test_bad_input_in_json_is_a_usage_result(repo: Path) -> None:
+    """A real process: the usage result is the one line on its stdout."""
     run = headless("--project", str(repo), "--output-format", "json")
     assert run.code == 2
     result = run.result()

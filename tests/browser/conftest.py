@@ -1,16 +1,22 @@
 """Browser tests: Debian's Chromium driven by Playwright against a real daphne process.
 
 Playwright's sync API runs an event loop in the test's thread while it is open, and
-Django refuses ORM calls next to a running loop. So each test gets its browser from
-a function-scoped fixture that starts *after* the database fixtures (the user, the
+Django refuses ORM calls next to a running loop. So each test gets its Playwright
+from a function-scoped fixture that starts *after* the database fixtures (the user, the
 ``web`` fixture) and stops *before* their teardown; inside the test, database access
-goes through the web process or plain psycopg. The SF web process (daphne) itself is
-started once per test process and serves every test that asks for ``web``. Tests list database fixtures
+goes through the web process or plain psycopg. The SF web process (daphne) and
+Chromium (a Playwright browser server) are started once per test process: every test
+that asks for ``web`` shares the one, and ``browser`` connects to the other. Tests list database fixtures
 (``agent_session``, ``user``) before ``browser`` so that they are created first.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,7 +24,7 @@ import pytest
 from django.contrib.auth.models import User
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from tests.processes import WebProcess
+from tests.processes import WebProcess, wait_for
 
 CHROMIUM = "/usr/lib/chromium/chromium"
 CHROMIUM_ARGS = [
@@ -65,15 +71,63 @@ def web(transactional_db: None, _shared_web: WebProcess) -> WebProcess:
     return _shared_web
 
 
-@pytest.fixture
-def browser(web: WebProcess, user: User) -> Iterator[Browser]:
+@pytest.fixture(scope="session")
+def _shared_chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One Chromium per test process (per xdist worker), not one per test: Playwright's
+    own browser server (``playwright launch-server``, the same launch as
+    ``chromium.launch``: its switches, headless), whose websocket address this yields.
+    Each test connects with a Playwright of its own, as it must (see the module's
+    docstring); its contexts are closed when it disconnects."""
+    folder = tmp_path_factory.mktemp("chromium")
+    config = folder / "launch.json"
     # Never let Playwright download a browser: use the one from Debian's package.
+    options = {"executablePath": CHROMIUM, "args": CHROMIUM_ARGS, "host": "127.0.0.1"}
+    config.write_text(json.dumps({**options, "headless": True, "port": 0}))
+    command = [sys.executable, "-m", "playwright", "launch-server", "--browser", "chromium"]
+    with (folder / "server.log").open("w") as log:
+        server = subprocess.Popen(
+            [*command, "--config", str(config)],
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            start_new_session=True,  # its own group: the wrapper, the driver and Chromium
+        )
+    assert server.stdout is not None
+    try:
+        endpoint = server.stdout.readline().strip()  # ws://… once Chromium is up
+        assert endpoint.startswith("ws://"), (
+            f"no browser server: {(folder / 'server.log').read_text()}"
+        )
+        yield endpoint
+    finally:
+        # The Python wrapper does not pass a signal on to the driver (node), which
+        # outlived it: end the whole group, and wait until nothing of it is left.
+        _signal_group(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+        server.stdout.close()
+        try:
+            wait_for(lambda: not _signal_group(server.pid, 0), timeout=30, what="Chromium to exit")
+        finally:
+            _signal_group(server.pid, signal.SIGKILL)
+
+
+def _signal_group(group: int, sig: int) -> bool:
+    """Send ``sig`` to a process group; False when no process of it is left."""
+    try:
+        os.killpg(group, sig)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.fixture
+def browser(web: WebProcess, user: User, _shared_chromium: str) -> Iterator[Browser]:
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        chromium = playwright.chromium.connect(_shared_chromium)
         try:
             yield chromium
         finally:
-            chromium.close()
+            chromium.close()  # its contexts and pages, not the shared Chromium
 
 
 def logged_in_page(browser: Browser, web: WebProcess, user: User, path: str = "/") -> Page:

@@ -30,11 +30,14 @@ from agents_app.models import AgentSession
 from tasks_app.models import HoldReason, Task
 from tests.headless_runs import Run, headless
 from tests.live.conftest import LocalModel
-from tests.live.unattended import BOUNDS, answers_write, repo_make
+from tests.live.unattended import BOUNDS, answers_write, repo_make, units_record
 
 pytestmark = [pytest.mark.live_model, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 FINAL = {"done", "failed", "cancelled", "skipped"}
 TIMEOUT = 900  # s: planning and a few units on two busy cores
+# Writing hello.txt takes two or three steps (write, maybe a check, finish): a model that
+# has not done it in eight is lost, and its run ends as failed instead of going on.
+HELLO_BOUNDS = {**BOUNDS, "SF_UNIT_MAX_STEPS": "8"}
 
 
 @dataclass(frozen=True)
@@ -65,9 +68,9 @@ GREETER = Case("greeter", {}, "Add a --shout flag to greet.py that prints the gr
 HELLO_RUNS = 3
 
 
-def run_intent(case: Case, repo: Path, model: LocalModel) -> Run:
+def run_intent(case: Case, repo: Path, model: LocalModel, bounds: dict[str, str] = BOUNDS) -> Run:
     answers = answers_write(repo)
-    return headless(
+    run = headless(
         "--project",
         str(repo),
         "--intent",
@@ -81,8 +84,10 @@ def run_intent(case: Case, repo: Path, model: LocalModel) -> Run:
         str(answers),
         timeout=TIMEOUT,
         **model.environment(),
-        **BOUNDS,
+        **bounds,
     )
+    units_record(run, case.name)
+    return run
 
 
 def assert_ended_cleanly(run: Run, repo: Path) -> AgentSession:
@@ -137,7 +142,7 @@ def test_the_simplest_intent_is_planned_built_verified_and_merged(
 ) -> None:
     for attempt in range(1, HELLO_RUNS + 1):
         repo = repo_make(HELLO.files, tmp_path / f"{HELLO.name}-{attempt}")
-        run = run_intent(HELLO, repo, local_model)
+        run = run_intent(HELLO, repo, local_model, HELLO_BOUNDS)
         assert_ended_cleanly(run, repo)
         if run.code == 0:
             break

@@ -23,6 +23,9 @@ from tests.live.unattended import BOUNDS, answers_write, repo_make
 
 pytestmark = [pytest.mark.live_model, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 RUNS = 2
+# The skill is loaded in the first step; writing the one line and finishing take two
+# more. Six steps leave room for a check, and end a lost run in minutes, not fifteen steps.
+LIMITS = {**BOUNDS, "SF_UNIT_MAX_STEPS": "6"}
 SKILL = """---
 name: release-banner
 description: Use when creating or changing banner.txt, the release banner of this project.
@@ -59,7 +62,7 @@ def test_a_real_model_loads_the_skill_it_needs(local_model: LocalModel, tmp_path
             "--project", str(repo), "--plan-file", str(plan), "--autonomous",
             "--permission-profile", "trusted", "--output-format", "json",
             "--answers", str(answers_write(repo)),
-            timeout=TIMEOUT, **local_model.environment(), **BOUNDS,
+            timeout=TIMEOUT, **local_model.environment(), **LIMITS,
         )  # fmt: skip
         session = assert_ended_cleanly(run, repo)
         loads = TraceEvent.objects.filter(

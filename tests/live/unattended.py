@@ -3,9 +3,12 @@ team would set, unattended answers, and a tiny repository per run (one place for
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from tasks_app.engine.replaying import SAMPLE_REPO
 
@@ -43,3 +46,30 @@ def repo_make(files: dict[str, str], folder: Path) -> Path:
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "start"]):
         subprocess.run([*git, *args], cwd=folder, check=True)
     return folder
+
+
+def units_record(run: Any, name: str) -> list[Path]:
+    """``SF_LIVE_RECORD=DIR``: every unit of a headless run that asked the model, written
+    to DIR as ``sf record`` writes it (``NAME-<unit>-<task>-<status>.jsonl``), to be
+    replayed without the model (``sf replay``). Nothing without the variable, or when
+    the run printed no result (the test's own checks say why)."""
+    folder = os.environ.get("SF_LIVE_RECORD")
+    if not folder:
+        return []
+    from sf_core.errors import SfError
+    from tasks_app.models import Unit
+    from tasks_app.recording import unit_record
+
+    try:
+        session = json.loads(run.stdout.strip().splitlines()[-1])["session"]
+    except (IndexError, KeyError, TypeError, ValueError):
+        return []
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    written = []
+    for unit in Unit.objects.filter(task__plan__session_id=session).select_related("task"):
+        path = Path(folder) / f"{name}-{unit.pk}-{unit.task.key}-{unit.status}.jsonl"
+        try:
+            written.append(unit_record(unit_id=unit.pk, path=path))
+        except SfError:  # no model step, or a replayed unit: nothing of the model's
+            continue
+    return written
