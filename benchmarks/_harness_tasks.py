@@ -90,6 +90,26 @@ def final_state(repo: Path, into: Path, branch: str | None) -> Path:
     return into
 
 
+def last_change_s(repo: Path, branch: str | None) -> float | None:
+    """Seconds from the repository's first commit (made just before the harness started)
+    to the last change of what is graded: ``branch``'s last commit, or else the newest
+    file of the working tree. None when nothing changed. A harness that is still busy
+    after its last edit (a commit message, a last check) is not charged for it here."""
+    times = git(repo, "log", "--format=%H %ct", branch or "HEAD").split()
+    first, started = times[-2], float(times[-1])
+    if branch is not None:
+        return None if times[0] == first else float(times[1]) - started
+    files = [p for p in repo.rglob("*") if p.is_file() and not _litter(p.relative_to(repo))]
+    newest = max((p.stat().st_mtime for p in files), default=0.0)
+    return round(newest - started, 1) if newest > started + 1 else None
+
+
+def _litter(path: Path) -> bool:
+    return any(
+        p in {".git", "__pycache__", ".pytest_cache"} or p.startswith(".aider") for p in path.parts
+    )
+
+
 def grade(task: Task, state: Path) -> tuple[bool, str]:
     """Run the hidden grader on ``state`` (a copy it may litter): passed, and its output."""
     env = {

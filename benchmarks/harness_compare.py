@@ -38,7 +38,7 @@ from _common import ROOT, report
 from _harness_proxy import CountingProxy
 from _harness_runs import LAUNCHERS, install_peer, run_capped, sf_env
 from _harness_sf import classify, evidence, stream_result
-from _harness_tasks import Task, final_state, grade, make_repo, pick, smoke
+from _harness_tasks import Task, final_state, grade, last_change_s, make_repo, pick, smoke
 
 
 def serve(model: str, threads: int, port: int) -> tuple[subprocess.Popen[str], str]:
@@ -68,13 +68,15 @@ def run_one(task: Task, harness: str, args: argparse.Namespace, upstream: str) -
         )
         ended = run_capped(launch, args.cap, log)
     counts = proxy.counts.as_dict()
-    state = final_state(repo, run_dir / "graded", "main" if harness == "sf" else None)
+    branch = "main" if harness == "sf" else None
+    state = final_state(repo, run_dir / "graded", branch)
     passed, graded = grade(task, state)
     row: dict[str, Any] = {
         "task": task.name,
         "harness": harness,
         "passed": passed,
         "wall": round(ended.wall, 1),
+        "last_change": last_change_s(repo, branch),
         "exit": ended.code,
         "timed_out": ended.timed_out,
         **counts,
@@ -103,9 +105,8 @@ def summarise(rows: list[dict[str, Any]], harness: str) -> dict[str, Any]:
         "runs": len(mine),
         "passed": len(passing),
         "pass_rate": round(len(passing) / len(mine), 3),
-        "median_pass_s": round(statistics.median(r["wall"] for r in passing), 1)
-        if passing
-        else None,
+        "median_pass_s": _median([r["wall"] for r in passing]),
+        "median_pass_last_change_s": _median([r["last_change"] for r in passing]),
         "timeouts": sum(r["timed_out"] for r in mine),
         "calls_per_task": per_task("calls"),
         "prompt_tokens_per_task": per_task("prompt_tokens"),
@@ -113,6 +114,11 @@ def summarise(rows: list[dict[str, Any]], harness: str) -> dict[str, Any]:
         "prompt_evaluated_per_task": per_task("prompt_evaluated"),
         "prompt_tokens_per_passing_task": per_task("prompt_tokens", passing),
     }
+
+
+def _median(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return round(statistics.median(known), 1) if known else None
 
 
 def run_all(args: argparse.Namespace, tasks: list[Task], harnesses: list[str]) -> None:
@@ -164,7 +170,8 @@ def run_all(args: argparse.Namespace, tasks: list[Task], harnesses: list[str]) -
 
 def _line(row: dict[str, Any]) -> str:
     verdict = "passed" if row["passed"] else "failed"
-    text = f"{verdict} in {row['wall']:.0f} s, exit {row['exit']}, {row['calls']} calls, "
+    text = f"{verdict} in {row['wall']:.0f} s (last change at {row['last_change']} s), "
+    text += f"exit {row['exit']}, {row['calls']} calls, "
     text += f"{row['prompt_tokens']}+{row['completion_tokens']} tokens"
     if "failure" in row:
         failure = row["failure"]

@@ -6,6 +6,7 @@ failures are classified from what SF recorded."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import urllib.error
@@ -136,3 +137,21 @@ def test_proxy_takes_llama_cpp_timings_when_there_is_no_usage() -> None:
 def test_sf_failures_are_classified(units: int, text: str, timed_out: bool, cause: str) -> None:
     failure = classify(units, text, {"status": "error", "reason": "r"}, timed_out)
     assert failure["cause"] == cause
+
+
+def test_last_change_is_measured_from_the_first_commit(tmp_path: Path) -> None:
+    from _harness_tasks import git, last_change_s, make_repo, pick
+
+    repo = make_repo(pick("config-port")[0], tmp_path / "repo")
+    assert last_change_s(repo, None) is None  # the template's files are older
+    assert last_change_s(repo, "main") is None  # no commit after the first
+    started = float(git(repo, "log", "-1", "--format=%ct"))
+    (repo / "config.ini").write_text("[server]\nport = 9090\n")
+    os.utime(repo / "config.ini", (started + 42, started + 42))
+    (repo / ".aider.tags.cache.v4").mkdir()
+    (repo / ".aider.tags.cache.v4" / "cache.db").write_text("not an answer")
+    assert last_change_s(repo, None) == 42.0
+    git(repo, "commit", "-qam", "answer", f"--date=@{int(started) + 7}")
+    later = {**os.environ, "GIT_COMMITTER_DATE": f"@{int(started) + 7}"}
+    subprocess.run(["git", "commit", "-q", "--amend", "--no-edit"], cwd=repo, env=later, check=True)
+    assert last_change_s(repo, "main") == 7.0
