@@ -24,12 +24,15 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
+import urllib.request
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -58,7 +61,26 @@ def serve(model: str, threads: int, port: int) -> tuple[subprocess.Popen[str], s
     return server, line.split()[1].removesuffix("/v1")
 
 
+def settle(upstream: str, timeout: float = 900) -> float:
+    """Wait until llama.cpp's server works on nothing: a call cut by the cap can keep it
+    busy after its client has gone, and the next run must not queue behind it. Seconds
+    waited; 0 when the server has no ``/slots`` endpoint. (Its prompt cache is not
+    cleared: ``scripts/local_model.py`` starts it without the slot actions that would.)"""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        try:
+            with urllib.request.urlopen(f"{upstream}/slots", timeout=10) as answer:
+                slots = json.load(answer)
+        except (OSError, ValueError):
+            return 0.0
+        if not any(slot.get("is_processing") for slot in slots):
+            break
+        time.sleep(2)
+    return round(time.monotonic() - started, 1)
+
+
 def run_one(task: Task, harness: str, args: argparse.Namespace, upstream: str) -> dict[str, Any]:
+    waited = settle(upstream)
     run_dir = Path(tempfile.mkdtemp(prefix=f"sf-compare-{harness}-{task.name}-"))
     repo = make_repo(task, run_dir / "repo")
     log = run_dir / f"{harness}.log"
@@ -76,6 +98,7 @@ def run_one(task: Task, harness: str, args: argparse.Namespace, upstream: str) -
         "harness": harness,
         "passed": passed,
         "wall": round(ended.wall, 1),
+        "server_busy_before_s": waited,
         "last_change": last_change_s(repo, branch),
         "exit": ended.code,
         "timed_out": ended.timed_out,
