@@ -1,0 +1,7 @@
+from dataclasses import dataclass
+
+
+@dataclass
+class UserRecord:
+    name: str
+    email: str

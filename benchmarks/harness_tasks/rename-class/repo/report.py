@@ -1,0 +1,5 @@
+from models import UserRecord
+
+
+def describe(record: UserRecord) -> str:
+    return f"{record.name} <{record.email}>"
