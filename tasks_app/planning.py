@@ -186,6 +186,32 @@ def _lint(session: AgentSession, spec: PlanSpec, setting: LintSetting) -> list[d
     )
 
 
+def planning_interrupted(*, session: AgentSession, intent: str, reason: str) -> None:
+    """Note in the session's trace that planning from ``intent`` was cut short (a
+    signal, a deadline): a resumed run plans from it again."""
+    TraceRecorder(session=session).record(
+        TraceKind.NOTE,
+        name=PLANNER,
+        payload={"stage": PLAN_STAGE, "interrupted": reason, "intent": intent},
+    )
+
+
+def interrupted_intent(session: AgentSession) -> str:
+    """The intent of the session's last planning that was cut short, or ""."""
+    note = (
+        TraceEvent.objects.filter(
+            session=session,
+            unit=None,
+            kind=TraceKind.NOTE,
+            name=PLANNER,
+            payload__has_key="interrupted",
+        )
+        .order_by("-seq")
+        .first()
+    )
+    return str(note.payload.get("intent") or "") if note else ""
+
+
 def _router(
     session: AgentSession, model: str | None, completion: Completion, sleep: Callable[[float], None]
 ) -> ModelRouter:
