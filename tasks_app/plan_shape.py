@@ -2,7 +2,7 @@
 
 What the model may write is its ``ModelPlanSpec`` (the ``response_format`` schema):
 tasks, criteria, verify commands, dependencies, the files each task touches. What SF
-decides is not the model's: retries, budgets, risk and mutation scope come from policy
+decides is not the model's: retries, budgets and mutation scope come from policy
 (the schema defaults), so a ``"max_retries": 0`` in an answer is dropped with a note.
 
 Then, deterministically:
@@ -26,7 +26,7 @@ from tasks_app.scheduler import Edge, find_cycle
 from tasks_app.schemas import DependencySpec, PlanSpec, TaskSpec, plan_spec_parse
 
 # TaskSpec fields SF sets from policy; a model's values for them are dropped.
-POLICY_FIELDS = ("max_retries", "cost_budget", "risk_level", "mutation_scope")
+POLICY_FIELDS = ("max_retries", "cost_budget", "mutation_scope")
 MAX_MODEL_TASKS = 12
 _RUN_TOGETHER = 14  # a key this long without a hyphen is not readable
 _KEY_WORDS = 5
