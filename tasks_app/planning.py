@@ -1,7 +1,14 @@
 """Plans from intent: in plan work mode the deep model answers with a ``PlanSpec``.
 
-An invalid answer is sent back once with its validation errors; a second invalid
-answer leaves a *rejected* plan that records why.
+The planner sees the repository (``agents_app.runtime.repo_map``: files and top-level
+symbols, budgeted) and the reasons people gave for rejecting the session's earlier
+plans; its answer is constrained to ``plan_shape.ModelPlanSpec`` (``response_format``)
+and shaped by SF's rules (``plan_shape``: policy fields, one task for code and its
+test, dependencies, readable keys). An invalid answer is sent back once with its
+validation errors; a second invalid answer leaves a *rejected* plan that records why.
+A valid plan whose verify commands fail the plan lint (``plan_lint``) is sent back once
+with the findings (not when replaying: a recording has no answer to a new question);
+what the lint still finds is kept on the plan for the person who accepts it.
 
 The planner calls the model through the units' router (``ModelRouter``: waits out
 rate limits, backs off on 5xx, then the fallback model). Every call is a trace event
@@ -18,21 +25,27 @@ import hashlib
 import json
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
 
 from agents_app.axes import WorkMode
+from agents_app.gate.session import gate_rules
 from agents_app.models import AgentSession, TraceEvent, TraceKind
 from agents_app.runtime.llm import DEFAULT_MAX_TOKENS, ModelRouter, complete, model_settings_for
 from agents_app.runtime.replay import PROVIDER as REPLAY_PROVIDER
+from agents_app.runtime.repo_map import repo_map
 from agents_app.runtime.trace import TraceRecorder
 from agents_app.services.budget import session_charge
 from sf_core.errors import CommandRejected, PlanInvalid, SfError
 from tasks_app.models import Plan, PlanSource, PlanStatus
+from tasks_app.plan_lint import lint_errors, lint_text, plan_lint
+from tasks_app.plan_shape import ModelPlanSpec, plan_shaped
 from tasks_app.replays import PLAN_STAGE
-from tasks_app.schemas import PlanSpec, plan_spec_parse
+from tasks_app.schemas import PlanSpec
 from tasks_app.services import plan_create
 
 Completion = Callable[..., Any]
@@ -44,19 +57,43 @@ class PlanningFailed(SfError):
 
 
 SYSTEM_PROMPT = """You are SF's planner. Turn the user's intent into a plan of small,
-independently verifiable tasks for coding agents working in git worktrees.
-Answer with one JSON object that matches this JSON Schema, and nothing else:
+independently verifiable tasks for coding agents working in git worktrees of this
+repository. Answer with one JSON object that matches this JSON Schema, and nothing else:
 {schema}
-Rules: task keys are lower-case slugs; every task has numbered, checkable acceptance
-criteria and at least one deterministic shell verify command (tests, linters): the
-project's test runner (pytest, python3 -m unittest, npm test) or plain shell checks
-(test, grep, diff) — inline code such as python3 -c is not run unattended; use
-depends_on only for real ordering constraints; list the files each task intends to
-touch in intent_claim."""
+Rules:
+- Size the plan to the intent: a small change (one function, one fix, one flag, one
+  rename) is ONE task that writes the code and its tests together. Split only work
+  that is really separate.
+- Name real files: only paths from the repository map below, or new files beside them.
+- Task keys are readable slugs of the title, e.g. add-is-even.
+- Every task has checkable acceptance criteria and at least one verify command: the
+  project's test runner on the task's test file (python3 -m pytest -q tests/test_x.py,
+  npm test) or plain checks (test -f, grep -q) that pass only once the task is done.
+  Never echo, never python3 -c, never a command that edits files (sed -i).
+- depends_on: a task that uses another task's files depends on it.
+
+Repository map (files and top-level symbols):
+{repo_map}"""
 
 RETRY_PROMPT = """Your plan was not valid:
 {errors}
 Answer again with the corrected JSON object only."""
+
+LINT_PROMPT = """SF's plan lint found problems in your verify commands:
+{findings}
+Fix them (a real test or check of each task's files; a program that exists) and answer
+again with the corrected JSON object only."""
+
+REJECTED_PROMPT = """A person rejected an earlier plan for this session: {reason}"""
+
+
+@dataclass(frozen=True)
+class LintSetting:
+    """How the plan will run, for the lint: the profile, and whether a person accepts it
+    (unattended: ``sf headless --autonomous``, an ask does not run)."""
+
+    profile: str | None = None
+    unattended: bool = False
 
 
 def plan_from_intent(
@@ -67,6 +104,7 @@ def plan_from_intent(
     completion: Completion | None = None,
     sleep: Callable[[float], None] | None = None,
     reuse: bool = False,
+    lint: LintSetting | None = None,
 ) -> Plan:
     """Ask the deep model for a plan. Returns the proposed plan, or a rejected one;
     raises ``PlanningFailed`` when the provider cannot answer."""
@@ -79,25 +117,29 @@ def plan_from_intent(
         raise CommandRejected("an intent is needed to plan from, e.g. 'add a --verbose flag'")
     router = _router(session, model, completion or _complete, sleep or _sleep)
     planner = _Planner(session=session, router=router, intent=intent, reuse=reuse)
-    messages = [
-        {
-            "role": "system",
-            "content": SYSTEM_PROMPT.format(schema=json.dumps(PlanSpec.model_json_schema())),
-        },
-        {"role": "user", "content": intent},
-    ]
+    setting = lint or LintSetting()
+    messages = planning_messages(session, intent)
     errors = ""
-    for _attempt in range(2):
+    for attempt in range(2):
         answer = planner.ask(messages)
         try:
-            spec = _parse_answer(answer, intent)
-            return planner.made(plan_create(session=session, spec=spec, source=PlanSource.MODEL))
+            spec, notes = plan_shaped(_answer_data(answer), intent)
         except PlanInvalid as exc:
             errors = str(exc)
-            messages += [
-                {"role": "assistant", "content": answer},
-                {"role": "user", "content": RETRY_PROMPT.format(errors=errors)},
-            ]
+            messages += _followup(answer, RETRY_PROMPT.format(errors=errors))
+            continue
+        findings = _lint(session, spec, setting)
+        if lint_errors(findings) and attempt == 0 and not _replaying(router):
+            text = lint_text(lint_errors(findings))
+            messages += _followup(answer, LINT_PROMPT.format(findings=text))
+            planner.note({"lint": findings})
+            continue
+        plan = plan_create(session=session, spec=spec, source=PlanSource.MODEL)
+        Plan.objects.filter(pk=plan.pk).update(lint=findings)
+        plan.lint = findings
+        if notes:
+            planner.note({"shaped": notes})
+        return planner.made(plan)
     rejected = Plan.objects.create(
         session=session,
         intent=intent,
@@ -106,6 +148,68 @@ def plan_from_intent(
         status_reason=f"the model's plan was invalid twice: {errors}",
     )
     return planner.made(rejected)
+
+
+def planning_messages(session: AgentSession, intent: str) -> list[dict[str, Any]]:
+    """The planner's first request: the rules, the schema, the repository's map, and
+    the reasons a person gave for rejecting earlier plans of the session."""
+    system = SYSTEM_PROMPT.format(
+        schema=json.dumps(ModelPlanSpec.model_json_schema(), separators=(",", ":")),
+        repo_map=repo_map(session.project.repo_path) or "(empty)",
+    )
+    rejections = Plan.objects.filter(
+        session=session, status=PlanStatus.REJECTED, rejected_by__isnull=False
+    ).order_by("created_at", "pk")
+    user = "\n\n".join(
+        [intent, *(REJECTED_PROMPT.format(reason=p.status_reason) for p in rejections)]
+    )
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def _followup(answer: str, prompt: str) -> list[dict[str, Any]]:
+    return [{"role": "assistant", "content": answer}, {"role": "user", "content": prompt}]
+
+
+def _replaying(router: ModelRouter) -> bool:
+    """A replay answers from a recording, in order: it has no answer to a new question."""
+    return router.model.startswith(f"{REPLAY_PROVIDER}/")
+
+
+def _lint(session: AgentSession, spec: PlanSpec, setting: LintSetting) -> list[dict[str, str]]:
+    return plan_lint(
+        spec,
+        root=Path(session.project.repo_path),
+        profile=setting.profile or session.permission_profile,
+        rules=gate_rules(session.project),
+        unattended=setting.unattended,
+        default_verify=session.project.parsed_policy.default_verify,
+    )
+
+
+def planning_interrupted(*, session: AgentSession, intent: str, reason: str) -> None:
+    """Note in the session's trace that planning from ``intent`` was cut short (a
+    signal, a deadline): a resumed run plans from it again."""
+    TraceRecorder(session=session).record(
+        TraceKind.NOTE,
+        name=PLANNER,
+        payload={"stage": PLAN_STAGE, "interrupted": reason, "intent": intent},
+    )
+
+
+def interrupted_intent(session: AgentSession) -> str:
+    """The intent of the session's last planning that was cut short, or ""."""
+    note = (
+        TraceEvent.objects.filter(
+            session=session,
+            unit=None,
+            kind=TraceKind.NOTE,
+            name=PLANNER,
+            payload__has_key="interrupted",
+        )
+        .order_by("-seq")
+        .first()
+    )
+    return str(note.payload.get("intent") or "") if note else ""
 
 
 def _router(
@@ -153,7 +257,7 @@ class _Planner:
         input_hash = _request_hash(self.router.model, messages)
         earlier = self._earlier(input_hash)
         if earlier is not None:
-            self._note({"reused": earlier.pk})
+            self.note({"reused": earlier.pk})
             return str(earlier.payload.get("content") or "")
         started = timezone.now()
         try:
@@ -178,7 +282,7 @@ class _Planner:
 
     def made(self, plan: Plan) -> Plan:
         """Note which plan the calls made (proposed or rejected)."""
-        self._note({"plan": plan.pk, "status": plan.status})
+        self.note({"plan": plan.pk, "status": plan.status})
         return plan
 
     def _earlier(self, input_hash: str) -> TraceEvent | None:
@@ -196,7 +300,7 @@ class _Planner:
             .first()
         )
 
-    def _note(self, payload: dict[str, Any]) -> None:
+    def note(self, payload: dict[str, Any]) -> None:
         self.recorder.record(TraceKind.NOTE, name=PLANNER, payload={"stage": PLAN_STAGE, **payload})
 
     def _notes(self) -> list[str]:
@@ -212,14 +316,11 @@ def _request_hash(model: str, messages: list[dict[str, Any]]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _parse_answer(answer: str, intent: str) -> PlanSpec:
+def _answer_data(answer: str) -> Any:
     try:
-        data = json.loads(_json_text(answer))
+        return json.loads(_json_text(answer))
     except json.JSONDecodeError as exc:
         raise PlanInvalid(f"(answer): not JSON: {exc.msg} at line {exc.lineno}") from None
-    if isinstance(data, dict) and not data.get("intent"):
-        data["intent"] = intent
-    return plan_spec_parse(data)
 
 
 def _json_text(answer: str) -> str:
@@ -233,10 +334,8 @@ def _json_text(answer: str) -> str:
     return text
 
 
-def _schema() -> dict[str, Any]:
-    return PlanSpec.model_json_schema()
-
-
 def _json_format() -> dict[str, Any]:
-    """``response_format``: the answer is a ``PlanSpec`` (a server may refuse it)."""
-    return {"type": "json_schema", "json_schema": {"name": "PlanSpec", "schema": _schema()}}
+    """``response_format``: the answer is a ``ModelPlanSpec`` (llama.cpp's server turns
+    the schema into a grammar; a server that refuses it is asked again without)."""
+    schema = ModelPlanSpec.model_json_schema()
+    return {"type": "json_schema", "json_schema": {"name": "PlanSpec", "schema": schema}}

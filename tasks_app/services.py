@@ -44,18 +44,7 @@ def plan_create(*, session: AgentSession, spec: PlanSpec, source: str) -> Plan:
     with none makes the whole plan invalid (nothing is written).
     """
     default_verify = session.project.parsed_policy.default_verify
-    missing = [
-        f"tasks[{i}] ({t.key}).verify"
-        for i, t in enumerate(spec.tasks)
-        if not (t.verify or default_verify)
-    ]
-    if missing:
-        raise PlanInvalid(
-            "\n".join(
-                f"{where}: no verify commands, and the project has no default_verify"
-                for where in missing
-            )
-        )
+    plan_verify_required(spec, default_verify)
     with transaction.atomic():
         Plan.objects.filter(session=session, status__in=OPEN_PLAN_STATUSES).update(
             status=PlanStatus.SUPERSEDED, status_reason="superseded by a newer plan"
@@ -67,25 +56,17 @@ def plan_create(*, session: AgentSession, spec: PlanSpec, source: str) -> Plan:
             source=source,
             status=PlanStatus.PROPOSED,
         )
-        tasks = Task.objects.bulk_create(
-            [
-                _task_from_spec(plan, position, spec_task, default_verify)
-                for position, spec_task in enumerate(spec.tasks)
-            ]
-        )
-        by_key = {task.key: task for task in tasks}
-        TaskDependency.objects.bulk_create(
-            TaskDependency(task=by_key[e.task], depends_on=by_key[e.on], condition=e.condition)
-            for e in spec.edges()
-        )
+        plan_tasks_create(plan=plan, spec=spec, default_verify=default_verify)
         plans_changed(session_id=plan.session_id)
     return plan
 
 
-def plan_reject(*, plan: Plan, reason: str) -> Plan:
+def plan_reject(*, plan: Plan, reason: str, rejected_by: User | None = None) -> Plan:
+    """Reject an open plan with a reason; a person's reason is told to the planner when
+    the session plans again (``planning.planning_messages``)."""
     with transaction.atomic():
         updated = Plan.objects.filter(pk=plan.pk, status__in=OPEN_PLAN_STATUSES).update(
-            status=PlanStatus.REJECTED, status_reason=reason
+            status=PlanStatus.REJECTED, status_reason=reason, rejected_by=rejected_by
         )
         if updated != 1:
             raise InvalidTransition(
@@ -265,6 +246,37 @@ def _mark_due(task: Task) -> bool:
         for group in task_groups(task):
             broadcast(group, "tasks.changed", task_id=task.pk)
     return updated == 1
+
+
+def plan_verify_required(spec: PlanSpec, default_verify: list[str]) -> None:
+    """``PlanInvalid`` naming every task left without a verify command."""
+    missing = [
+        f"tasks[{i}] ({t.key}).verify"
+        for i, t in enumerate(spec.tasks)
+        if not (t.verify or default_verify)
+    ]
+    if missing:
+        raise PlanInvalid(
+            "\n".join(
+                f"{where}: no verify commands, and the project has no default_verify"
+                for where in missing
+            )
+        )
+
+
+def plan_tasks_create(*, plan: Plan, spec: PlanSpec, default_verify: list[str]) -> None:
+    """The plan's tasks and dependencies from ``spec`` (inside the caller's transaction)."""
+    tasks = Task.objects.bulk_create(
+        [
+            _task_from_spec(plan, position, spec_task, default_verify)
+            for position, spec_task in enumerate(spec.tasks)
+        ]
+    )
+    by_key = {task.key: task for task in tasks}
+    TaskDependency.objects.bulk_create(
+        TaskDependency(task=by_key[e.task], depends_on=by_key[e.on], condition=e.condition)
+        for e in spec.edges()
+    )
 
 
 def _task_from_spec(plan: Plan, position: int, spec: TaskSpec, default_verify: list[str]) -> Task:

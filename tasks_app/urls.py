@@ -3,11 +3,20 @@ from __future__ import annotations
 from django.urls import path
 
 from tasks_app.features.schedules import views as schedule_views
-from tasks_app.surfaces import comment_views, intake_views, skill_views, unit_views, views
+from tasks_app.surfaces import (
+    comment_views,
+    intake_views,
+    plan_views,
+    skill_views,
+    unit_views,
+    views,
+)
 
 urlpatterns = [
     path("plans/<int:plan_id>/", views.plan_detail, name="plan-detail"),
     path("plans/<int:plan_id>/accept", views.plan_accept_view, name="plan-accept"),
+    path("plans/<int:plan_id>/edit", plan_views.plan_edit_view, name="plan-edit"),
+    path("plans/<int:plan_id>/reject", plan_views.plan_reject_view, name="plan-reject"),
     path("sessions/<int:session_id>/plans", views.session_plans_view, name="session-plans"),
     path(
         "sessions/<int:session_id>/intent", intake_views.session_intent_view, name="session-intent"

@@ -63,6 +63,18 @@ class Plan(models.Model):
     # When its work ended (done, failed, cancelled: ``completion.plan_settle``); None
     # while it runs, and again once a retry re-opens it. The plan's event is timed by it.
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The plan lint's findings (``tasks_app.plan_lint``) when it was proposed or edited:
+    # [{"task", "command", "level", "message"}].
+    lint = models.JSONField(default=list, blank=True)
+    # Who rejected it (a person; None when the planner's answer was invalid): the reason
+    # is ``status_reason``, and the planner is told it when asked to plan again.
+    rejected_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
 
     class Meta:
         ordering = ["-created_at", "-pk"]

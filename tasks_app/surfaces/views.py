@@ -22,7 +22,9 @@ from skills_app.selectors import invalid_skills
 from tasks_app.engine.recovery import RECOVERY
 from tasks_app.features.schedules.selectors import schedules_upcoming
 from tasks_app.intake import plan_start, units_problem
-from tasks_app.models import Plan, Task, TaskStatus
+from tasks_app.models import Plan, PlanStatus, Task, TaskStatus
+from tasks_app.plan_edit import plan_document, plan_lint_of
+from tasks_app.plan_lint import lint_dicts
 from tasks_app.replays import recorded_header, recorded_model, recorded_profile
 from tasks_app.selectors import plan_waves, task_board
 from tasks_app.surfaces.intake_views import session_plans_context
@@ -33,7 +35,7 @@ from tasks_app.surfaces.intake_views import session_plans_context
 def plan_detail(request: AuthedRequest, plan_id: int) -> HttpResponse:
     plan = get_object_or_404(Plan.objects.select_related("session__project"), pk=plan_id)
     require(request.user, plan.session.project, Action.VIEW)
-    return render(request, "tasks_app/plan_detail.html", _plan_context(plan))
+    return render(request, "tasks_app/plan_detail.html", plan_context(plan))
 
 
 @require_POST
@@ -57,7 +59,7 @@ def plan_accept_view(request: AuthedRequest, plan_id: int) -> HttpResponse:
             confirmed=request.POST.get("confirm_unrestricted") == "on",
         )
     except SfError as exc:
-        context = {**_plan_context(plan), "error": str(exc)}
+        context = {**plan_context(plan), "error": str(exc)}
         if request.htmx:
             return render(request, "tasks_app/plan_detail.html#accept-form", context)
         return render(request, "tasks_app/plan_detail.html", context, status=400)
@@ -171,13 +173,14 @@ def board_context(
     }
 
 
-def _plan_context(plan: Plan) -> dict[str, object]:
+def plan_context(plan: Plan) -> dict[str, object]:
     recorded = recorded_header(plan.session.replay_trace)  # read once for both
     return {
         "plan": plan,
         "session": plan.session,
         "badge": badge_for(plan.session),
-        "tasks": plan.tasks.prefetch_related("dependencies__depends_on").order_by("position"),
+        "tasks": _tasks_linted(plan),
+        "document": plan_document(plan) if plan.status == PlanStatus.PROPOSED else "",
         "waves": plan_waves(plan),
         "profiles": PermissionProfile.values,
         # A replay's tool calls were judged under the profile it was recorded with.
@@ -186,3 +189,16 @@ def _plan_context(plan: Plan) -> dict[str, object]:
         # Before the click: would Run autonomously's units have a model to ask?
         "run_preflight": preflight_of(units_problem(plan.session, autonomous=True)),
     }
+
+
+def _tasks_linted(plan: Plan) -> list[Task]:
+    """The plan's tasks, each with its lint findings (``task.lint``): a proposed plan's
+    as it is now, at the session's profile; a decided plan's as they were stored."""
+    tasks = list(plan.tasks.prefetch_related("dependencies__depends_on").order_by("position"))
+    if plan.status == PlanStatus.PROPOSED:
+        findings = plan_lint_of(plan, profile=plan.session.permission_profile)
+    else:
+        findings = lint_dicts(plan.lint)
+    for task in tasks:
+        task.lint = [f for f in findings if f.get("task") == task.key]  # type: ignore[attr-defined]
+    return tasks

@@ -25,6 +25,19 @@ def plan_data(*tasks: dict[str, Any], summary: str = "a plan") -> dict[str, Any]
     return {"summary": summary, "intent": "do the thing", "tasks": list(tasks)}
 
 
+def lint_clean_plan() -> dict[str, Any]:
+    """A model's plan that passes the plan lint (real checks of the files it claims)."""
+    return plan_data(
+        task_data("flag", verify=["test -f flag.py"], intent_claim=["flag.py"]),
+        task_data(
+            "docs",
+            depends_on=["flag"],
+            verify=["grep -q flag README.md"],
+            intent_claim=["README.md"],
+        ),
+    )
+
+
 def make_plan(session: AgentSession, *tasks: dict[str, Any]) -> Plan:
     return plan_create(
         session=session, spec=plan_spec_parse(plan_data(*tasks)), source=PlanSource.API

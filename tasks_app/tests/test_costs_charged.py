@@ -18,7 +18,7 @@ from agents_app.models import AgentSession, ModelCall, Project
 from tasks_app.engine.unit import UnitOptions, unit_run
 from tasks_app.models import Task, TaskSchedule, Unit
 from tasks_app.planning import plan_from_intent
-from tasks_app.tests.conftest import plan_data, task_data
+from tasks_app.tests.conftest import lint_clean_plan
 from tasks_app.tests.test_engine import MODEL, repo, start, task_spec  # noqa: F401 - fixture
 from tasks_app.tests.test_provider_outage import provider  # noqa: F401 - fixture
 from tests.fake_provider import (
@@ -62,7 +62,7 @@ def test_a_planning_call_is_in_the_ledger_and_charged(
     plan_session: AgentSession,
     provider: FakeProvider,  # noqa: F811
 ) -> None:
-    provider.answer(openai_text(json.dumps(plan_data(task_data("flag")))))
+    provider.answer(openai_text(json.dumps(lint_clean_plan())))
     with override_settings(SF_MODEL_DEEP=MODEL):
         plan_from_intent(session=plan_session, intent="add a flag")
     call_row = ModelCall.objects.get(session=plan_session)

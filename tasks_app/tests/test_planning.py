@@ -13,7 +13,7 @@ from agents_app.runtime.llm import ModelNotConfigured, complete
 from sf_core.errors import CommandRejected
 from tasks_app.models import Plan, PlanStatus
 from tasks_app.planning import plan_from_intent
-from tasks_app.tests.conftest import plan_data, task_data
+from tasks_app.tests.conftest import lint_clean_plan
 
 pytestmark = pytest.mark.django_db
 DEEP = "openai/sf-test-deep"
@@ -31,7 +31,7 @@ class ScriptedModel:
         return complete(**kwargs, mock_response=self.answers.pop(0))
 
 
-GOOD = json.dumps(plan_data(task_data("flag"), task_data("docs", depends_on=["flag"])))
+GOOD = json.dumps(lint_clean_plan())
 BAD = json.dumps({"summary": "x", "tasks": [{"key": "Nope", "title": "t"}]})
 
 
@@ -53,8 +53,7 @@ def test_an_invalid_answer_is_retried_once_with_the_errors(plan_session: AgentSe
     plan = plan_from_intent(session=plan_session, intent="add a flag", completion=model)
     assert plan.status == PlanStatus.PROPOSED
     retry = model.calls[1]["messages"][-1]["content"]
-    assert "tasks[0] (Nope).key: String should match pattern" in retry
-    assert "tasks[0] (Nope).acceptance_criteria: Field required" in retry
+    assert "tasks[0] (nope).acceptance_criteria: Field required" in retry  # key made readable
 
 
 @override_settings(SF_MODEL_DEEP=DEEP)
@@ -64,7 +63,9 @@ def test_two_invalid_answers_leave_a_rejected_plan_with_the_reason(
     model = ScriptedModel("this is not json", BAD)
     plan = plan_from_intent(session=plan_session, intent="add a flag", completion=model)
     assert plan.status == PlanStatus.REJECTED
-    assert plan.status_reason.startswith("the model's plan was invalid twice: tasks[0] (Nope).key")
+    assert plan.status_reason.startswith(
+        "the model's plan was invalid twice: tasks[0] (nope).acceptance_criteria"
+    )
     assert len(model.calls) == 2
     assert plan.tasks.count() == 0
 

@@ -19,7 +19,7 @@ from tasks_app.engine.replaying import demo_repo_create
 from tasks_app.features.headless import runner
 from tasks_app.models import Plan, PlanStatus
 from tasks_app.planning import PlanningFailed, plan_from_intent
-from tasks_app.tests.conftest import plan_data, task_data
+from tasks_app.tests.conftest import lint_clean_plan
 from tests.cli import run_sf
 from tests.fake_provider import (
     FakeProvider,
@@ -32,7 +32,7 @@ from tests.fake_provider import (
 
 pytestmark = pytest.mark.django_db
 DEEP = "openai/gpt-4o"  # litellm knows its price: the calls cost something
-PLAN = json.dumps(plan_data(task_data("flag"), task_data("docs", depends_on=["flag"])))
+PLAN = json.dumps(lint_clean_plan())
 
 
 @pytest.fixture

@@ -23,7 +23,8 @@ from sf_core.doctor import gate_report
 from tasks_app.engine.health import gate_causes
 from tasks_app.features.headless.answers import asked_question
 from tasks_app.features.headless.events import ExitCode, ResultEvent, TaskOutcome
-from tasks_app.models import HoldReason, Plan, Task, TaskStatus, Unit
+from tasks_app.models import HELD_STATUSES, HoldReason, Plan, Task, TaskStatus, Unit
+from tasks_app.plan_lint import lint_errors, lint_text
 
 FINISHED = (TaskStatus.DONE, TaskStatus.CANCELLED, TaskStatus.SKIPPED)
 
@@ -43,10 +44,10 @@ def settled_outcome(*, plan: Plan, session_id: int, step: bool, units_run: int) 
         done = sum(task.status == TaskStatus.DONE for task in tasks)
         return Outcome(ExitCode.SUCCESS, "success", f"{done} of {len(tasks)} tasks done")
     failed = [task for task in tasks if task.status == TaskStatus.FAILED]
+    waiting = waiting_for(session_id, tasks)
     if failed:
         names = ", ".join(f"{t.key} ({t.status_reason})" for t in failed)
-        return Outcome(ExitCode.ERROR, "error", f"failed: {names}")
-    waiting = waiting_for(session_id, tasks)
+        return Outcome(ExitCode.ERROR, "error", f"failed: {names}", waiting)
     if step and units_run:
         if waiting and any(t.status == TaskStatus.BLOCKED for t in tasks):
             return Outcome(ExitCode.BLOCKED, "blocked", "the unit needs a person", waiting)
@@ -73,10 +74,21 @@ def waiting_for(session_id: int, tasks: list[Task]) -> list[str]:
         line = _task_waits_for(task)
         if line:
             waiting.append(line)
+        elif task.status in HELD_STATUSES and not pending_for(task, session):
+            # Held for an approval that is no longer pending (answered, expired): the
+            # task still waits for a person to unblock it, and says so.
+            waiting.append(f"unblock {task.key}: {task.status_reason or task.hold_reason}")
     health = gate_report(max_age=settings.SF_DOCTOR_GATE_CACHE.total_seconds())
     if not health.healthy:  # the pre-dispatch gate holds every unit (docs/doctor.md)
         waiting.append(f"repair SF's health ({gate_causes(health)}): sf doctor, sf doctor --fix")
     return waiting
+
+
+def pending_for(task: Task, session: AgentSession) -> bool:
+    """Whether one of ``task``'s units has a decision waiting for a reviewer."""
+    return RiskDecision.objects.filter(
+        session=session, unit__task=task, review_status=ReviewStatus.PENDING
+    ).exists()
 
 
 def _task_waits_for(task: Task) -> str | None:
@@ -99,6 +111,18 @@ def awaiting_acceptance(plan: Plan) -> Outcome:
         f"`manage.py sf plan accept {plan.pk} --autonomous`, or run headless with --autonomous"
     )
     return Outcome(ExitCode.BLOCKED, "blocked", reason, [reason])
+
+
+def lint_refused(plan: Plan) -> Outcome:
+    """A model's plan whose verify commands fail the plan lint is not accepted
+    unattended: a person edits or accepts it."""
+    errors = lint_errors(plan.lint)
+    reason = (
+        f"plan {plan.pk} fails the plan lint ({len(errors)} errors; its verify commands "
+        f"would not run or check nothing unattended): fix it on the plan page, then "
+        f"`manage.py sf plan accept {plan.pk} --autonomous`"
+    )
+    return Outcome(ExitCode.BLOCKED, "blocked", reason, [reason, *lint_text(errors).splitlines()])
 
 
 def session_outcome(session: AgentSession, plan: Plan | None) -> Outcome:

@@ -16,11 +16,12 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, Literal
 
 from django.conf import settings
 from django.db import close_old_connections, connections
@@ -40,6 +41,7 @@ from tasks_app.features.headless.options import HeadlessOptions
 from tasks_app.features.headless.outcome import (
     Outcome,
     awaiting_acceptance,
+    lint_refused,
     result_event,
     settled_outcome,
 )
@@ -60,12 +62,15 @@ from tasks_app.models import (
     FINISHED_PLAN_STATUSES,
     MergeRequest,
     Plan,
+    PlanSource,
     PlanStatus,
     Task,
     TaskRuntime,
     TaskSchedule,
     TaskStatus,
 )
+from tasks_app.plan_lint import lint_errors
+from tasks_app.planning import planning_interrupted
 from tasks_app.selectors import worker_statuses
 from tasks_app.services import plan_accept
 
@@ -75,6 +80,16 @@ POLL = 0.2
 SETTLE_EVERY = 1.0  # seconds between checks that worker-driven units are all done
 
 Emit = Callable[[Any], None]
+
+
+class PlanningCut(BaseException):
+    """A signal or ``--timeout`` while planning: raised where the main thread is (a
+    model call's socket read, a backoff's sleep), so planning stops at once. Not an
+    ``Exception``: nothing on the way (litellm, httpx, the router) may catch it."""
+
+    def __init__(self, code: ExitCode, reason: str) -> None:
+        super().__init__(reason)
+        self.code, self.reason = code, reason
 
 
 @dataclass(frozen=True)
@@ -102,6 +117,7 @@ class HeadlessRun:
         self.crash: BaseException | None = None
         self.session: AgentSession | None = None
         self.plan: Plan | None = None
+        self.planning = False  # a signal or the timeout cuts planning short (PlanningCut)
         self._lock: Any = None
 
     # --- the whole run -------------------------------------------------------------
@@ -117,11 +133,16 @@ class HeadlessRun:
         self.emit(session_event(session, resumed=resumed))
         orphans_recover(session, self.progress)
         session_configure(session, self.options)
-        plan = self.plan = plan_resolve(session, self.options, self.progress)
+        planned = self._planned(session)
+        if isinstance(planned, Outcome):
+            return self._result(planned)
+        plan = self.plan = planned
         self._flush(observer)
         if plan.status == PlanStatus.PROPOSED:
             if not self.options.autonomous:
                 return self._result(awaiting_acceptance(plan))
+            if plan.source == PlanSource.MODEL and lint_errors(plan.lint):
+                return self._result(lint_refused(plan))
             plan_accept(
                 plan=plan,
                 actor=HEADLESS,
@@ -151,6 +172,10 @@ class HeadlessRun:
             if self.signal_received is None:
                 self.signal_received = signum
                 self.progress(f"{signal.Signals(signum).name}: stopping at the next safe point")
+                if self.planning:  # nothing to wait for: the model's answer is cut short
+                    raise PlanningCut(
+                        ExitCode.CANCELLED, f"cancelled by {signal.Signals(signum).name}"
+                    )
             else:  # a second signal: stop waiting for the unit
                 self.abandon.set()
 
@@ -161,6 +186,68 @@ class HeadlessRun:
         if self.session is None:
             return "SF"
         return badge_for(AgentSession.objects.get(pk=self.session.pk)).terminal_title
+
+    # --- planning -------------------------------------------------------------------
+
+    def _planned(self, session: AgentSession) -> Plan | Outcome:
+        """The session's plan (``plan_resolve``: planning from --intent may take
+        minutes). A signal or ``--timeout`` cuts planning where it is — the model's
+        answer included — and pauses the session; ``--session ID`` plans again."""
+        try:
+            with self._planning_deadline():
+                if self.signal_received is not None:
+                    name = signal.Signals(self.signal_received).name
+                    raise PlanningCut(ExitCode.CANCELLED, f"cancelled by {name}")
+                return plan_resolve(session, self.options, self.progress, profile_for(self.options))
+        except PlanningCut as cut:
+            return self._planning_cut(session, cut)
+
+    @contextmanager
+    def _planning_deadline(self) -> Iterator[None]:
+        """While planning, a signal raises ``PlanningCut`` (the handler), and so does
+        ``--timeout`` (SIGALRM; only the main thread can set it)."""
+        alarm = bool(self.options.timeout) and threading.current_thread() is threading.main_thread()
+        previous: Any = None
+        if alarm:
+            left = max(0.001, self.started + float(self.options.timeout or 0) - time.monotonic())
+            reason = f"timed out after {self.options.timeout:g} s"
+
+            def on_alarm(_signum: int, _frame: FrameType | None) -> None:
+                if self.planning:
+                    raise PlanningCut(ExitCode.ERROR, reason)
+
+            previous = signal.signal(signal.SIGALRM, on_alarm)
+            signal.setitimer(signal.ITIMER_REAL, left)
+        self.planning = True
+        try:
+            yield
+        finally:
+            self.planning = False
+            if alarm:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous)
+
+    def _planning_cut(self, session: AgentSession, cut: PlanningCut) -> Outcome:
+        """Planning was cut: the session paused with the reason (a query cut mid-way
+        may have left the connection unusable: a fresh one), the intent kept for the
+        resumed run, the documented exit code."""
+        connection = connections["default"]
+        if connection.connection is not None and not connection.in_atomic_block:
+            connection.close_if_unusable_or_obsolete()
+        reason = f"{cut.reason} while planning"
+        planning_interrupted(session=session, intent=self.options.intent or "", reason=reason)
+        session_set_paused(
+            session=AgentSession.objects.get(pk=session.pk),
+            paused=True,
+            reason=PAUSE_PREFIX + reason,
+            actor=HEADLESS,
+            cause=PauseCause.HEADLESS,
+        )
+        self.progress(f"{reason}: the session is paused")
+        status: Literal["cancelled", "timeout"] = (
+            "cancelled" if cut.code == ExitCode.CANCELLED else "timeout"
+        )
+        return Outcome(cut.code, status, f"{reason}; resume with --session {session.pk}")
 
     # --- running --------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from tasks_app.engine.replaying import project_for_path
 from tasks_app.engine.sweep import unit_recover
 from tasks_app.features.headless.options import HeadlessOptions
 from tasks_app.models import FINISHED_PLAN_STATUSES, Plan, PlanStatus, Unit, UnitStatus
-from tasks_app.planning import plan_from_intent
+from tasks_app.planning import LintSetting, interrupted_intent, plan_from_intent
 from tasks_app.services import plan_create
 
 HEADLESS = Actor.system("headless")
@@ -81,8 +81,12 @@ def session_configure(session: AgentSession, options: HeadlessOptions) -> None:
 RESUMABLE_PLANS = (PlanStatus.PROPOSED, PlanStatus.ACCEPTED, *FINISHED_PLAN_STATUSES)
 
 
-def plan_resolve(session: AgentSession, options: HeadlessOptions, progress: Progress) -> Plan:
-    """The session's open plan, or a new one from --plan-file, the trace or --intent.
+def plan_resolve(
+    session: AgentSession, options: HeadlessOptions, progress: Progress, profile: str | None = None
+) -> Plan:
+    """The session's open plan, or a new one from --plan-file, the trace or --intent
+    (or the intent of a planning a signal or --timeout cut short). ``profile``: the
+    one the plan will run under, for the plan lint.
 
     A plan that finished (done, failed, cancelled) is still the session's plan: a
     resumed run reports how it ended instead of starting another."""
@@ -95,15 +99,20 @@ def plan_resolve(session: AgentSession, options: HeadlessOptions, progress: Prog
         return open_plan
     if options.plan is not None:
         return plan_create(session=session, spec=options.plan, source=options.plan_source)
-    if options.intent:
+    intent = options.intent or interrupted_intent(session)
+    if intent:
         progress("planning from the intent (deep model)")
         # A resumed session (--session, a restart after a crash) does not pay twice
         # for a planning call it made already: its answer is in the session's trace.
         return plan_from_intent(
             session=session,
-            intent=options.intent,
+            intent=intent,
             model=options.model,
             reuse=options.session_id is not None,
+            lint=LintSetting(
+                profile=profile or session.permission_profile,
+                unattended=options.autonomous,
+            ),
         )
     raise SfError(f"session {session.pk} has no open plan: give --intent TEXT or --plan-file PATH")
 
