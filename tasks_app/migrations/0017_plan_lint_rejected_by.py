@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("tasks_app", "0015_worker_live_counts"),
+        ("tasks_app", "0016_evidence_unit_constraints"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
