@@ -35,6 +35,7 @@ from django.utils import timezone
 from agents_app.models import AgentSession, Project, SessionDriver
 from sf_core.actors import Actor
 from sf_core.git import GitError, git
+from sf_core.live import broadcast
 from tasks_app.completion import plan_settle
 from tasks_app.engine import extensions
 from tasks_app.engine.broker import send_by_name
@@ -50,7 +51,7 @@ from tasks_app.engine.worktrees import (
     worktree_checked,
     worktree_remove,
 )
-from tasks_app.lifecycle import task_transition
+from tasks_app.lifecycle import task_groups, task_transition
 from tasks_app.models import (
     ACTIVE_MERGE_STATUSES,
     HoldReason,
@@ -80,7 +81,7 @@ def merge_enqueue(*, task: Task, actor: Actor) -> MergeRequest:
     active = MergeRequest.objects.filter(task=task, status__in=ACTIVE_MERGE_STATUSES)
     try:
         with transaction.atomic():
-            return MergeRequest.objects.create(
+            entry = MergeRequest.objects.create(
                 project=project,
                 base_branch=project.base_branch,
                 task=task,
@@ -89,8 +90,17 @@ def merge_enqueue(*, task: Task, actor: Actor) -> MergeRequest:
                 actor_user=actor.user,
                 actor_label=actor.label,
             )
+            _moved(task)
+            return entry
     except IntegrityError:  # merge_one_active_per_task: approved twice at once
         return active.get()
+
+
+def _moved(task: Task) -> None:
+    """An entry of ``task`` entered the queue or a new stage of it: the pages that show
+    the task's merge (its unit page, the boards) render it again."""
+    for group in task_groups(task):
+        broadcast(group, "tasks.changed", task_id=task.pk)
 
 
 def merge_queue_kick(*, project_id: int, session: AgentSession) -> None:
@@ -278,6 +288,7 @@ def _verify_candidate(
     entry.attempts += 1
     entry.started_at = entry.started_at or timezone.now()
     entry.save(update_fields=["status", "base_head", "attempts", "started_at"])
+    _moved(task)
     if not commands:
         return None
     scratch = scratch_worktree_add(ws, name=f"m{entry.pk}", commit=candidate.commit)

@@ -59,8 +59,13 @@ class TaskBoardConsumer(LivePartialConsumer):
         await self.push()
 
 
+UNIT_LIVE_PARTS = ("unit-state", "trace", "unit-verification", "unit-merge")
+
+
 class UnitConsumer(LivePartialConsumer):
-    """A unit's page: its state and trace, streamed as events are recorded."""
+    """A unit's page: its state (tokens so far, the reason it ended), trace, verification
+    output and merge-queue box, streamed as events are recorded and the task moves.
+    The diff is page-only (its comment buttons depend on who looks)."""
 
     def resolve_groups(self) -> list[str]:
         self.unit_id = int(self.scope["url_route"]["kwargs"]["unit_id"])
@@ -78,7 +83,7 @@ class UnitConsumer(LivePartialConsumer):
         context = unit_context(unit)
         return "".join(
             render_to_string(f"tasks_app/unit_detail.html#{part}", context)
-            for part in ("unit-state", "trace")
+            for part in UNIT_LIVE_PARTS
         )
 
     async def trace_appended(self, event: dict[str, Any]) -> None:
