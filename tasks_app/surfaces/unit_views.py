@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from agents_app.access import Action, may, require
+from agents_app.badge import badge_for
 from sf_core.actors import Actor
 from sf_core.errors import InvalidTransition, SfError
 from sf_core.http import AuthedRequest
@@ -32,9 +33,12 @@ def unit_context(unit: Unit) -> dict[str, object]:
     """What the page and its live partials show of ``unit`` (the same for every viewer)."""
     units = list(unit.task.units.order_by("attempt"))
     latest = units[-1] if units else None
+    session = unit.task.plan.session
     return {
         "unit": unit,
         "task": unit.task,
+        "session": session,
+        "badge": badge_for(session),
         "trace": trace_html(unit.pk),
         "units": units,
         "latest": latest,
