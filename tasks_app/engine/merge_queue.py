@@ -36,6 +36,7 @@ from agents_app.models import AgentSession, Project, SessionDriver
 from sf_core.actors import Actor
 from sf_core.git import GitError, git
 from sf_core.live import broadcast
+from sf_core.queues import WorkKind, queue_for
 from tasks_app.completion import plan_settle
 from tasks_app.engine import extensions
 from tasks_app.engine.broker import send_by_name
@@ -123,7 +124,7 @@ def _worker_alive() -> bool:
 def _send(project_id: int) -> None:
     # By name: the engine never imports the Celery interface module (tasks_app.tasks).
     # Not sent (the broker down): the sweep sends the waiting queue again.
-    queue = settings.CELERY_TASK_DEFAULT_QUEUE
+    queue = queue_for(WorkKind.SHORT)  # never behind a unit (sf_core.queues)
     send = partial(send_by_name, MERGE_QUEUE_RUN_TASK, args=[project_id], queue=queue)
     transaction.on_commit(send)
 
