@@ -262,6 +262,7 @@ def repo_path_check(repo_path: str, *, by_person: bool) -> Path:
 # lets its dependants run as if it were done, without a review — an approver's call.
 RECOVERY_ACTIONS: dict[str, Action] = {
     "retry": Action.RECOVER_TASK,
+    "resume": Action.RECOVER_TASK,
     "cancel": Action.RECOVER_TASK,
     "skip": Action.SKIP_TASK,
 }

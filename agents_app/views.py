@@ -157,8 +157,11 @@ def transition_action(request: AuthedRequest, transition_id: int, action: str) -
     except SfError as exc:
         return _command_result(request, transition.session, error=str(exc))
     if request.htmx:
-        return _command_result(request, transition.session, message=f"transition {action}d")
+        return _command_result(request, transition.session, message=f"transition {PAST[action]}")
     return redirect("session-detail", session_id=transition.session_id)
+
+
+PAST = {"approve": "approved", "cancel": "cancelled"}  # "cancel" + "d" read "canceld"
 
 
 def _session_to_steer(request: AuthedRequest, session_id: int) -> AgentSession:

@@ -13,6 +13,8 @@ from django.conf import settings
 from django.db import DatabaseError, connection
 from django.utils import timezone
 
+from sf_core.queues import WorkKind, queue_for
+from tasks_app.engine.broker import broker_backlog
 from tasks_app.selectors import WorkerStatus, worker_statuses
 
 if TYPE_CHECKING:
@@ -30,12 +32,20 @@ class Probe:
 
 
 @dataclass(frozen=True)
+class QueueDepth:
+    kind: str  # units, short (plans, merges, dispatch), notify (sf_core.queues)
+    name: str
+    waiting: int | None  # messages no worker has taken yet; None: the broker cannot say
+
+
+@dataclass(frozen=True)
 class SystemStatus:
     mode: str
     database: Probe
     broker: Probe
     native: Probe
     workers: list[WorkerStatus] = field(default_factory=list)
+    queues: list[QueueDepth] = field(default_factory=list)
     checked_at: datetime = field(default_factory=timezone.now)
 
     @property
@@ -66,7 +76,17 @@ def system_status() -> SystemStatus:
         broker=broker_probe(),
         native=native_probe(),
         workers=workers,
+        queues=queue_depths(),
     )
+
+
+def queue_depths() -> list[QueueDepth]:
+    """How much work waits for a worker on each queue (none without a broker)."""
+    if settings.REDIS_URL is None or settings.CELERY_TASK_ALWAYS_EAGER:
+        return []
+    return [
+        QueueDepth(str(kind), queue_for(kind), broker_backlog(queue_for(kind))) for kind in WorkKind
+    ]
 
 
 def database_probe() -> Probe:

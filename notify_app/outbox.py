@@ -17,6 +17,7 @@ from notify_app.inline import inline_kick
 from notify_app.models import Delivery, Notification
 from notify_app.recipients import channels_of, preference_of, recipients
 from sf_core.notices import Notice, NoticeKind
+from sf_core.queues import WorkKind, queue_for
 
 logger = logging.getLogger("sf.notify")
 
@@ -90,7 +91,7 @@ def _hand_over() -> None:
     if settings.CELERY_TASK_ALWAYS_EAGER:
         inline_kick()
         return
-    queue = settings.CELERY_TASK_DEFAULT_QUEUE  # read now: tests point it at their worker
+    queue = queue_for(WorkKind.NOTIFY)  # read now: tests point it at their worker
     try:
         current_app.send_task(DELIVER_TASK, queue=queue)
     except Exception:  # the broker may be down; the outbox still has every row

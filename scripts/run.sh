@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install everything (scripts/setup.sh), then run SF: the web app on 127.0.0.1:8000
-# (SF_HOST, SF_PORT; it stops at once if the port is taken) and one Celery worker on
-# this checkout's queue, until Ctrl-C. Once they answer it runs the offline demo: a
+# (SF_HOST, SF_PORT; it stops at once if the port is taken) and Celery workers on this
+# checkout's queues (sf_core/queues.py: one for agent units, one for short work a person
+# waits on — plans, merges, dispatch — and one for notifications), until Ctrl-C. Once they answer it runs the offline demo: a
 # fresh copy of examples/sample-repo, planned and built by a replayed trace recorded
 # from a live local model (no model credentials needed), headless via the worker, watchable live
 # on the dashboard. SF_DEMO=0 skips it.
@@ -25,10 +26,19 @@ pids=()
 cleanup() { trap - INT TERM EXIT; kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; }
 trap cleanup INT TERM EXIT
 
+# Node names are unique per checkout: no duplicate node names. The units worker also
+# takes short work when a slot is free; the other two never wait behind a unit, and
+# notifications never behind a plan or a merge.
+QUEUE=${SF_CELERY_QUEUE:-sf}
 # Replayed model steps take as long as a live model's would, so the demo can be watched.
 SF_REPLAY_PACE=${SF_REPLAY_PACE:-2s} \
-  celery -A sf_web worker --loglevel=INFO --concurrency=2 -Q "${SF_CELERY_QUEUE:-sf}" \
-  -n "${SF_CELERY_QUEUE:-sf}-worker@%h" &  # unique per checkout: no duplicate node names
+  celery -A sf_web worker --loglevel=INFO --concurrency=2 -Q "$QUEUE,$QUEUE.short,$QUEUE.notify" \
+  -n "$QUEUE-worker@%h" &
+pids+=($!)
+SF_REPLAY_PACE=${SF_REPLAY_PACE:-2s} \
+  celery -A sf_web worker --loglevel=INFO --concurrency=1 -Q "$QUEUE.short" -n "$QUEUE-short@%h" &
+pids+=($!)
+celery -A sf_web worker --loglevel=INFO --concurrency=1 -Q "$QUEUE.notify" -n "$QUEUE-notify@%h" &
 pids+=($!)
 echo "[run] SF is starting on http://$HOST:$PORT/ (log in as admin; password in .sf/admin-password)" >&2
 daphne -b "$HOST" -p "$PORT" sf_web.asgi:application &

@@ -31,6 +31,7 @@ from agents_app.runtime.replay import replay_activate, replay_deactivate
 from agents_app.services import session_change_mode, session_create
 from sf_core.actors import Actor
 from sf_core.errors import CommandRejected, PlanInvalid, SfError
+from sf_core.queues import WorkKind, queue_for
 from tasks_app.models import Plan, PlanRequest, PlanRequestStatus, PlanSource
 from tasks_app.plan_files import MAX_PLAN_BYTES, plan_file_read
 from tasks_app.planning import plan_from_intent
@@ -107,7 +108,7 @@ def _hand_over(request_id: int) -> None:
             target=_plan_inline, args=(request_id,), name=f"sf-plan-{request_id}", daemon=True
         ).start()
         return
-    queue = settings.CELERY_TASK_DEFAULT_QUEUE  # read now: tests point it at their worker
+    queue = queue_for(WorkKind.SHORT)  # read now: tests point it at their worker
     current_app.send_task(PLAN_REQUEST_TASK, args=[request_id], queue=queue)
 
 

@@ -53,9 +53,10 @@ ALLOWED: dict[str, frozenset[str]] = {
 
 
 # What a person may do to a task in each status (``tasks_app.engine.recovery``): retry a
-# failed one; skip or cancel one that no unit is running.
+# failed one; resume a paused one; skip or cancel one that no unit is running.
 RECOVERY_ACTIONS: dict[str, frozenset[str]] = {
     "retry": frozenset({S.FAILED}),
+    "resume": frozenset({S.PAUSED}),
     "skip": frozenset({S.TODO, S.BLOCKED, S.PAUSED, S.FAILED}),
     "cancel": frozenset({S.TODO, S.RETRYING, S.REVIEW, S.BLOCKED, S.PAUSED, S.FAILED}),
 }

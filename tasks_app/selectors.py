@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Prefetch
+from django.db.models import Prefetch, Sum
 from django.utils import timezone
 
-from agents_app.models import AgentSession
+from agents_app.models import AgentSession, ModelCall
 from tasks_app.board import (
     Board,
     BoardRow,
@@ -30,7 +31,10 @@ from tasks_app.models import (
     PlanStatus,
     Task,
     TaskDependency,
+    TaskStatus,
+    TaskTransition,
     Unit,
+    UnitStatus,
     Worker,
 )
 from tasks_app.scheduler import Edge, compute_waves
@@ -94,6 +98,64 @@ def unit_merge(unit: Unit) -> MergeRequest | None:
     """The merge queue's last turn for ``unit``'s work (approved after it started)."""
     entries = MergeRequest.objects.filter(task_id=unit.task_id, created_at__gte=unit.started_at)
     return entries.order_by("-pk").first()
+
+
+@dataclass(frozen=True)
+class UnitSpend:
+    tokens_in: int
+    tokens_out: int
+    cost: Decimal
+
+
+def unit_spend(unit: Unit) -> UnitSpend:
+    """What ``unit`` has spent so far: its own figures once it has ended, and the cost
+    ledger's (``ModelCall``, one row per model call, written as each call returns) while
+    it runs — the unit's fields are only written when its loop ends."""
+    if unit.status != UnitStatus.RUNNING:
+        return UnitSpend(unit.tokens_in, unit.tokens_out, unit.cost)
+    calls = ModelCall.objects.filter(unit=unit).aggregate(
+        cost=Sum("cost"), tokens_in=Sum("tokens_in"), tokens_out=Sum("tokens_out")
+    )
+    return UnitSpend(
+        max(unit.tokens_in, calls["tokens_in"] or 0),
+        max(unit.tokens_out, calls["tokens_out"] or 0),
+        max(unit.cost, calls["cost"] or Decimal(0)),
+    )
+
+
+def unit_end_reason(unit: Unit, latest: Unit | None) -> str:
+    """Why ``unit`` stands where it does, in the task's words: the task's reason while
+    ``unit`` is its latest attempt; for an earlier one, the last move of the task before
+    the next attempt started (e.g. "verification failed (retry 1 of 3)"), not what the
+    task says now about a later attempt. (The next attempt's own start, a move into
+    in_progress just before its unit row, is not this one's end.)"""
+    if latest is None or latest.pk == unit.pk:
+        return unit.task.status_reason
+    moves = TaskTransition.objects.filter(
+        task_id=unit.task_id, created_at__gte=unit.started_at
+    ).exclude(to_status=TaskStatus.IN_PROGRESS)
+    following = Unit.objects.filter(task_id=unit.task_id, attempt__gt=unit.attempt)
+    if (after := following.order_by("attempt").first()) is not None:
+        moves = moves.filter(created_at__lt=after.started_at)
+    move = moves.order_by("-created_at", "-pk").first()
+    return move.reason if move is not None else ""
+
+
+def changes_requested_before(unit: Unit) -> str:
+    """What the reviewer of the attempt before ``unit`` asked for when they sent it back
+    ("changes requested by ada: …"), or "" when that attempt was not sent back."""
+    previous = Unit.objects.filter(task_id=unit.task_id, attempt=unit.attempt - 1).first()
+    if previous is None:
+        return ""
+    sent_back = TaskTransition.objects.filter(
+        task_id=unit.task_id,
+        from_status=TaskStatus.REVIEW,
+        to_status=TaskStatus.TODO,
+        created_at__gte=previous.started_at,
+        created_at__lte=unit.started_at,
+    )
+    move = sent_back.order_by("-created_at", "-pk").first()
+    return move.reason if move is not None else ""
 
 
 @dataclass(frozen=True)

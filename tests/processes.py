@@ -131,10 +131,15 @@ class WorkerProcess(SfProcess):
         concurrency: int = 1,
         extra_env: dict[str, str] | None = None,
         queue: str | None = None,
+        serves: tuple[str, ...] = ("", ".short", ".notify"),
     ) -> None:
+        """``queue`` is the checkout's queue the worker sends to; it serves that queue
+        and the short-work queues named after it (``sf_core.queues``), or only the
+        suffixes in ``serves`` (``(".notify",)``: a notifications worker)."""
         super().__init__(extra_env=extra_env)
         self.hostname = f"{self.name}@sf-test"
         self.queue = queue or f"q-{self.name}"  # workers that share a queue share the work
+        self.serves = serves
         self.pool = pool
         self.concurrency = concurrency
 
@@ -156,7 +161,7 @@ class WorkerProcess(SfProcess):
             f"--pool={self.pool}",
             f"--concurrency={self.concurrency}",
             "-Q",
-            self.queue,
+            ",".join(self.queue + suffix for suffix in self.serves),
             "-n",
             self.hostname,
             "--loglevel=INFO",

@@ -42,7 +42,8 @@ def test_a_committed_notice_sends_the_deliver_task_by_name_once_committed(
     assert sent == []  # nothing before the commit
     for callback in callbacks:
         callback()
-    assert sent == [(DELIVER_TASK, settings.CELERY_TASK_DEFAULT_QUEUE)]
+    # Its own queue, never behind a unit (sf_core.queues).
+    assert sent == [(DELIVER_TASK, f"{settings.CELERY_TASK_DEFAULT_QUEUE}.notify")]
     from notify_app.tasks import deliver_task
 
     assert deliver_task.name == DELIVER_TASK

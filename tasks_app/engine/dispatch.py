@@ -24,6 +24,7 @@ from django.utils import timezone
 from agents_app.axes import RunControl
 from agents_app.models import AgentSession, SessionDriver, SessionStatus
 from sf_core.actors import Actor
+from sf_core.queues import WorkKind, queue_for
 from tasks_app.engine import extensions
 from tasks_app.engine.broker import FIRST, NEW, messages_lost, send_by_name
 from tasks_app.engine.health import health_allows
@@ -188,7 +189,7 @@ def on_session_runnable(
     by name), so the request ends at once; without a broker, or when it cannot be
     reached, it runs here (and the units drain in a thread)."""
     if to_workers and not settings.CELERY_TASK_ALWAYS_EAGER:
-        queue = settings.CELERY_TASK_DEFAULT_QUEUE
+        queue = queue_for(WorkKind.SHORT)
         if send_by_name(SESSION_DISPATCH_TASK, args=[session_id], queue=queue, priority=FIRST):
             return
     dispatch(session_id=session_id)

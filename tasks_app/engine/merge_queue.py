@@ -35,6 +35,8 @@ from django.utils import timezone
 from agents_app.models import AgentSession, Project, SessionDriver
 from sf_core.actors import Actor
 from sf_core.git import GitError, git
+from sf_core.live import broadcast
+from sf_core.queues import WorkKind, queue_for
 from tasks_app.completion import plan_settle
 from tasks_app.engine import extensions
 from tasks_app.engine.broker import send_by_name
@@ -50,7 +52,7 @@ from tasks_app.engine.worktrees import (
     worktree_checked,
     worktree_remove,
 )
-from tasks_app.lifecycle import task_transition
+from tasks_app.lifecycle import task_groups, task_transition
 from tasks_app.models import (
     ACTIVE_MERGE_STATUSES,
     HoldReason,
@@ -80,7 +82,7 @@ def merge_enqueue(*, task: Task, actor: Actor) -> MergeRequest:
     active = MergeRequest.objects.filter(task=task, status__in=ACTIVE_MERGE_STATUSES)
     try:
         with transaction.atomic():
-            return MergeRequest.objects.create(
+            entry = MergeRequest.objects.create(
                 project=project,
                 base_branch=project.base_branch,
                 task=task,
@@ -89,8 +91,17 @@ def merge_enqueue(*, task: Task, actor: Actor) -> MergeRequest:
                 actor_user=actor.user,
                 actor_label=actor.label,
             )
+            _moved(task)
+            return entry
     except IntegrityError:  # merge_one_active_per_task: approved twice at once
         return active.get()
+
+
+def _moved(task: Task) -> None:
+    """An entry of ``task`` entered the queue or a new stage of it: the pages that show
+    the task's merge (its unit page, the boards) render it again."""
+    for group in task_groups(task):
+        broadcast(group, "tasks.changed", task_id=task.pk)
 
 
 def merge_queue_kick(*, project_id: int, session: AgentSession) -> None:
@@ -113,7 +124,7 @@ def _worker_alive() -> bool:
 def _send(project_id: int) -> None:
     # By name: the engine never imports the Celery interface module (tasks_app.tasks).
     # Not sent (the broker down): the sweep sends the waiting queue again.
-    queue = settings.CELERY_TASK_DEFAULT_QUEUE
+    queue = queue_for(WorkKind.SHORT)  # never behind a unit (sf_core.queues)
     send = partial(send_by_name, MERGE_QUEUE_RUN_TASK, args=[project_id], queue=queue)
     transaction.on_commit(send)
 
@@ -278,6 +289,7 @@ def _verify_candidate(
     entry.attempts += 1
     entry.started_at = entry.started_at or timezone.now()
     entry.save(update_fields=["status", "base_head", "attempts", "started_at"])
+    _moved(task)
     if not commands:
         return None
     scratch = scratch_worktree_add(ws, name=f"m{entry.pk}", commit=candidate.commit)

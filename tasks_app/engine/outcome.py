@@ -235,14 +235,15 @@ def charge_from_ledger(task: Task, unit: Unit) -> None:
     calls = ModelCall.objects.filter(unit=unit).aggregate(
         cost=Sum("cost"), tokens_in=Sum("tokens_in"), tokens_out=Sum("tokens_out")
     )
-    charged = Unit.objects.values_list("cost", flat=True).get(pk=unit.pk)
+    charged, tokens_in = Unit.objects.values_list("cost", "tokens_in").get(pk=unit.pk)
     extra = (calls["cost"] or Decimal(0)) - charged
-    if extra > 0:
+    if extra > 0 or (calls["tokens_in"] or 0) > tokens_in:  # a free model spends tokens too
         Unit.objects.filter(pk=unit.pk).update(
-            cost=calls["cost"],
+            cost=max(charged, calls["cost"] or Decimal(0)),
             tokens_in=calls["tokens_in"] or 0,
             tokens_out=calls["tokens_out"] or 0,
         )
+    if extra > 0:
         Task.objects.filter(pk=task.pk).update(cost_spent=F("cost_spent") + extra)
         session_charge(session=AgentSession.objects.get(pk=task.plan.session_id), cost=extra)
     unit_settle(unit_id=unit.pk, session_id=task.plan.session_id)

@@ -1,4 +1,4 @@
-"""Recovery, a person's act on a task: retry, cancel or skip (web board and CLI).
+"""Recovery, a person's act on a task: retry, resume, cancel or skip (web board and CLI).
 
 Each is one logged lifecycle move with the person's ``Actor``, taken under the lock
 of the task's schedule row — the lock a unit's claim takes — so it never races a unit
@@ -10,6 +10,7 @@ session first (``/stop``), then act on the paused task.
   unit starts on a fresh branch off the base (``sf/p<plan>/<key>/<attempt>``), retries
   and checkpoint start over, dependents held by its failure are released, and a
   finished plan and session re-open (``tasks_app.completion.plan_reopen``).
+- ``task_resume``: paused → todo, the work so far kept (worktree, branch, retries).
 - ``task_cancel``: → cancelled; worktree and branch go, nothing is merged. Its
   dependents never run unless they depend on it with ``always``.
 - ``task_skip``: todo | blocked | paused | failed → skipped; worktree and branch go,
@@ -46,6 +47,7 @@ from tasks_app.workspaces import workspace_of
 
 S = TaskStatus
 RETRYABLE = RECOVERY_ACTIONS["retry"]
+RESUMABLE = RECOVERY_ACTIONS["resume"]
 SKIPPABLE = RECOVERY_ACTIONS["skip"]
 CANCELLABLE = RECOVERY_ACTIONS["cancel"]
 
@@ -66,6 +68,24 @@ def task_retry(*, task: Task, actor: Actor, reason: str = "") -> Task:
         dependents_release(plan=task.plan, actor=actor)
         schedule_ready(plan=task.plan)
         _lift_assisted_pause(task, actor)
+        dispatch_on_commit(task.plan.session_id)
+    return task
+
+
+def task_resume(*, task: Task, actor: Actor, reason: str = "") -> Task:
+    """Put a paused task back to todo with its work so far (its worktree and branch stay:
+    the next unit goes on from them). Under assisted run control the session's pause is
+    lifted as a retry's is; any other session pause stays, and the reason says so."""
+    why = f"resumed by {actor}" + (f": {reason}" if reason else "")
+    with transaction.atomic():
+        task = _locked(task, RESUMABLE, "resumed")
+        _lift_assisted_pause(task, actor)
+        session = AgentSession.objects.get(pk=task.plan.session_id)
+        if session.paused:
+            why += "; it runs when the session does (the session is paused)"
+        task_transition(task=task, to=S.TODO, reason=why, actor=actor)
+        _schedule_again(task)
+        schedule_ready(plan=task.plan)
         dispatch_on_commit(task.plan.session_id)
     return task
 
@@ -133,4 +153,4 @@ def _lift_assisted_pause(task: Task, actor: Actor) -> None:
         )
 
 
-RECOVERY = {"retry": task_retry, "cancel": task_cancel, "skip": task_skip}
+RECOVERY = {"retry": task_retry, "resume": task_resume, "cancel": task_cancel, "skip": task_skip}

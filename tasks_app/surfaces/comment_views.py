@@ -20,6 +20,7 @@ from tasks_app.features.line_comments import (
     diff_line_text,
 )
 from tasks_app.models import DiffComment, Unit
+from tasks_app.selectors import changes_requested_before
 
 PAGE = "tasks_app/unit_detail.html"
 
@@ -90,5 +91,10 @@ def diff_comment_addressed(request: AuthedRequest, comment_id: int) -> HttpRespo
     require(request.user, comment.unit.task.plan.session.project, Action.REVIEW_TASK)
     diff_comment_address(comment=comment, actor=Actor.of(request.user))
     unit = Unit.objects.get(task_id=comment.unit.task_id, attempt=comment.unit.attempt + 1)
-    context = {"unit": unit, "carried": carried_comments(unit), "can_review": True}
+    context = {
+        "unit": unit,
+        "carried": carried_comments(unit),
+        "requested": changes_requested_before(unit),
+        "can_review": True,
+    }
     return render(request, f"{PAGE}#carried-comments", context)

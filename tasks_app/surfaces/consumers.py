@@ -59,8 +59,13 @@ class TaskBoardConsumer(LivePartialConsumer):
         await self.push()
 
 
+UNIT_LIVE_PARTS = ("unit-state", "trace", "unit-verification", "unit-merge")
+
+
 class UnitConsumer(LivePartialConsumer):
-    """A unit's page: its state and trace, streamed as events are recorded."""
+    """A unit's page: its state (tokens so far, the reason it ended), trace, verification
+    output and merge-queue box, streamed as events are recorded and the task moves.
+    The diff is page-only (its comment buttons depend on who looks)."""
 
     def resolve_groups(self) -> list[str]:
         self.unit_id = int(self.scope["url_route"]["kwargs"]["unit_id"])
@@ -68,17 +73,19 @@ class UnitConsumer(LivePartialConsumer):
             Unit.objects.select_related("task__plan__session__project"), pk=self.unit_id
         )
         require(self.scope["user"], unit.task.plan.session.project, Action.VIEW)
-        return [Groups.unit(self.unit_id), *task_groups(unit.task)]
+        # The session's group too: the page's badge follows the session's axes.
+        session_group = Groups.session(unit.task.plan.session_id)
+        return [Groups.unit(self.unit_id), *task_groups(unit.task), session_group]
 
     def render_key(self) -> Hashable:
         return ("unit", self.unit_id)  # the same for everyone who may view the unit
 
     def render(self) -> str:
-        unit = Unit.objects.select_related("task__plan").get(pk=self.unit_id)
+        unit = Unit.objects.select_related("task__plan__session").get(pk=self.unit_id)
         context = unit_context(unit)
         return "".join(
             render_to_string(f"tasks_app/unit_detail.html#{part}", context)
-            for part in ("unit-state", "trace")
+            for part in UNIT_LIVE_PARTS
         )
 
     async def trace_appended(self, event: dict[str, Any]) -> None:
@@ -91,6 +98,9 @@ class UnitConsumer(LivePartialConsumer):
         await self.send(text_data=html)
 
     async def tasks_changed(self, event: dict[str, Any]) -> None:
+        await self.push()
+
+    async def session_changed(self, event: dict[str, Any]) -> None:
         await self.push()
 
 

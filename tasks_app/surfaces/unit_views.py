@@ -11,24 +11,40 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from agents_app.access import Action, may, require
+from agents_app.badge import badge_for
 from sf_core.actors import Actor
-from sf_core.errors import SfError
+from sf_core.errors import InvalidTransition, SfError
 from sf_core.http import AuthedRequest
 from tasks_app.diffs import diff_files, diff_totals
 from tasks_app.engine.environment import setup_rows_of
 from tasks_app.engine.review import task_approve, task_request_changes
 from tasks_app.features.line_comments import carried_comments
 from tasks_app.models import Task, Unit
-from tasks_app.selectors import unit_merge
+from tasks_app.selectors import (
+    changes_requested_before,
+    unit_end_reason,
+    unit_merge,
+    unit_spend,
+)
 from tasks_app.trace_html import trace_html
 
 
 def unit_context(unit: Unit) -> dict[str, object]:
+    """What the page and its live partials show of ``unit`` (the same for every viewer)."""
+    units = list(unit.task.units.order_by("attempt"))
+    latest = units[-1] if units else None
+    session = unit.task.plan.session
     return {
         "unit": unit,
         "task": unit.task,
+        "session": session,
+        "badge": badge_for(session),
         "trace": trace_html(unit.pk),
-        "units": unit.task.units.order_by("attempt"),
+        "units": units,
+        "latest": latest,
+        "spend": unit_spend(unit),
+        "reason": unit_end_reason(unit, latest),
+        "merge": unit_merge(unit),  # its verification on the merged tree, if any
     }
 
 
@@ -47,9 +63,9 @@ def unit_detail(request: AuthedRequest, unit_id: int) -> HttpResponse:
         "setups": setup_rows_of(unit),
         "comments": unit.diff_comments.all(),
         "carried": carried_comments(unit),
+        "requested": changes_requested_before(unit),
         "can_review": may(request.user, unit.task.plan.session.project, Action.REVIEW_TASK),
     }
-    context["merge"] = unit_merge(unit)  # its verification on the merged tree, if any
     return render(request, "tasks_app/unit_detail.html", context)
 
 
@@ -61,6 +77,7 @@ def task_review(request: AuthedRequest, task_id: int) -> HttpResponse:
     require(request.user, task.plan.session.project, Action.REVIEW_TASK)
     actor = Actor.of(request.user)
     try:
+        _require_latest_attempt(task, request.POST.get("unit", ""))
         if request.POST.get("action") == "approve":
             task_approve(task=task, actor=actor)
         else:
@@ -73,3 +90,19 @@ def task_review(request: AuthedRequest, task_id: int) -> HttpResponse:
     unit = task.units.order_by("-attempt").first()
     target = reverse("unit-detail", args=[unit.pk]) if unit else reverse("task-board")
     return HttpResponseClientRedirect(target) if request.htmx else redirect(target)
+
+
+def _require_latest_attempt(task: Task, unit_id: str) -> None:
+    """A review sent from an attempt's page acts on that attempt only: if the task has
+    moved on to a later one meanwhile (changes were requested, a retry ran), the
+    person saw other work than what would be merged."""
+    if not unit_id:
+        return  # not from a unit page (the API, an old form): the task's current work
+    if not unit_id.isdigit():
+        raise InvalidTransition(f"unit must be a unit id, not {unit_id[:40]!r}")
+    latest = task.units.order_by("-attempt").first()
+    if latest is None or latest.pk != int(unit_id):
+        attempt = f"attempt {latest.attempt}" if latest else "no attempt"
+        raise InvalidTransition(
+            f"this page is stale: task {task.key} is at {attempt} now; review it there"
+        )

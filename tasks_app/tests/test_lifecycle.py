@@ -79,10 +79,11 @@ def test_skipped_is_final_and_reachable_only_while_no_unit_runs() -> None:
 
 
 def test_recovery_actions_are_moves_of_the_table() -> None:
-    targets = {"retry": S.TODO, "skip": S.SKIPPED, "cancel": S.CANCELLED}
+    targets = {"retry": S.TODO, "resume": S.TODO, "skip": S.SKIPPED, "cancel": S.CANCELLED}
     for action, sources in RECOVERY_ACTIONS.items():
         assert all(allowed(source, targets[action]) for source in sources), action
     assert recovery_actions(S.FAILED) == ["retry", "skip", "cancel"]
+    assert recovery_actions(S.PAUSED) == ["resume", "skip", "cancel"]
     assert recovery_actions(S.IN_PROGRESS) == []
 
 

@@ -113,6 +113,34 @@ def test_changes_without_a_comment_show_the_error_beside_the_buttons(
     assert Task.objects.get(pk=task.pk).status == "review"
 
 
+def test_approving_from_an_earlier_attempts_page_is_refused_as_stale(
+    logged_in_client: Client, in_review: tuple[AgentSession, Plan], repo: Path
+) -> None:
+    """Attempt 1 was sent back and attempt 2 waits for review: an Approve posted from
+    attempt 1's page (its unit) merges nothing and says where the task is."""
+    session, plan = in_review
+    task, first = plan.tasks.get(), unit_of(plan)
+    url = reverse("task-review", args=[task.pk])
+    logged_in_client.post(url, {"action": "changes", "reason": "louder", "unit": first.pk})
+    assert run_next(session, ScriptedModel(*writes("hello, louder\n"))).task_status == "review"
+
+    response = logged_in_client.post(url, {"action": "approve", "unit": first.pk}, **HTMX)
+
+    assert response.content.decode() == (
+        '<p class="error" role="alert">this page is stale: task hello is at attempt 2 now;'
+        " review it there</p>"
+    )
+    assert Task.objects.get(pk=task.pk).status == "review"
+    second = Unit.objects.get(task=task, attempt=2)
+    page = logged_in_client.get(reverse("unit-detail", args=[first.pk])).content.decode()
+    assert f'data-stale-attempt="{second.pk}"' in page
+    assert 'id="approve-merge"' not in page
+    page = logged_in_client.get(reverse("unit-detail", args=[second.pk])).content.decode()
+    assert "<p data-requested-changes>changes requested by ada: louder</p>" in page
+    logged_in_client.post(url, {"action": "approve", "unit": second.pk}, **HTMX)
+    assert Task.objects.get(pk=task.pk).status == "done"
+
+
 def test_the_board_links_each_task_to_its_units(
     logged_in_client: Client, in_review: tuple[AgentSession, Plan]
 ) -> None:
