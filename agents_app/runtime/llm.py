@@ -17,8 +17,10 @@ from typing import Any
 from django.conf import settings
 
 from agents_app.runtime.model_settings import (
+    SAMPLING_KEYS,
     ModelNotConfigured,
     ModelSettings,
+    PromptProfile,
     ToolCallStyle,
     model_settings_for,
 )
@@ -130,7 +132,9 @@ class ModelRouter:
     endpoint: dict[str, Any] = field(default_factory=dict)  # api_base, api_key for litellm
     fallback_endpoint: dict[str, Any] = field(default_factory=dict)
     tool_calls: ToolCallStyle = ToolCallStyle.NATIVE  # resolved, never auto
-    max_tokens: int = DEFAULT_MAX_TOKENS  # sent with every request; "length" past it
+    max_tokens: int = DEFAULT_MAX_TOKENS  # the most a request asks for; "length" past it
+    sampling: dict[str, float] = field(default_factory=dict)  # temperature, top_p
+    prompt_profile: PromptProfile = PromptProfile.FULL  # resolved, never auto
     context_window: int = 0  # configured tokens; 0: litellm's number, else a default (context)
     limits: ProviderLimits | None = None  # "blocked until" per provider (None: the shared one)
     # A project's price per token of models litellm cannot price (self-hosted ones).
@@ -141,8 +145,11 @@ class ModelRouter:
     def from_settings(
         cls, chosen: ModelSettings, fallback: ModelSettings | None = None, **extra: Any
     ) -> ModelRouter:
-        extra.setdefault("max_tokens", getattr(settings, "SF_MODEL_MAX_TOKENS", DEFAULT_MAX_TOKENS))
+        cap = getattr(settings, "SF_MODEL_MAX_TOKENS", DEFAULT_MAX_TOKENS)
+        extra.setdefault("max_tokens", chosen.answer_tokens(cap))
         extra.setdefault("context_window", chosen.context_window)
+        extra.setdefault("sampling", chosen.sampling())
+        extra.setdefault("prompt_profile", chosen.resolved_profile())
         return cls(
             model=chosen.model,
             endpoint=chosen.litellm_options(),
@@ -157,9 +164,12 @@ class ModelRouter:
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]],
         response_format: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
     ) -> ModelStep:
         """One model step. ``response_format`` constrains the answer (planning); a server
-        that refuses it is asked again without it (the prompt says the format too)."""
+        that refuses it is asked again without it (the prompt says the format too).
+        ``max_tokens``: this answer's room in the window, when less than ``max_tokens``;
+        a server that refuses the sampling settings is asked again without them."""
         litellm = litellm_module()
         current, waits, failures = self.model, 0, 0
         while True:
@@ -169,8 +179,9 @@ class ModelRouter:
                 request = request_options(self.tool_calls, tools_for(current, tools), messages)
                 if response_format:
                     request["response_format"] = response_format
+                answer = min(self.max_tokens, max_tokens or self.max_tokens)
                 response = self.completion(
-                    model=current, max_tokens=self.max_tokens, **endpoint, **request
+                    model=current, max_tokens=answer, **self.sampling, **endpoint, **request
                 )
                 return _model_step(current, response, self.prices)
             except litellm.RateLimitError as exc:
@@ -191,6 +202,8 @@ class ModelRouter:
             except litellm.BadRequestError as exc:
                 if isinstance(exc, litellm.ContextWindowExceededError):
                     raise ContextWindowExceeded(f"{current}: {_short(exc)}", str(exc)) from exc
+                if self._sampling_refused(exc):
+                    continue
                 if response_format and not isinstance(exc, litellm.ContextWindowExceededError):
                     response_format = None  # the answer's format is in the prompt too
                     self.notes.append(
@@ -257,6 +270,19 @@ class ModelRouter:
 
     def _provider_limits(self) -> ProviderLimits:
         return self.limits if self.limits is not None else provider_limits()
+
+    def _sampling_refused(self, exc: Exception) -> bool:
+        """A 400 naming a sampling setting (a reasoning model takes no temperature 0):
+        the settings are dropped for this router, noted, and the request sent again."""
+        text = str(exc).lower()
+        if not self.sampling or not any(key in text for key in SAMPLING_KEYS):
+            return False
+        self.notes.append(
+            f"{self.model} refused the sampling settings {self.sampling} ({_short(exc)}); "
+            "asking without them"
+        )
+        self.sampling = {}
+        return True
 
     def _schema_refused(self, litellm: Any, exc: Exception) -> bool:
         """A 400 while the answer was constrained by a JSON schema (not a context overflow)."""

@@ -52,6 +52,9 @@ from agents_app.runtime.trace import TraceRecorder
 from agents_app.runtime.truncation import call_cut_message, cut_off, text_cut_message
 from agents_app.runtime.wire import append_note, well_formed_calls
 
+# The room kept for an answer while fitting the conversation; each request then asks
+# for what the window has left, up to the model's max_tokens (``ModelRouter``).
+ANSWER_RESERVE = 1024
 STALE_READINGS = 3  # dispatch points in a row whose reading of the session was stale
 NUDGE = "Continue with the tools. When every acceptance criterion is met, call finish."
 MAX_TEXT_ONLY_STEPS = 3
@@ -112,6 +115,8 @@ class AgentLoop:
     replay: Replay | None = None
     clock: Callable[[], float] = time.monotonic
     result: LoopResult = field(init=False)
+    # The next answer's max_tokens: what the window leaves beside the fitted prompt.
+    answer_room: int = field(init=False, default=0)
 
     def run(self, messages: list[dict[str, Any]]) -> LoopResult:
         self.result = LoopResult(outcome=Outcome.STEP_LIMIT, model=self.router.model)
@@ -146,7 +151,7 @@ class AgentLoop:
             cut = cut_off(step.tool_calls) if step.finish_reason == "length" else set()
             for call in step.tool_calls:
                 if call.id in cut:
-                    note = call_cut_message(call, self.router.max_tokens)
+                    note = call_cut_message(call, self._answer_tokens())
                     self._answer(call, messages, note, timezone.now())
                     continue
                 ended = self._tool_call(call, messages)
@@ -158,7 +163,7 @@ class AgentLoop:
 
     def _text_note(self, step: ModelStep) -> str:
         if step.finish_reason == "length":
-            return text_cut_message(self.router.max_tokens)
+            return text_cut_message(self._answer_tokens())
         if self.router.tool_calls != ToolCallStyle.NATIVE:
             return f"{NUDGE} {ONE_CALL}"
         return NUDGE
@@ -201,17 +206,23 @@ class AgentLoop:
 
         if refused:
             window = refused_window(window, refused, count(messages))
+        margin = HARDER_MARGIN if refused else MARGIN
         fit = fit_messages(
             messages,
             count=count,
             window=window,
-            max_tokens=self.router.max_tokens,
-            margin=HARDER_MARGIN if refused else MARGIN,
+            max_tokens=min(self.router.max_tokens, ANSWER_RESERVE),
+            margin=margin,
         )
         if fit.cuts:
             messages[:] = fit.messages
             self.router.notes.append(fit.note())
+        self.answer_room = window - fit.tokens - int(window * margin)
         return fit.problem
+
+    def _answer_tokens(self) -> int:
+        """The max_tokens the last request asked for."""
+        return min(self.router.max_tokens, self.answer_room or self.router.max_tokens)
 
     def _more(self) -> bool:
         """Whether the budget grew past what was spent (``budget_more``)."""
@@ -223,7 +234,9 @@ class AgentLoop:
 
     def _model_step(self, messages: list[dict[str, Any]]) -> ModelStep:
         started = timezone.now()
-        step = self.router.step(messages, self._offered_specs())
+        step = self.router.step(
+            messages, self._offered_specs(), max_tokens=self.answer_room or None
+        )
         if self.router.tool_calls != ToolCallStyle.NATIVE:
             step = recognise_step(step, self.tools, self.gate.offered_tools())
             if step.from_text or step.refusal:
