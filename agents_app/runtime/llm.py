@@ -111,6 +111,7 @@ class ModelStep:
     message: dict[str, Any] | None  # the assistant message for the conversation (None: empty)
     refusal: str = ""  # a call written as text that was refused: said back to the model
     from_text: bool = False  # the tool call was recognised in the text (``textcalls``)
+    correctable: bool = False  # the refusal is of a recognised call (unknown tool, bad arguments)
     finish_reason: str = "stop"  # "length": cut off at max_tokens
     note: str = (
         ""  # said to the model after its calls ran (e.g. the calls it wrote but were not run)

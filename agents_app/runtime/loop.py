@@ -46,7 +46,7 @@ from agents_app.runtime.tools import (
     Tool,
     ToolContext,
     ToolError,
-    validation_message,
+    call_help,
 )
 from agents_app.runtime.trace import TraceRecorder
 from agents_app.runtime.truncation import call_cut_message, cut_off, text_cut_message
@@ -58,6 +58,16 @@ ANSWER_RESERVE = 1024
 STALE_READINGS = 3  # dispatch points in a row whose reading of the session was stale
 NUDGE = "Continue with the tools. When every acceptance criterion is met, call finish."
 MAX_TEXT_ONLY_STEPS = 3
+# Answers in a row in which no call could run, counting the recognised calls refused with
+# help (an unknown tool, a missing argument): a model that is correcting itself gets
+# more tries than one that answers in prose, but not the whole step limit.
+MAX_IDLE_STEPS = 6
+# The corrected example the last prose answer before giving up is shown (text styles).
+EXAMPLE_CALLS = (
+    '```json\n{"name": "read_file", "arguments": {"path": "README.md"}}\n```\n'
+    "and, once every acceptance criterion is met:\n"
+    '```json\n{"name": "finish", "arguments": {"summary": "what changed and why"}}\n```'
+)
 
 
 class Outcome(StrEnum):
@@ -120,7 +130,7 @@ class AgentLoop:
 
     def run(self, messages: list[dict[str, Any]]) -> LoopResult:
         self.result = LoopResult(outcome=Outcome.STEP_LIMIT, model=self.router.model)
-        text_only = 0
+        text_only = idle = 0
         while self.result.steps < self.max_steps:
             stop = self.hooks.before_model()
             if stop:
@@ -137,17 +147,14 @@ class AgentLoop:
                     Outcome.BUDGET, detail=f"spent ${self.result.cost} of ${self.budget}"
                 )
             if not step.tool_calls:
-                text_only += 1
-                if text_only >= MAX_TEXT_ONLY_STEPS:
-                    # Plain words, not the model's text: a retry's brief quotes this, and
-                    # a model shown its own malformed answer writes it again.
-                    detail = f"{text_only} answers in a row without a tool call that could run"
-                    if step.refusal:
-                        detail += f"; the last was refused: {step.refusal}"
-                    return self._end(Outcome.NO_PROGRESS, detail=detail[:500])
-                append_note(messages, step.refusal or self._text_note(step))
+                idle += 1
+                text_only += not step.correctable
+                if text_only >= MAX_TEXT_ONLY_STEPS or idle >= MAX_IDLE_STEPS:
+                    return self._end(Outcome.NO_PROGRESS, detail=_idle_detail(idle, step))
+                last_try = text_only == MAX_TEXT_ONLY_STEPS - 1 and not step.correctable
+                append_note(messages, step.refusal or self._text_note(step, last_try))
                 continue
-            text_only = 0
+            text_only = idle = 0
             cut = cut_off(step.tool_calls) if step.finish_reason == "length" else set()
             for call in step.tool_calls:
                 if call.id in cut:
@@ -161,12 +168,16 @@ class AgentLoop:
                 append_note(messages, step.note)
         return self._end(Outcome.STEP_LIMIT, detail=f"{self.max_steps} model steps")
 
-    def _text_note(self, step: ModelStep) -> str:
+    def _text_note(self, step: ModelStep, last_try: bool = False) -> str:
+        """What a model that answered without a call is told; before its last try (text
+        styles), a call written right to copy."""
         if step.finish_reason == "length":
             return text_cut_message(self._answer_tokens())
-        if self.router.tool_calls != ToolCallStyle.NATIVE:
-            return f"{NUDGE} {ONE_CALL}"
-        return NUDGE
+        if self.router.tool_calls == ToolCallStyle.NATIVE:
+            return NUDGE
+        if last_try:
+            return f"{NUDGE} {ONE_CALL} For example:\n{EXAMPLE_CALLS}"
+        return f"{NUDGE} {ONE_CALL}"
 
     def _offered_specs(self) -> list[dict[str, Any]]:
         return [
@@ -347,7 +358,7 @@ class AgentLoop:
             return tool, tool.parse(arguments)
         except (ValueError, TypeError) as exc:
             message = (
-                validation_message(call.name, exc)
+                call_help(tool, arguments, exc)
                 if isinstance(exc, ValidationError)
                 else (f"invalid arguments for {call.name}: {exc}{_json_hint(call, exc)}")
             )
@@ -408,6 +419,15 @@ class AgentLoop:
         for name, value in values.items():
             setattr(self.result, name, value)
         return self.result
+
+
+def _idle_detail(idle: int, step: ModelStep) -> str:
+    """Plain words, not the model's text: a retry's brief quotes this, and a model shown
+    its own malformed answer writes it again."""
+    detail = f"{idle} answers in a row without a tool call that could run"
+    if step.refusal:
+        detail += f"; the last was refused: {step.refusal}"
+    return detail[:500]
 
 
 def _json_hint(call: ToolCallRequest, exc: Exception) -> str:

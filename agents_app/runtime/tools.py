@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -198,6 +199,40 @@ def validation_message(tool: str, exc: ValidationError) -> str:
         for error in exc.errors()
     )
     return f"invalid arguments for {tool}: {problems}"
+
+
+def call_help(tool: Tool, arguments: Any, exc: ValidationError) -> str:
+    """What is wrong with a call's arguments, the tool's parameters, and the same call
+    written right (its own values kept, a placeholder for each missing one): a small
+    model told only "field required" sends the same call again."""
+    given = arguments if isinstance(arguments, dict) else {}
+    parameters = _parameters(tool.schema)
+    fields = parameters.get("properties", {})
+    required = parameters.get("required", [])
+    example = {key: value for key, value in given.items() if key in fields}
+    for key in required:
+        if key not in example:
+            example[key] = f"<{key}>"
+    signature = ", ".join(
+        f"{key}{'' if key in required else '?'}: {_type_name(spec)}" for key, spec in fields.items()
+    )
+    written = json.dumps({"name": tool.name, "arguments": example}, ensure_ascii=False)
+    if len(written) > MAX_EXAMPLE_CHARS:
+        short = {key: value for key, value in example.items() if len(str(value)) <= 200}
+        written = json.dumps({"name": tool.name, "arguments": short}, ensure_ascii=False)
+    return (
+        f"{validation_message(tool.name, exc)}. {tool.name} takes ({signature}); "
+        f"? marks optional. For example:\n{written}"
+    )
+
+
+MAX_EXAMPLE_CHARS = 1500
+
+
+def _type_name(spec: dict[str, Any]) -> str:
+    if "type" in spec:
+        return str(spec["type"])
+    return "|".join(str(option.get("type", "?")) for option in spec.get("anyOf", [])) or "any"
 
 
 # --- implementations ------------------------------------------------------------------
