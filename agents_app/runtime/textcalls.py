@@ -42,6 +42,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from agents_app.runtime import editblocks
+from agents_app.runtime.editblocks import edit_blocks, more_edits
 from agents_app.runtime.llm import ModelStep, ToolCallRequest
 from agents_app.runtime.tools import Tool, call_help
 
@@ -69,6 +71,9 @@ def recognise_step(step: ModelStep, tools: dict[str, Tool], offered: list[str]) 
         return step
     candidates, malformed = _candidates(step.content)
     if not candidates:
+        edits = edit_blocks(step.content)
+        if edits:
+            return _edits(step, edits, tools, offered)
         if malformed:
             refusal = f"Your tool call is not valid JSON: {malformed}. {ONE_CALL}"
             return replace(step, refusal=refusal)
@@ -85,11 +90,40 @@ def recognise_step(step: ModelStep, tools: dict[str, Tool], offered: list[str]) 
                 + ONE_CALL
             ),
         )
-    chosen = candidates[0]
+    chosen, completed_by = _completed(candidates[0], step.content)
+    sources = [c.source for c in candidates] + [completed_by]
     problem = _problem(chosen, tools, offered)
     if problem:
         return _refused(step, problem)
-    return _as_structured(step, chosen, [c.source for c in candidates])
+    following = step.content[step.content.find(completed_by) + len(completed_by) :]
+    more = more_edits(chosen.name, chosen.arguments, following) if completed_by else []
+    if more:
+        return _edits(step, [_edit_of(chosen, completed_by), *more], tools, offered)
+    return _as_structured(step, [chosen], sources)
+
+
+def _completed(candidate: _Candidate, content: str) -> tuple[_Candidate, str]:
+    """The call with the code written after it (``editblocks.after_call``) put in."""
+    following = content[content.find(candidate.source) + len(candidate.source) :]
+    arguments, source = editblocks.after_call(candidate.name, candidate.arguments, following)
+    return replace(candidate, arguments=arguments), source
+
+
+def _edit_of(candidate: _Candidate, source: str) -> editblocks.Edit:
+    values = candidate.arguments
+    return editblocks.Edit(values["path"], values["search"], values["replace"], source)
+
+
+def _edits(
+    step: ModelStep, edits: list[editblocks.Edit], tools: dict[str, Tool], offered: list[str]
+) -> ModelStep:
+    """Search/replace blocks as ``edit_file`` calls, run in order (each is answered)."""
+    calls = [_Candidate("edit_file", _edit_arguments(e), e.source) for e in edits]
+    for call in calls:
+        problem = _problem(call, tools, offered)
+        if problem:
+            return _refused(step, problem)
+    return _as_structured(step, calls, [c.source for c in calls])
 
 
 def _refused(step: ModelStep, problem: str) -> ModelStep:
@@ -121,13 +155,14 @@ def _first_of_sequence(
         f"Only your first call ({first.name}) was run; its result is above. Send the next "
         f"call ({', '.join(later)}) as an answer of its own if it is still needed."
     )
-    return replace(_as_structured(step, first, [first.source]), note=note)
+    return replace(_as_structured(step, [first], [first.source]), note=note)
 
 
 def step_note(step: ModelStep) -> str:
     """For the trace: what became of a call written as text."""
     if step.from_text:
-        return f"tool call {step.tool_calls[0].name} recognised in the text"
+        names = ", ".join(call.name for call in step.tool_calls)
+        return f"tool call {names} recognised in the text"
     return f"tool call in the text refused: {step.refusal}"
 
 
@@ -144,16 +179,25 @@ def _problem(candidate: _Candidate, tools: dict[str, Tool], offered: list[str]) 
     return ""
 
 
-def _as_structured(step: ModelStep, chosen: _Candidate, sources: list[str]) -> ModelStep:
-    call = ToolCallRequest(
-        id=f"call_{uuid.uuid4().hex[:24]}",
-        name=chosen.name,
-        arguments=json.dumps(chosen.arguments, ensure_ascii=False),
-    )
+def _edit_arguments(edit: editblocks.Edit) -> dict[str, str]:
+    return {"path": edit.path, "search": edit.search, "replace": edit.replace}
+
+
+def _as_structured(step: ModelStep, chosen: list[_Candidate], sources: list[str]) -> ModelStep:
+    calls = [
+        ToolCallRequest(
+            id=f"call_{uuid.uuid4().hex[:24]}",
+            name=candidate.name,
+            arguments=json.dumps(candidate.arguments, ensure_ascii=False),
+        )
+        for candidate in chosen
+    ]
     remainder = step.content
     for source in sources:
-        remainder = remainder.replace(source, "")
-    remainder = re.sub(r"</?tool_call>", "", remainder).strip()
+        if source:
+            remainder = remainder.replace(source, "")
+    remainder = re.sub(r"</?tool_call>", "", remainder)
+    remainder = re.sub(r"```[^\n`]*\n\s*```", "", remainder).strip()  # emptied fences
     message = {
         **(step.message or {"role": "assistant"}),
         "content": remainder or None,
@@ -163,9 +207,10 @@ def _as_structured(step: ModelStep, chosen: _Candidate, sources: list[str]) -> M
                 "type": "function",
                 "function": {"name": call.name, "arguments": call.arguments},
             }
+            for call in calls
         ],
     }
-    return replace(step, tool_calls=[call], message=message, from_text=True)
+    return replace(step, tool_calls=calls, message=message, from_text=True)
 
 
 def _candidates(content: str) -> tuple[list[_Candidate], str]:

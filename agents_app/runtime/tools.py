@@ -12,6 +12,7 @@ import copy
 import functools
 import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -297,11 +298,29 @@ def edit_file(ctx: ToolContext, args: EditFileInput) -> str:
     try:
         result = sf_native.apply_edit(original, search, replace)
     except sf_native.EditNoMatch as exc:
-        raise ToolError(f"{args.path}: {exc}. {EDIT_NO_MATCH_HINT}") from None
+        closest = _closest_lines(original, str(exc))
+        raise ToolError(f"{args.path}: {exc}.{closest} {EDIT_NO_MATCH_HINT}") from None
     except sf_native.EditAmbiguous as exc:
         raise ToolError(f"{args.path}: {exc}") from None
     path.write_text(result.text, encoding="utf-8")
     return f"edited {args.path} lines {result.start_line}-{result.end_line} ({result.how} match)"
+
+
+CLOSEST_SHOWN = 12  # lines of the closest match quoted back at most
+
+
+def _closest_lines(text: str, message: str) -> str:
+    """The most similar lines the edit's error names, quoted with their numbers, so the
+    model can copy them into its next search text."""
+    found = re.search(r"lines (\d+)-(\d+)", message)
+    if not found:
+        return ""
+    first, last = int(found.group(1)), int(found.group(2))
+    lines = text.splitlines()[first - 1 : min(last, first - 1 + CLOSEST_SHOWN)]
+    if not lines:
+        return ""
+    quoted = "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(lines, first))
+    return f" The closest lines are:\n{quoted}\n"
 
 
 def grep(ctx: ToolContext, args: GrepInput) -> str:
