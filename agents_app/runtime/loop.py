@@ -37,7 +37,7 @@ from agents_app.runtime.context import (
     token_count,
 )
 from agents_app.runtime.llm import ContextWindowExceeded, ModelRouter, ModelStep, ToolCallRequest
-from agents_app.runtime.model_settings import ToolCallStyle
+from agents_app.runtime.model_settings import PromptProfile, ToolCallStyle
 from agents_app.runtime.replay import Replay
 from agents_app.runtime.textcalls import ONE_CALL, recognise_step, step_note
 from agents_app.runtime.tools import (
@@ -47,6 +47,7 @@ from agents_app.runtime.tools import (
     ToolContext,
     ToolError,
     call_help,
+    compact_spec,
 )
 from agents_app.runtime.trace import TraceRecorder
 from agents_app.runtime.truncation import call_cut_message, cut_off, text_cut_message
@@ -180,11 +181,14 @@ class AgentLoop:
         return f"{NUDGE} {ONE_CALL}"
 
     def _offered_specs(self) -> list[dict[str, Any]]:
-        return [
+        specs = [
             self.tools[name].openai_spec()
             for name in self.gate.offered_tools()
             if name in self.tools
         ]
+        if self.router.prompt_profile == PromptProfile.COMPACT:
+            return [compact_spec(spec) for spec in specs]
+        return specs
 
     def _fitted_step(self, messages: list[dict[str, Any]]) -> ModelStep | str:
         """The next model step, the conversation fitted to the context window first; the

@@ -432,6 +432,41 @@ TOOLS: dict[str, Tool] = {
     )
 }
 
+# A unit of a model with the compact prompt profile (``PromptProfile``): the tools a
+# small model uses well. Not glob (list_dir and grep find files), not load_skill (made-up
+# skill names), not ask_user (a small model asks permission for the task itself).
+COMPACT_TOOLS = frozenset(
+    {"read_file", "write_file", "edit_file", "grep", "list_dir", "run_command", "finish"}
+)
+
+
+COMPACT_SCHEMA_KEYS = ("type", "items", "enum")
+
+
+def compact_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """A tool spec for the compact profile: the tool's first sentence, and parameters
+    without their titles, descriptions and defaults (each spec is sent at every step)."""
+    function = spec["function"]
+    parameters = copy.deepcopy(function.get("parameters") or {})
+    for key in ("description", "additionalProperties", "title"):
+        parameters.pop(key, None)
+    properties = parameters.get("properties", {})
+    for name, field_schema in properties.items():
+        # The limits stay enforced where the call is validated (``Tool.parse``).
+        properties[name] = {
+            key: value for key, value in field_schema.items() if key in COMPACT_SCHEMA_KEYS
+        } or {"type": _type_name(field_schema).split("|")[0]}
+    description = function.get("description", "").split(". ")[0].rstrip(".")
+    return {
+        "type": "function",
+        "function": {
+            "name": function["name"],
+            "description": description,
+            "parameters": parameters,
+        },
+    }
+
+
 # A unit in repair work mode (docs/doctor.md) reads, searches, lists and runs commands
 # (through the permission gate and the sandbox, like any unit): it diagnoses and runs
 # the commands a repair needs, and never writes or edits files itself. No MCP tools.
