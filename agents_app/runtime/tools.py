@@ -433,10 +433,19 @@ TOOLS: dict[str, Tool] = {
 }
 
 # A unit of a model with the compact prompt profile (``PromptProfile``): the tools a
-# small model uses well. Not glob (list_dir and grep find files), not load_skill (made-up
-# skill names), not ask_user (a small model asks permission for the task itself).
+# small model uses well. Not glob (list_dir and grep find files), not ask_user (a small
+# model asks permission for the task itself); load_skill only where skills are offered.
 COMPACT_TOOLS = frozenset(
-    {"read_file", "write_file", "edit_file", "grep", "list_dir", "run_command", "finish"}
+    {
+        "read_file",
+        "write_file",
+        "edit_file",
+        "grep",
+        "list_dir",
+        "run_command",
+        "load_skill",
+        "finish",
+    }
 )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from agents_app.runtime.context import token_count
 from agents_app.runtime.llm import ModelRouter, complete
 from agents_app.runtime.loop import AgentLoop, Outcome
 from agents_app.runtime.model_settings import ModelSettings, ToolCallStyle, model_settings_for
-from agents_app.runtime.tools import TOOLS, ToolContext
+from agents_app.runtime.tools import COMPACT_TOOLS, TOOLS, ToolContext, compact_spec
 from agents_app.runtime.trace import TraceRecorder
 from agents_app.schemas import PromptProfile, policy_parse
 from agents_app.tests.runtime_helpers import NullHooks
@@ -119,3 +120,37 @@ def test_a_server_that_refuses_the_sampling_is_asked_again_without_it(
     first, second = (r.body for r in fake_provider.requests)
     assert first["temperature"] == 0
     assert "temperature" not in second
+
+
+def test_the_compact_profile_offers_fewer_tools_in_less_than_half_the_schema_text() -> None:
+    full = [tool.openai_spec() for tool in TOOLS.values()]
+    compact = [compact_spec(tool.openai_spec()) for n, tool in TOOLS.items() if n in COMPACT_TOOLS]
+    assert len(json.dumps(compact)) < len(json.dumps(full)) / 2
+    read = next(spec for spec in compact if spec["function"]["name"] == "read_file")
+    assert read["function"] == {
+        "name": "read_file",
+        "description": "Read a text file of the worktree, optionally a range of its lines",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "path": {"type": "string"},
+                "offset": {"type": "integer"},
+                "limit": {"type": "integer"},
+            },
+            "required": ["path"],
+        },
+    }
+
+
+@pytest.mark.django_db
+def test_a_compact_model_is_sent_the_compact_specs(
+    build_session: AgentSession,  # noqa: F811
+    git_repo: Path,
+    fake_provider: FakeProvider,  # noqa: F811
+) -> None:
+    fake_provider.answer(openai_calls(FINISH))
+    loop = loop_for(build_session, git_repo, fake_provider)
+    assert loop.router.prompt_profile == PromptProfile.COMPACT  # auto, for an 8k window
+    assert loop.run([{"role": "user", "content": "do it"}]).outcome == Outcome.FINISHED
+    sent = {tool["function"]["name"]: tool["function"] for tool in fake_provider.last["tools"]}
+    assert sent["read_file"]["parameters"]["properties"]["offset"] == {"type": "integer"}
