@@ -168,22 +168,16 @@ class ModelRouter:
         max_tokens: int | None = None,
     ) -> ModelStep:
         """One model step. ``response_format`` constrains the answer (planning); a server
-        that refuses it is asked again without it (the prompt says the format too).
-        ``max_tokens``: this answer's room in the window, when less than ``max_tokens``;
-        a server that refuses the sampling settings is asked again without them."""
+        that refuses it, or the sampling, is asked again without (the prompt says the
+        format too). ``max_tokens``: the answer's room in the window, if smaller."""
         litellm = litellm_module()
         current, waits, failures = self.model, 0, 0
         while True:
             endpoint = self.endpoint if current == self.model else self.fallback_endpoint
             self._await_provider(current, endpoint)
             try:
-                request = request_options(self.tool_calls, tools_for(current, tools), messages)
-                if response_format:
-                    request["response_format"] = response_format
-                answer = min(self.max_tokens, max_tokens or self.max_tokens)
-                response = self.completion(
-                    model=current, max_tokens=answer, **self.sampling, **endpoint, **request
-                )
+                request = self._request(current, messages, tools, response_format, max_tokens)
+                response = self.completion(model=current, **endpoint, **request)
                 return _model_step(current, response, self.prices)
             except litellm.RateLimitError as exc:
                 waits += 1
@@ -205,7 +199,7 @@ class ModelRouter:
                     raise ContextWindowExceeded(f"{current}: {_short(exc)}", str(exc)) from exc
                 if self._sampling_refused(exc):
                     continue
-                if response_format and not isinstance(exc, litellm.ContextWindowExceededError):
+                if response_format:
                     response_format = None  # the answer's format is in the prompt too
                     self.notes.append(
                         f"{current} refused the response format ({_short(exc)}); "
@@ -271,6 +265,21 @@ class ModelRouter:
 
     def _provider_limits(self) -> ProviderLimits:
         return self.limits if self.limits is not None else provider_limits()
+
+    def _request(
+        self,
+        current: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        response_format: dict[str, Any] | None,
+        max_tokens: int | None,
+    ) -> dict[str, Any]:
+        """What litellm is sent besides the model and its endpoint."""
+        request = request_options(self.tool_calls, tools_for(current, tools), messages)
+        if response_format:
+            request["response_format"] = response_format
+        request["max_tokens"] = min(self.max_tokens, max_tokens or self.max_tokens)
+        return {**self.sampling, **request}
 
     def _sampling_refused(self, exc: Exception) -> bool:
         """A 400 naming a sampling setting (a reasoning model takes no temperature 0):

@@ -49,6 +49,7 @@ MODES = ("fast", "smart", "deep", "fallback")
 # openai client refuses to send a request without one.
 LOCAL_PLACEHOLDER_KEY = "sf-local"
 DEFAULT_TEMPERATURE = 0.0
+DEFAULT_CONTEXT_WINDOW = 8192  # tokens, as context.DEFAULT_CONTEXT_WINDOW
 COMPACT_WINDOW = 16_384  # tokens: a window this small is a small (local) model's
 ANSWER_SHARE = 4  # an answer's default max_tokens: a quarter of the window
 MIN_ANSWER_TOKENS = 256
@@ -72,10 +73,18 @@ class ModelSettings:
     prompt_profile: PromptProfile = PromptProfile.AUTO
 
     def window(self) -> int:
-        """The model's input window: configured, else litellm's, else the default."""
-        from agents_app.runtime.context import context_window
+        """The model's input window: configured, else litellm's, else the default (as
+        ``context.context_window``, which imports the router: not imported here)."""
+        if self.context_window > 0:
+            return self.context_window
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import litellm
 
-        return context_window(self.model, self.context_window)
+        try:
+            known = int(litellm.get_model_info(self.model).get("max_input_tokens") or 0)
+        except Exception:  # litellm raises for models it has not mapped
+            known = 0
+        return known or DEFAULT_CONTEXT_WINDOW
 
     def answer_tokens(self, cap: int | None = None) -> int:
         """The answer's ``max_tokens``: configured, else a quarter of the window; never
