@@ -78,6 +78,17 @@ class ToolCalls(StrEnum):
     JSON_SCHEMA = "json_schema"
 
 
+class PromptProfile(StrEnum):
+    """What a model is offered: ``full`` (every tool, the full system prompt) or
+    ``compact`` (the tools a small model uses well, schemas without descriptions of
+    defaults, a shorter system prompt: on a local model the prompt is the cost).
+    ``auto`` is compact for a model with a small context window."""
+
+    AUTO = "auto"
+    FULL = "full"
+    COMPACT = "compact"
+
+
 class ModelOverride(BaseModel):
     """A project's model settings for one model mode; unset fields keep the environment's.
 
@@ -91,6 +102,10 @@ class ModelOverride(BaseModel):
     api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     tool_calls: ToolCalls | None = None
     context_window: int | None = Field(default=None, ge=512, le=100_000_000)
+    max_tokens: int | None = Field(default=None, ge=64, le=1_000_000)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, ge=0, le=1)
+    prompt_profile: PromptProfile | None = None
 
     @field_validator("api_base")
     @classmethod

@@ -118,6 +118,20 @@ class Env:
         _check_range(name, number, minimum, maximum)
         return number
 
+    def number(
+        self, name: str, *, minimum: float | None = None, maximum: float | None = None
+    ) -> float | None:
+        """A decimal number such as ``0.2`` (None when unset)."""
+        value = self.raw(name)
+        if value is None:
+            return None
+        try:
+            number = float(value)
+        except ValueError:
+            raise _bad(name, value, "a number such as 0.2") from None
+        _check_range(name, number, minimum, maximum)
+        return number
+
     def choice(self, name: str, default: str, choices: Sequence[str]) -> str:
         value = self.raw(name)
         if value is None:

@@ -276,9 +276,11 @@ SF_MODEL_DEEP = env.string("SF_MODEL_DEEP")
 SF_MODEL_FALLBACK = env.string("SF_MODEL_FALLBACK")
 # Per model mode: where the model is served, its key, and how it calls tools
 # (agents_app/runtime/model_settings.py; a project's policy may override them).
-# Sent as max_tokens with every model request; an answer cut off there is handled.
+# The most max_tokens any model request asks for; each model's own default is a quarter
+# of its context window under this (SF_MODEL_<MODE>_MAX_TOKENS sets it per mode).
 SF_MODEL_MAX_TOKENS = env.integer("SF_MODEL_MAX_TOKENS", 4096, minimum=64, maximum=1_000_000)
 SF_MODEL_TOOL_CALL_STYLES = ("auto", "native", "text", "json_schema")
+SF_MODEL_PROMPT_PROFILES = ("auto", "full", "compact")
 SF_MODEL_ENDPOINTS = {
     mode: {
         "api_base": env.http_url(f"SF_MODEL_{mode.upper()}_API_BASE") or "",
@@ -289,6 +291,17 @@ SF_MODEL_ENDPOINTS = {
         # The input window in tokens; 0: litellm's number for the model, else 8192.
         "context_window": env.integer(
             f"SF_MODEL_{mode.upper()}_CONTEXT_WINDOW", 0, minimum=0, maximum=100_000_000
+        ),
+        # The answer's max_tokens; 0: a quarter of the window, at most SF_MODEL_MAX_TOKENS.
+        "max_tokens": env.integer(
+            f"SF_MODEL_{mode.upper()}_MAX_TOKENS", 0, minimum=0, maximum=1_000_000
+        ),
+        # Sampling; unset: temperature 0 (code wants the likeliest answer), top_p unsent.
+        "temperature": env.number(f"SF_MODEL_{mode.upper()}_TEMPERATURE", minimum=0, maximum=2),
+        "top_p": env.number(f"SF_MODEL_{mode.upper()}_TOP_P", minimum=0, maximum=1),
+        # The tools and system prompt a model gets: auto is compact for small windows.
+        "prompt_profile": env.choice(
+            f"SF_MODEL_{mode.upper()}_PROMPT_PROFILE", "auto", SF_MODEL_PROMPT_PROFILES
         ),
     }
     for mode in ("fast", "smart", "deep", "fallback")

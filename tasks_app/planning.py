@@ -229,7 +229,8 @@ def _router(
         fallback_endpoint=fallback.litellm_options() if use_fallback else {},
         completion=completion,
         sleep=sleep,
-        max_tokens=getattr(settings, "SF_MODEL_MAX_TOKENS", DEFAULT_MAX_TOKENS),
+        max_tokens=deep.answer_tokens(getattr(settings, "SF_MODEL_MAX_TOKENS", DEFAULT_MAX_TOKENS)),
+        sampling=deep.sampling(),
         prices=session.project.parsed_policy.prices,
     )
 

@@ -21,6 +21,7 @@ from tasks_app.lifecycle import task_groups, task_transition
 from tasks_app.models import (
     HoldReason,
     Plan,
+    PlanSource,
     PlanStatus,
     ScheduleStatus,
     Task,
@@ -41,8 +42,12 @@ def plan_create(*, session: AgentSession, spec: PlanSpec, source: str) -> Plan:
     """Store a validated plan as *proposed*; an earlier open plan is superseded.
 
     Tasks without verify commands take the project's ``default_verify``; a task left
-    with none makes the whole plan invalid (nothing is written).
+    with none makes the whole plan invalid (nothing is written). A model's plan sets no
+    limits: its tasks' retries and cost budgets are SF's (``policy_limits``), whatever
+    the model wrote (``"max_retries": 0`` removed every retry of a live run).
     """
+    if source == PlanSource.MODEL:
+        spec = policy_limits(spec)
     default_verify = session.project.parsed_policy.default_verify
     plan_verify_required(spec, default_verify)
     with transaction.atomic():
@@ -277,6 +282,17 @@ def plan_tasks_create(*, plan: Plan, spec: PlanSpec, default_verify: list[str]) 
         TaskDependency(task=by_key[e.task], depends_on=by_key[e.on], condition=e.condition)
         for e in spec.edges()
     )
+
+
+# What a person's plan may set and a model's may not: the limits of the work.
+MODEL_UNSET_FIELDS = ("max_retries", "cost_budget")
+
+
+def policy_limits(spec: PlanSpec) -> PlanSpec:
+    """``spec`` with each task's limits (``MODEL_UNSET_FIELDS``) at their defaults."""
+    defaults = {name: TaskSpec.model_fields[name].get_default() for name in MODEL_UNSET_FIELDS}
+    tasks = [task.model_copy(update=defaults) for task in spec.tasks]
+    return spec.model_copy(update={"tasks": tasks})
 
 
 def _task_from_spec(plan: Plan, position: int, spec: TaskSpec, default_verify: list[str]) -> Task:

@@ -17,8 +17,10 @@ from typing import Any
 from django.conf import settings
 
 from agents_app.runtime.model_settings import (
+    SAMPLING_KEYS,
     ModelNotConfigured,
     ModelSettings,
+    PromptProfile,
     ToolCallStyle,
     model_settings_for,
 )
@@ -109,6 +111,7 @@ class ModelStep:
     message: dict[str, Any] | None  # the assistant message for the conversation (None: empty)
     refusal: str = ""  # a call written as text that was refused: said back to the model
     from_text: bool = False  # the tool call was recognised in the text (``textcalls``)
+    correctable: bool = False  # the refusal is of a recognised call (unknown tool, bad arguments)
     finish_reason: str = "stop"  # "length": cut off at max_tokens
     note: str = (
         ""  # said to the model after its calls ran (e.g. the calls it wrote but were not run)
@@ -130,7 +133,9 @@ class ModelRouter:
     endpoint: dict[str, Any] = field(default_factory=dict)  # api_base, api_key for litellm
     fallback_endpoint: dict[str, Any] = field(default_factory=dict)
     tool_calls: ToolCallStyle = ToolCallStyle.NATIVE  # resolved, never auto
-    max_tokens: int = DEFAULT_MAX_TOKENS  # sent with every request; "length" past it
+    max_tokens: int = DEFAULT_MAX_TOKENS  # the most a request asks for; "length" past it
+    sampling: dict[str, float] = field(default_factory=dict)  # temperature, top_p
+    prompt_profile: PromptProfile = PromptProfile.FULL  # resolved, never auto
     context_window: int = 0  # configured tokens; 0: litellm's number, else a default (context)
     limits: ProviderLimits | None = None  # "blocked until" per provider (None: the shared one)
     # A project's price per token of models litellm cannot price (self-hosted ones).
@@ -141,8 +146,11 @@ class ModelRouter:
     def from_settings(
         cls, chosen: ModelSettings, fallback: ModelSettings | None = None, **extra: Any
     ) -> ModelRouter:
-        extra.setdefault("max_tokens", getattr(settings, "SF_MODEL_MAX_TOKENS", DEFAULT_MAX_TOKENS))
+        cap = getattr(settings, "SF_MODEL_MAX_TOKENS", DEFAULT_MAX_TOKENS)
+        extra.setdefault("max_tokens", chosen.answer_tokens(cap))
         extra.setdefault("context_window", chosen.context_window)
+        extra.setdefault("sampling", chosen.sampling())
+        extra.setdefault("prompt_profile", chosen.resolved_profile())
         return cls(
             model=chosen.model,
             endpoint=chosen.litellm_options(),
@@ -157,21 +165,19 @@ class ModelRouter:
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]],
         response_format: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
     ) -> ModelStep:
         """One model step. ``response_format`` constrains the answer (planning); a server
-        that refuses it is asked again without it (the prompt says the format too)."""
+        that refuses it, or the sampling, is asked again without (the prompt says the
+        format too). ``max_tokens``: the answer's room in the window, if smaller."""
         litellm = litellm_module()
         current, waits, failures = self.model, 0, 0
         while True:
             endpoint = self.endpoint if current == self.model else self.fallback_endpoint
             self._await_provider(current, endpoint)
             try:
-                request = request_options(self.tool_calls, tools_for(current, tools), messages)
-                if response_format:
-                    request["response_format"] = response_format
-                response = self.completion(
-                    model=current, max_tokens=self.max_tokens, **endpoint, **request
-                )
+                request = self._request(current, messages, tools, response_format, max_tokens)
+                response = self.completion(model=current, **endpoint, **request)
                 return _model_step(current, response, self.prices)
             except litellm.RateLimitError as exc:
                 waits += 1
@@ -191,7 +197,9 @@ class ModelRouter:
             except litellm.BadRequestError as exc:
                 if isinstance(exc, litellm.ContextWindowExceededError):
                     raise ContextWindowExceeded(f"{current}: {_short(exc)}", str(exc)) from exc
-                if response_format and not isinstance(exc, litellm.ContextWindowExceededError):
+                if self._sampling_refused(exc):
+                    continue
+                if response_format:
                     response_format = None  # the answer's format is in the prompt too
                     self.notes.append(
                         f"{current} refused the response format ({_short(exc)}); "
@@ -257,6 +265,34 @@ class ModelRouter:
 
     def _provider_limits(self) -> ProviderLimits:
         return self.limits if self.limits is not None else provider_limits()
+
+    def _request(
+        self,
+        current: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        response_format: dict[str, Any] | None,
+        max_tokens: int | None,
+    ) -> dict[str, Any]:
+        """What litellm is sent besides the model and its endpoint."""
+        request = request_options(self.tool_calls, tools_for(current, tools), messages)
+        if response_format:
+            request["response_format"] = response_format
+        request["max_tokens"] = min(self.max_tokens, max_tokens or self.max_tokens)
+        return {**self.sampling, **request}
+
+    def _sampling_refused(self, exc: Exception) -> bool:
+        """A 400 naming a sampling setting (a reasoning model takes no temperature 0):
+        the settings are dropped for this router, noted, and the request sent again."""
+        text = str(exc).lower()
+        if not self.sampling or not any(key in text for key in SAMPLING_KEYS):
+            return False
+        self.notes.append(
+            f"{self.model} refused the sampling settings {self.sampling} ({_short(exc)}); "
+            "asking without them"
+        )
+        self.sampling = {}
+        return True
 
     def _schema_refused(self, litellm: Any, exc: Exception) -> bool:
         """A 400 while the answer was constrained by a JSON schema (not a context overflow)."""

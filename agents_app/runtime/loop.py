@@ -37,7 +37,7 @@ from agents_app.runtime.context import (
     token_count,
 )
 from agents_app.runtime.llm import ContextWindowExceeded, ModelRouter, ModelStep, ToolCallRequest
-from agents_app.runtime.model_settings import ToolCallStyle
+from agents_app.runtime.model_settings import PromptProfile, ToolCallStyle
 from agents_app.runtime.replay import Replay
 from agents_app.runtime.textcalls import ONE_CALL, recognise_step, step_note
 from agents_app.runtime.tools import (
@@ -46,15 +46,29 @@ from agents_app.runtime.tools import (
     Tool,
     ToolContext,
     ToolError,
-    validation_message,
+    call_help,
+    compact_spec,
 )
 from agents_app.runtime.trace import TraceRecorder
 from agents_app.runtime.truncation import call_cut_message, cut_off, text_cut_message
 from agents_app.runtime.wire import append_note, well_formed_calls
 
+# The room kept for an answer while fitting the conversation; each request then asks
+# for what the window has left, up to the model's max_tokens (``ModelRouter``).
+ANSWER_RESERVE = 1024
 STALE_READINGS = 3  # dispatch points in a row whose reading of the session was stale
 NUDGE = "Continue with the tools. When every acceptance criterion is met, call finish."
 MAX_TEXT_ONLY_STEPS = 3
+# Answers in a row in which no call could run, counting the recognised calls refused with
+# help (an unknown tool, a missing argument): a model that is correcting itself gets
+# more tries than one that answers in prose, but not the whole step limit.
+MAX_IDLE_STEPS = 6
+# The corrected example the last prose answer before giving up is shown (text styles).
+EXAMPLE_CALLS = (
+    '```json\n{"name": "read_file", "arguments": {"path": "README.md"}}\n```\n'
+    "and, once every acceptance criterion is met:\n"
+    '```json\n{"name": "finish", "arguments": {"summary": "what changed and why"}}\n```'
+)
 
 
 class Outcome(StrEnum):
@@ -112,10 +126,12 @@ class AgentLoop:
     replay: Replay | None = None
     clock: Callable[[], float] = time.monotonic
     result: LoopResult = field(init=False)
+    # The next answer's max_tokens: what the window leaves beside the fitted prompt.
+    answer_room: int = field(init=False, default=0)
 
     def run(self, messages: list[dict[str, Any]]) -> LoopResult:
         self.result = LoopResult(outcome=Outcome.STEP_LIMIT, model=self.router.model)
-        text_only = 0
+        text_only = idle = 0
         while self.result.steps < self.max_steps:
             stop = self.hooks.before_model()
             if stop:
@@ -132,21 +148,18 @@ class AgentLoop:
                     Outcome.BUDGET, detail=f"spent ${self.result.cost} of ${self.budget}"
                 )
             if not step.tool_calls:
-                text_only += 1
-                if text_only >= MAX_TEXT_ONLY_STEPS:
-                    # Plain words, not the model's text: a retry's brief quotes this, and
-                    # a model shown its own malformed answer writes it again.
-                    detail = f"{text_only} answers in a row without a tool call that could run"
-                    if step.refusal:
-                        detail += f"; the last was refused: {step.refusal}"
-                    return self._end(Outcome.NO_PROGRESS, detail=detail[:500])
-                append_note(messages, step.refusal or self._text_note(step))
+                idle += 1
+                text_only += not step.correctable
+                if text_only >= MAX_TEXT_ONLY_STEPS or idle >= MAX_IDLE_STEPS:
+                    return self._end(Outcome.NO_PROGRESS, detail=_idle_detail(idle, step))
+                last_try = text_only == MAX_TEXT_ONLY_STEPS - 1 and not step.correctable
+                append_note(messages, step.refusal or self._text_note(step, last_try))
                 continue
-            text_only = 0
+            text_only = idle = 0
             cut = cut_off(step.tool_calls) if step.finish_reason == "length" else set()
             for call in step.tool_calls:
                 if call.id in cut:
-                    note = call_cut_message(call, self.router.max_tokens)
+                    note = call_cut_message(call, self._answer_tokens())
                     self._answer(call, messages, note, timezone.now())
                     continue
                 ended = self._tool_call(call, messages)
@@ -156,19 +169,26 @@ class AgentLoop:
                 append_note(messages, step.note)
         return self._end(Outcome.STEP_LIMIT, detail=f"{self.max_steps} model steps")
 
-    def _text_note(self, step: ModelStep) -> str:
+    def _text_note(self, step: ModelStep, last_try: bool = False) -> str:
+        """What a model that answered without a call is told; before its last try (text
+        styles), a call written right to copy."""
         if step.finish_reason == "length":
-            return text_cut_message(self.router.max_tokens)
-        if self.router.tool_calls != ToolCallStyle.NATIVE:
-            return f"{NUDGE} {ONE_CALL}"
-        return NUDGE
+            return text_cut_message(self._answer_tokens())
+        if self.router.tool_calls == ToolCallStyle.NATIVE:
+            return NUDGE
+        if last_try:
+            return f"{NUDGE} {ONE_CALL} For example:\n{EXAMPLE_CALLS}"
+        return f"{NUDGE} {ONE_CALL}"
 
     def _offered_specs(self) -> list[dict[str, Any]]:
-        return [
+        specs = [
             self.tools[name].openai_spec()
             for name in self.gate.offered_tools()
             if name in self.tools
         ]
+        if self.router.prompt_profile == PromptProfile.COMPACT:
+            return [compact_spec(spec) for spec in specs]
+        return specs
 
     def _fitted_step(self, messages: list[dict[str, Any]]) -> ModelStep | str:
         """The next model step, the conversation fitted to the context window first; the
@@ -201,17 +221,23 @@ class AgentLoop:
 
         if refused:
             window = refused_window(window, refused, count(messages))
+        margin = HARDER_MARGIN if refused else MARGIN
         fit = fit_messages(
             messages,
             count=count,
             window=window,
-            max_tokens=self.router.max_tokens,
-            margin=HARDER_MARGIN if refused else MARGIN,
+            max_tokens=min(self.router.max_tokens, ANSWER_RESERVE),
+            margin=margin,
         )
         if fit.cuts:
             messages[:] = fit.messages
             self.router.notes.append(fit.note())
+        self.answer_room = window - fit.tokens - int(window * margin)
         return fit.problem
+
+    def _answer_tokens(self) -> int:
+        """The max_tokens the last request asked for."""
+        return min(self.router.max_tokens, self.answer_room or self.router.max_tokens)
 
     def _more(self) -> bool:
         """Whether the budget grew past what was spent (``budget_more``)."""
@@ -223,7 +249,9 @@ class AgentLoop:
 
     def _model_step(self, messages: list[dict[str, Any]]) -> ModelStep:
         started = timezone.now()
-        step = self.router.step(messages, self._offered_specs())
+        step = self.router.step(
+            messages, self._offered_specs(), max_tokens=self.answer_room or None
+        )
         if self.router.tool_calls != ToolCallStyle.NATIVE:
             step = recognise_step(step, self.tools, self.gate.offered_tools())
             if step.from_text or step.refusal:
@@ -334,7 +362,7 @@ class AgentLoop:
             return tool, tool.parse(arguments)
         except (ValueError, TypeError) as exc:
             message = (
-                validation_message(call.name, exc)
+                call_help(tool, arguments, exc)
                 if isinstance(exc, ValidationError)
                 else (f"invalid arguments for {call.name}: {exc}{_json_hint(call, exc)}")
             )
@@ -395,6 +423,15 @@ class AgentLoop:
         for name, value in values.items():
             setattr(self.result, name, value)
         return self.result
+
+
+def _idle_detail(idle: int, step: ModelStep) -> str:
+    """Plain words, not the model's text: a retry's brief quotes this, and a model shown
+    its own malformed answer writes it again."""
+    detail = f"{idle} answers in a row without a tool call that could run"
+    if step.refusal:
+        detail += f"; the last was refused: {step.refusal}"
+    return detail[:500]
 
 
 def _json_hint(call: ToolCallRequest, exc: Exception) -> str:

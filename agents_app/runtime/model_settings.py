@@ -10,7 +10,16 @@ Every mode (fast, smart, deep, and the fallback) has, from the environment:
 - ``SF_MODEL_<MODE>_TOOL_CALLS``: ``auto`` (default), ``native``, ``text`` or
   ``json_schema`` — see ``agents_app.schemas.ToolCalls``;
 - ``SF_MODEL_<MODE>_CONTEXT_WINDOW``: the model's input window in tokens (unset: what
-  litellm knows of the model, else 8192 — ``agents_app.runtime.context``).
+  litellm knows of the model, else 8192 — ``agents_app.runtime.context``);
+- ``SF_MODEL_<MODE>_MAX_TOKENS``: the most an answer may use (unset: a quarter of the
+  window, at most ``SF_MODEL_MAX_TOKENS``: an 8k local model must not reserve half its
+  window for an answer that is rarely longer than a file);
+- ``SF_MODEL_<MODE>_TEMPERATURE`` and ``_TOP_P``: sampling, sent with every request
+  (unset: temperature 0, the likeliest answer, as code wants; top_p unsent). A provider
+  litellm knows not to take them (reasoning models) is sent neither;
+- ``SF_MODEL_<MODE>_PROMPT_PROFILE``: ``full``, ``compact`` (fewer tools, shorter
+  schemas and system prompt: the prompt is a local model's cost) or ``auto`` (compact
+  for a window of ``COMPACT_WINDOW`` tokens or less).
 
 A project's policy can override any of them per mode (``models: {smart: {…}}``); a key
 is named there by the variable that holds it (``api_key_env``), never stored in the
@@ -35,6 +44,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
+from agents_app.schemas import PromptProfile
 from agents_app.schemas import ToolCalls as ToolCallStyle
 from sf_core.errors import SfError
 from sf_core.netguard import AddressRefused, checked_addresses, guarded_client
@@ -43,6 +53,12 @@ MODES = ("fast", "smart", "deep", "fallback")
 # A base URL without a key: OpenAI-compatible local servers ignore the key, but the
 # openai client refuses to send a request without one.
 LOCAL_PLACEHOLDER_KEY = "sf-local"
+DEFAULT_TEMPERATURE = 0.0
+DEFAULT_CONTEXT_WINDOW = 8192  # tokens, as context.DEFAULT_CONTEXT_WINDOW
+COMPACT_WINDOW = 16_384  # tokens: a window this small is a small (local) model's
+ANSWER_SHARE = 4  # an answer's default max_tokens: a quarter of the window
+MIN_ANSWER_TOKENS = 256
+SAMPLING_KEYS = ("temperature", "top_p")
 
 
 class ModelNotConfigured(SfError):
@@ -57,6 +73,52 @@ class ModelSettings:
     tool_calls: ToolCallStyle = ToolCallStyle.AUTO
     context_window: int = 0  # tokens; 0: not configured
     pinned: bool = False  # a project's api_base: connections only to addresses checked
+    max_tokens: int = 0  # the answer's; 0: not configured (``answer_tokens``)
+    temperature: float | None = None  # None: DEFAULT_TEMPERATURE
+    top_p: float | None = None  # None: not sent
+    prompt_profile: PromptProfile = PromptProfile.AUTO
+
+    def window(self) -> int:
+        """The model's input window: configured, else litellm's, else the default (as
+        ``context.context_window``, which imports the router: not imported here)."""
+        if self.context_window > 0:
+            return self.context_window
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import litellm
+
+        try:
+            known = int(litellm.get_model_info(self.model).get("max_input_tokens") or 0)
+        except Exception:  # litellm raises for models it has not mapped
+            known = 0
+        return known or DEFAULT_CONTEXT_WINDOW
+
+    def answer_tokens(self, cap: int | None = None) -> int:
+        """The answer's ``max_tokens``: configured, else a quarter of the window; never
+        more than ``cap`` (``SF_MODEL_MAX_TOKENS``) unless configured for the model."""
+        if self.max_tokens:
+            return self.max_tokens
+        cap = cap if cap is not None else int(getattr(settings, "SF_MODEL_MAX_TOKENS", 4096))
+        return max(MIN_ANSWER_TOKENS, min(cap, self.window() // ANSWER_SHARE))
+
+    def sampling(self) -> dict[str, float]:
+        """``temperature`` (and ``top_p`` when set) for litellm, minus what litellm knows
+        the model refuses (a reasoning model takes no temperature)."""
+        wanted = {
+            "temperature": DEFAULT_TEMPERATURE if self.temperature is None else self.temperature,
+            "top_p": self.top_p,
+        }
+        accepted = supported_params(self.model)
+        return {
+            key: value
+            for key, value in wanted.items()
+            if value is not None and (accepted is None or key in accepted)
+        }
+
+    def resolved_profile(self) -> PromptProfile:
+        """``auto`` is compact for a small window, full otherwise."""
+        if self.prompt_profile != PromptProfile.AUTO:
+            return self.prompt_profile
+        return PromptProfile.COMPACT if self.window() <= COMPACT_WINDOW else PromptProfile.FULL
 
     def litellm_options(self) -> dict[str, Any]:
         """What litellm needs besides the model name: ``api_base`` and ``api_key``."""
@@ -98,7 +160,19 @@ def native_tool_calls_known(model: str) -> bool:
         return False
 
 
-def env_settings(mode: str) -> dict[str, str]:
+def supported_params(model: str) -> set[str] | None:
+    """The OpenAI parameters litellm says ``model`` takes; None when it cannot tell."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    try:
+        params = litellm.get_supported_openai_params(model=model)
+    except Exception:  # litellm raises for a provider it cannot map
+        return None
+    return set(params) if params else None
+
+
+def env_settings(mode: str) -> dict[str, Any]:
     """The environment's endpoint settings for ``mode`` (read once by sf_web.settings)."""
     return dict(getattr(settings, "SF_MODEL_ENDPOINTS", {}).get(mode, {}))
 
@@ -123,6 +197,10 @@ def model_settings_for(
         api_key=endpoint.get("api_key", ""),
         tool_calls=ToolCallStyle(endpoint.get("tool_calls") or ToolCallStyle.AUTO),
         context_window=int(endpoint.get("context_window") or 0),
+        max_tokens=int(endpoint.get("max_tokens") or 0),
+        temperature=endpoint.get("temperature"),
+        top_p=endpoint.get("top_p"),
+        prompt_profile=PromptProfile(endpoint.get("prompt_profile") or PromptProfile.AUTO),
     )
     override = (project_models or {}).get(model_mode)
     if override:
@@ -174,13 +252,15 @@ def _apply_override(base: ModelSettings, mode: str, override: Any) -> ModelSetti
     values = override if isinstance(override, dict) else override.model_dump(exclude_none=True)
     changed: dict[str, Any] = {
         key: values[key]
-        for key in ("model", "api_base", "context_window")
+        for key in ("model", "api_base", "context_window", "max_tokens", "temperature", "top_p")
         if values.get(key) is not None
     }
     if changed.get("api_base"):
         changed["pinned"] = _project_api_base_check(mode, changed["api_base"])
     if values.get("tool_calls"):
         changed["tool_calls"] = ToolCallStyle(values["tool_calls"])
+    if values.get("prompt_profile"):
+        changed["prompt_profile"] = PromptProfile(values["prompt_profile"])
     key_variable = values.get("api_key_env")
     if key_variable:
         key = os.environ.get(key_variable, "").strip()

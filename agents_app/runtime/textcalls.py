@@ -15,14 +15,24 @@ arguments pass the tool's schema becomes a structured call with a synthesised id
 the conversation reads as if the model had called the tool natively. An answer that is
 nothing but calls in order (a JSON list, ``{"functions": [...]}``, one call per line)
 runs its first call, as the first of native parallel calls would, and the model is told
-the others did not run. Anything else that looks like a call (different calls with
-prose between them, an unknown tool, arguments that do not fit, JSON that does not
-parse) is refused with a message back to the model and nothing runs. An answer with no
-call-shaped JSON at all is plain text, as before.
+the others did not run: each call should see the result of the one before (a small model
+writes the edit of a file in the same answer as the read of it, guessing its text).
+Anything else that looks like a call (different calls with prose between them — often
+alternatives —, an unknown tool, arguments that do not fit, JSON that does not parse)
+is refused with a message back to the model and nothing runs; an unknown tool is
+answered with the tools, bad arguments with the tool's parameters and the call written
+right (``tools.call_help``), and such a refusal is ``correctable``: the loop gives the
+model more tries at it than at answers without any call. An answer with no call-shaped
+JSON at all is plain text, as before.
+
+Sloppy JSON a small model writes is read as what it means when that is unambiguous:
+Python's ``True``/``False``/``None`` outside strings, and a Python dict literal
+(single quotes), read with ``ast.literal_eval`` (literals only, nothing evaluated).
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import json
 import re
@@ -32,11 +42,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from agents_app.runtime import editblocks
+from agents_app.runtime.editblocks import edit_blocks, more_edits
 from agents_app.runtime.llm import ModelStep, ToolCallRequest
-from agents_app.runtime.tools import Tool, validation_message
+from agents_app.runtime.tools import Tool, call_help
 
 FENCE = re.compile(r"```[ \t]*([A-Za-z_-]*)[ \t]*\n?(.*?)```", re.DOTALL)
-CALL_START = re.compile(r'\{\s*"name"\s*:')
+CALL_START = re.compile(r"""\{\s*["']name["']\s*:""")
+PYTHON_LITERALS = {"True": "true", "False": "false", "None": "null"}
 ARGUMENT_KEYS = ("arguments", "parameters")
 ONE_CALL = (
     'Write exactly one tool call as a JSON object {"name": "<tool>", "arguments": {…}}, '
@@ -58,6 +71,9 @@ def recognise_step(step: ModelStep, tools: dict[str, Tool], offered: list[str]) 
         return step
     candidates, malformed = _candidates(step.content)
     if not candidates:
+        edits = edit_blocks(step.content)
+        if edits:
+            return _edits(step, edits, tools, offered)
         if malformed:
             refusal = f"Your tool call is not valid JSON: {malformed}. {ONE_CALL}"
             return replace(step, refusal=refusal)
@@ -74,11 +90,45 @@ def recognise_step(step: ModelStep, tools: dict[str, Tool], offered: list[str]) 
                 + ONE_CALL
             ),
         )
-    chosen = candidates[0]
+    chosen, completed_by = _completed(candidates[0], step.content)
+    sources = [c.source for c in candidates] + [completed_by]
     problem = _problem(chosen, tools, offered)
     if problem:
-        return replace(step, refusal=f"{problem}; nothing was run. {ONE_CALL}")
-    return _as_structured(step, chosen, [c.source for c in candidates])
+        return _refused(step, problem)
+    following = step.content[step.content.find(completed_by) + len(completed_by) :]
+    more = more_edits(chosen.name, chosen.arguments, following) if completed_by else []
+    if more:
+        return _edits(step, [_edit_of(chosen, completed_by), *more], tools, offered)
+    return _as_structured(step, [chosen], sources)
+
+
+def _completed(candidate: _Candidate, content: str) -> tuple[_Candidate, str]:
+    """The call with the code written after it (``editblocks.after_call``) put in."""
+    following = content[content.find(candidate.source) + len(candidate.source) :]
+    arguments, source = editblocks.after_call(candidate.name, candidate.arguments, following)
+    return replace(candidate, arguments=arguments), source
+
+
+def _edit_of(candidate: _Candidate, source: str) -> editblocks.Edit:
+    values = candidate.arguments
+    return editblocks.Edit(values["path"], values["search"], values["replace"], source)
+
+
+def _edits(
+    step: ModelStep, edits: list[editblocks.Edit], tools: dict[str, Tool], offered: list[str]
+) -> ModelStep:
+    """Search/replace blocks as ``edit_file`` calls, run in order (each is answered)."""
+    calls = [_Candidate("edit_file", _edit_arguments(e), e.source) for e in edits]
+    for call in calls:
+        problem = _problem(call, tools, offered)
+        if problem:
+            return _refused(step, problem)
+    return _as_structured(step, calls, [c.source for c in calls])
+
+
+def _refused(step: ModelStep, problem: str) -> ModelStep:
+    """A recognised call that cannot run: the model is told why and how to write it."""
+    return replace(step, refusal=f"Nothing was run: {problem}", correctable=True)
 
 
 def _nothing_but_calls(content: str, candidates: list[_Candidate]) -> bool:
@@ -100,44 +150,54 @@ def _first_of_sequence(
     first, later = calls[0], [call.name for call in calls[1:]]
     problem = _problem(first, tools, offered)
     if problem:
-        return replace(step, refusal=f"{problem}; nothing was run. {ONE_CALL}")
+        return _refused(step, problem)
     note = (
         f"Only your first call ({first.name}) was run; its result is above. Send the next "
         f"call ({', '.join(later)}) as an answer of its own if it is still needed."
     )
-    return replace(_as_structured(step, first, [first.source]), note=note)
+    return replace(_as_structured(step, [first], [first.source]), note=note)
 
 
 def step_note(step: ModelStep) -> str:
     """For the trace: what became of a call written as text."""
     if step.from_text:
-        return f"tool call {step.tool_calls[0].name} recognised in the text"
+        names = ", ".join(call.name for call in step.tool_calls)
+        return f"tool call {names} recognised in the text"
     return f"tool call in the text refused: {step.refusal}"
 
 
 def _problem(candidate: _Candidate, tools: dict[str, Tool], offered: list[str]) -> str:
     tool = tools.get(candidate.name)
     if tool is None or candidate.name not in offered:
-        return f"unknown tool {candidate.name!r} (available: {', '.join(offered)})"
+        return f"unknown tool {candidate.name!r} (available: {', '.join(offered)}). {ONE_CALL}"
     if not isinstance(candidate.arguments, dict):
-        return f"the arguments of {candidate.name} must be a JSON object"
+        return f"the arguments of {candidate.name} must be a JSON object. {ONE_CALL}"
     try:
         tool.parse(candidate.arguments)
     except ValidationError as exc:
-        return validation_message(candidate.name, exc)
+        return call_help(tool, candidate.arguments, exc)
     return ""
 
 
-def _as_structured(step: ModelStep, chosen: _Candidate, sources: list[str]) -> ModelStep:
-    call = ToolCallRequest(
-        id=f"call_{uuid.uuid4().hex[:24]}",
-        name=chosen.name,
-        arguments=json.dumps(chosen.arguments, ensure_ascii=False),
-    )
+def _edit_arguments(edit: editblocks.Edit) -> dict[str, str]:
+    return {"path": edit.path, "search": edit.search, "replace": edit.replace}
+
+
+def _as_structured(step: ModelStep, chosen: list[_Candidate], sources: list[str]) -> ModelStep:
+    calls = [
+        ToolCallRequest(
+            id=f"call_{uuid.uuid4().hex[:24]}",
+            name=candidate.name,
+            arguments=json.dumps(candidate.arguments, ensure_ascii=False),
+        )
+        for candidate in chosen
+    ]
     remainder = step.content
     for source in sources:
-        remainder = remainder.replace(source, "")
-    remainder = re.sub(r"</?tool_call>", "", remainder).strip()
+        if source:
+            remainder = remainder.replace(source, "")
+    remainder = re.sub(r"</?tool_call>", "", remainder)
+    remainder = re.sub(r"```[^\n`]*\n\s*```", "", remainder).strip()  # emptied fences
     message = {
         **(step.message or {"role": "assistant"}),
         "content": remainder or None,
@@ -147,9 +207,10 @@ def _as_structured(step: ModelStep, chosen: _Candidate, sources: list[str]) -> M
                 "type": "function",
                 "function": {"name": call.name, "arguments": call.arguments},
             }
+            for call in calls
         ],
     }
-    return replace(step, tool_calls=[call], message=message, from_text=True)
+    return replace(step, tool_calls=calls, message=message, from_text=True)
 
 
 def _candidates(content: str) -> tuple[list[_Candidate], str]:
@@ -166,9 +227,11 @@ def _candidates(content: str) -> tuple[list[_Candidate], str]:
         try:
             value = json.loads(body)
         except json.JSONDecodeError as exc:
-            if CALL_START.search(body):
-                malformed = malformed or f"{exc.msg} at line {exc.lineno} column {exc.colno}"
-            continue
+            value = _pythonic(body)
+            if value is None:
+                if CALL_START.search(body):
+                    malformed = malformed or f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+                continue
         found += [_candidate(item, match.group(0)) for item in _items(value)]
     bare, bare_error = _bare_objects(rest)
     found += bare
@@ -185,10 +248,13 @@ def _bare_objects(text: str) -> tuple[list[_Candidate | None], str]:
         try:
             value, end = decoder.raw_decode(text, position)
         except json.JSONDecodeError as exc:
-            if CALL_START.match(text, position):
-                error = error or f"{exc.msg} at line {exc.lineno} column {exc.colno}"
-            position = _json_start(text, position + 1)
-            continue
+            end = _balanced_end(text, position)
+            value = _pythonic(text[position:end]) if end != -1 else None
+            if value is None:
+                if CALL_START.match(text, position):
+                    error = error or f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+                position = _json_start(text, position + 1)
+                continue
         found += [_candidate(item, text[position:end]) for item in _items(value)]
         position = _json_start(text, end)
     return found, error
@@ -231,3 +297,67 @@ def _candidate(value: Any, source: str) -> _Candidate | None:
         with contextlib.suppress(json.JSONDecodeError):
             arguments = json.loads(arguments)
     return _Candidate(name=value["name"], arguments=arguments, source=source)
+
+
+def _pythonic(text: str) -> Any:
+    """``text`` read as JSON with Python's literals, or as a Python literal; None when it
+    is neither or holds no call-shaped value (prose in braces stays prose)."""
+    if not CALL_START.search(text):
+        return None
+    with contextlib.suppress(json.JSONDecodeError):
+        return json.loads(_json_literals(text))
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, (dict, list)) else None
+
+
+def _json_literals(text: str) -> str:
+    """``True``/``False``/``None`` outside strings as JSON's ``true``/``false``/``null``."""
+    out: list[str] = []
+    index, quoted = 0, False
+    while index < len(text):
+        char = text[index]
+        if quoted:
+            out.append(char)
+            if char == "\\":
+                out.append(text[index + 1 : index + 2])
+                index += 1
+            elif char == '"':
+                quoted = False
+            index += 1
+            continue
+        if char == '"':
+            quoted = True
+        word = re.match(r"True|False|None", text[index:])
+        if word and not (index and (text[index - 1].isalnum() or text[index - 1] == "_")):
+            out.append(PYTHON_LITERALS[word.group(0)])
+            index += len(word.group(0))
+            continue
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
+def _balanced_end(text: str, start: int) -> int:
+    """The end of the bracketed value opening at ``start`` (strings in either quote
+    skipped), or -1 when it never closes."""
+    depth, quote, index = 0, "", start
+    while index < len(text):
+        char = text[index]
+        if quote:
+            if char == "\\":
+                index += 1
+            elif char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+        index += 1
+    return -1

@@ -19,7 +19,15 @@ TEXT_FORMAT_NOTE = (
     "To use a tool, answer with exactly one JSON object and nothing else: "
     '{"name": "<tool name>", "arguments": {<the arguments>}}. One tool call per answer.'
 )
+# Code is written better in a fenced block than in a JSON string (``editblocks``).
+CODE_AFTER_CALL_NOTE = (
+    "Code may follow the call instead of being a JSON string: write_file without content, "
+    "then the whole file in a ``` block; or edit_file without search and replace, then "
+    "blocks of\n<<<<<<< SEARCH\nthe exact current lines\n=======\nthe new lines\n"
+    ">>>>>>> REPLACE"
+)
 SCHEMA_NAME = "tool_call"
+CODE_TOOLS = ("write_file", "edit_file")
 
 
 def request_options(
@@ -34,7 +42,10 @@ def request_options(
             "response_format": tool_call_schema(tools),
         }
     if style == "text" and tools:
-        return {"messages": _with_system_note(messages, TEXT_FORMAT_NOTE), "tools": tools}
+        note = TEXT_FORMAT_NOTE
+        if any(tool["function"]["name"] in CODE_TOOLS for tool in tools):
+            note = f"{note}\n{CODE_AFTER_CALL_NOTE}"
+        return {"messages": _with_system_note(messages, note), "tools": tools}
     return {"messages": messages, "tools": tools or None}
 
 

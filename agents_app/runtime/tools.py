@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -200,6 +202,40 @@ def validation_message(tool: str, exc: ValidationError) -> str:
     return f"invalid arguments for {tool}: {problems}"
 
 
+def call_help(tool: Tool, arguments: Any, exc: ValidationError) -> str:
+    """What is wrong with a call's arguments, the tool's parameters, and the same call
+    written right (its own values kept, a placeholder for each missing one): a small
+    model told only "field required" sends the same call again."""
+    given = arguments if isinstance(arguments, dict) else {}
+    parameters = _parameters(tool.schema)
+    fields = parameters.get("properties", {})
+    required = parameters.get("required", [])
+    example = {key: value for key, value in given.items() if key in fields}
+    for key in required:
+        if key not in example:
+            example[key] = f"<{key}>"
+    signature = ", ".join(
+        f"{key}{'' if key in required else '?'}: {_type_name(spec)}" for key, spec in fields.items()
+    )
+    written = json.dumps({"name": tool.name, "arguments": example}, ensure_ascii=False)
+    if len(written) > MAX_EXAMPLE_CHARS:
+        short = {key: value for key, value in example.items() if len(str(value)) <= 200}
+        written = json.dumps({"name": tool.name, "arguments": short}, ensure_ascii=False)
+    return (
+        f"{validation_message(tool.name, exc)}. {tool.name} takes ({signature}); "
+        f"? marks optional. For example:\n{written}"
+    )
+
+
+MAX_EXAMPLE_CHARS = 1500
+
+
+def _type_name(spec: dict[str, Any]) -> str:
+    if "type" in spec:
+        return str(spec["type"])
+    return "|".join(str(option.get("type", "?")) for option in spec.get("anyOf", [])) or "any"
+
+
 # --- implementations ------------------------------------------------------------------
 
 
@@ -262,11 +298,29 @@ def edit_file(ctx: ToolContext, args: EditFileInput) -> str:
     try:
         result = sf_native.apply_edit(original, search, replace)
     except sf_native.EditNoMatch as exc:
-        raise ToolError(f"{args.path}: {exc}. {EDIT_NO_MATCH_HINT}") from None
+        closest = _closest_lines(original, str(exc))
+        raise ToolError(f"{args.path}: {exc}.{closest} {EDIT_NO_MATCH_HINT}") from None
     except sf_native.EditAmbiguous as exc:
         raise ToolError(f"{args.path}: {exc}") from None
     path.write_text(result.text, encoding="utf-8")
     return f"edited {args.path} lines {result.start_line}-{result.end_line} ({result.how} match)"
+
+
+CLOSEST_SHOWN = 12  # lines of the closest match quoted back at most
+
+
+def _closest_lines(text: str, message: str) -> str:
+    """The most similar lines the edit's error names, quoted with their numbers, so the
+    model can copy them into its next search text."""
+    found = re.search(r"lines (\d+)-(\d+)", message)
+    if not found:
+        return ""
+    first, last = int(found.group(1)), int(found.group(2))
+    lines = text.splitlines()[first - 1 : min(last, first - 1 + CLOSEST_SHOWN)]
+    if not lines:
+        return ""
+    quoted = "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(lines, first))
+    return f" The closest lines are:\n{quoted}\n"
 
 
 def grep(ctx: ToolContext, args: GrepInput) -> str:
@@ -377,6 +431,50 @@ TOOLS: dict[str, Tool] = {
         Tool("finish", FinishInput, finish),
     )
 }
+
+# A unit of a model with the compact prompt profile (``PromptProfile``): the tools a
+# small model uses well. Not glob (list_dir and grep find files), not ask_user (a small
+# model asks permission for the task itself); load_skill only where skills are offered.
+COMPACT_TOOLS = frozenset(
+    {
+        "read_file",
+        "write_file",
+        "edit_file",
+        "grep",
+        "list_dir",
+        "run_command",
+        "load_skill",
+        "finish",
+    }
+)
+
+
+COMPACT_SCHEMA_KEYS = ("type", "items", "enum")
+
+
+def compact_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """A tool spec for the compact profile: the tool's first sentence, and parameters
+    without their titles, descriptions and defaults (each spec is sent at every step)."""
+    function = spec["function"]
+    parameters = copy.deepcopy(function.get("parameters") or {})
+    for key in ("description", "additionalProperties", "title"):
+        parameters.pop(key, None)
+    properties = parameters.get("properties", {})
+    for name, field_schema in properties.items():
+        # The limits stay enforced where the call is validated (``Tool.parse``).
+        properties[name] = {
+            key: value for key, value in field_schema.items() if key in COMPACT_SCHEMA_KEYS
+        } or {"type": _type_name(field_schema).split("|")[0]}
+    description = function.get("description", "").split(". ")[0].rstrip(".")
+    return {
+        "type": "function",
+        "function": {
+            "name": function["name"],
+            "description": description,
+            "parameters": parameters,
+        },
+    }
+
 
 # A unit in repair work mode (docs/doctor.md) reads, searches, lists and runs commands
 # (through the permission gate and the sandbox, like any unit): it diagnoses and runs

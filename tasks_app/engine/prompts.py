@@ -24,14 +24,24 @@ finish, and call finish with a summary of what you changed and how each criterio
 met. You may create and change any file in the worktree without asking; ask the person
 (ask_user) only for a decision the task leaves open."""
 
+# The compact prompt profile's (a small model's): the same rules, in fewer tokens.
+SYSTEM_COMPACT = """You are a coding agent in a git worktree. Use one tool call per answer.
+Read a file before you change it. Make the smallest change that meets every acceptance
+criterion, run the verify commands, then call finish with a short summary."""
+
 MAX_PREVIOUS_OUTPUT = 6000
+MAX_PREVIOUS_SUMMARY = 1000
+MAX_PREVIOUS_DIFF = 4000  # characters of the last attempt's diff in a retry's brief
+MAX_REFUSALS = 5
 MAX_BRIEFING_EVENTS = 40
 
 
-def unit_messages(*, task: Task, skills: str, previous: Unit | None) -> list[dict[str, Any]]:
-    """A fresh conversation for a new unit of ``task``."""
+def unit_messages(
+    *, task: Task, skills: str, previous: Unit | None, compact: bool = False
+) -> list[dict[str, Any]]:
+    """A fresh conversation for a new unit of ``task`` (``compact``: a small model's)."""
     return [
-        {"role": "system", "content": SYSTEM},
+        {"role": "system", "content": SYSTEM_COMPACT if compact else SYSTEM},
         {"role": "user", "content": task_brief(task, skills, previous)},
     ]
 
@@ -70,10 +80,39 @@ def _previous_attempt(unit: Unit) -> str:
         return merged_tree_briefing(unit, sent_back)
     output = unit.verification_output[-MAX_PREVIOUS_OUTPUT:]
     heading = f"## Attempt {unit.attempt} did not pass ({unit.status})"
-    detail = (
-        f"Verification output:\n```\n{output}\n```" if output else (unit.summary or "No output.")
-    )
+    parts = [f"Verification output:\n```\n{output}\n```" if output else ""]
+    if unit.summary and not output:
+        parts.append(f"It ended: {unit.summary[:MAX_PREVIOUS_SUMMARY]}")
+    parts += [_refusals(unit), _changes(unit)]
+    detail = "\n".join(part for part in parts if part) or "No output."
     return f"{heading}\n{detail}\nFix what failed; the worktree still holds that attempt's changes."
+
+
+def _changes(unit: Unit) -> str:
+    """The task branch's changes as that attempt left them (its checkpoint), cut."""
+    patch = unit.checkpoint_patch
+    if not patch.strip():
+        return "It changed no file."
+    if len(patch) > MAX_PREVIOUS_DIFF:
+        patch = patch[:MAX_PREVIOUS_DIFF] + f"\n[… {len(patch) - MAX_PREVIOUS_DIFF} characters cut]"
+    return f"Its changes (git diff):\n```diff\n{patch}\n```"
+
+
+def _refusals(unit: Unit) -> str:
+    """The calls the gate denied in that attempt: not to be tried again as they were."""
+    denied = [
+        event
+        for event in TraceEvent.objects.filter(unit=unit, kind=TraceKind.TOOL_CALL).order_by("seq")
+        if (event.payload.get("decision") or {}).get("decision") == "deny"
+    ][-MAX_REFUSALS:]
+    if not denied:
+        return ""
+    lines = ["Refused by the permission gate (do not try these again as they were):"]
+    for event in denied:
+        arguments = event.payload.get("arguments")
+        shown = arguments if isinstance(arguments, str) else _short_arguments(arguments or {})
+        lines.append(f"- {event.name}({shown}) → {str(event.payload.get('output', ''))[:300]}")
+    return "\n".join(lines)
 
 
 def changes_requested_after(unit: Unit) -> TaskTransition | None:

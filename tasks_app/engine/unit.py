@@ -30,10 +30,11 @@ from agents_app.models import Activity, AgentSession, PauseCause, SessionDriver,
 from agents_app.runtime.context import context_window
 from agents_app.runtime.llm import ModelRouter, complete, model_settings_for
 from agents_app.runtime.loop import AgentLoop, LoopResult
+from agents_app.runtime.model_settings import PromptProfile
 from agents_app.runtime.replay import replay_activate, replay_deactivate
 from agents_app.runtime.sandbox import SandboxPolicy, policy_for
 from agents_app.runtime.streaming import streamed_completion
-from agents_app.runtime.tools import REPAIR_TOOLS, TOOLS, Tool, ToolContext
+from agents_app.runtime.tools import COMPACT_TOOLS, REPAIR_TOOLS, TOOLS, Tool, ToolContext
 from agents_app.runtime.trace import TraceRecorder
 from agents_app.services import DispatchPoint, session_apply_due, session_set_paused
 from agents_app.services.budget import budget_pause, budget_remaining
@@ -241,7 +242,7 @@ def _agent(
         try:
             loop = AgentLoop(
                 router=router,
-                tools=_tools(skills, session.work_mode, mcp.tools),
+                tools=_tools(skills, session.work_mode, mcp.tools, router.prompt_profile),
                 context=ToolContext(
                     worktree=ws.path,
                     skills=skills,
@@ -316,7 +317,8 @@ def _messages(
     extras = "\n\n".join(
         part for part in (_skills_section(skills, task, router), mcp_section) if part
     )
-    return unit_messages(task=task, skills=extras, previous=previous)
+    compact = router.prompt_profile == PromptProfile.COMPACT
+    return unit_messages(task=task, skills=extras, previous=previous, compact=compact)
 
 
 def _router(
@@ -366,13 +368,21 @@ def _with_idle_timeout(**kwargs: Any) -> Any:
     return complete(timeout=settings.SF_UNIT_IDLE_TIMEOUT.total_seconds(), max_retries=0, **kwargs)
 
 
-def _tools(skills: SkillLoader, work_mode: str, mcp_tools: Mapping[str, Tool]) -> dict[str, Tool]:
+def _tools(
+    skills: SkillLoader,
+    work_mode: str,
+    mcp_tools: Mapping[str, Tool],
+    profile: PromptProfile = PromptProfile.FULL,
+) -> dict[str, Tool]:
     """No skill to load, no load_skill: a small model offered it calls it with names it
     makes up (seen with Qwen2.5-Coder-1.5B: load_skill("add_shout_flag")). In repair
-    work mode, only ``REPAIR_TOOLS`` (no writes, no MCP tools)."""
+    work mode, only ``REPAIR_TOOLS`` (no writes, no MCP tools); with the compact prompt
+    profile, only ``COMPACT_TOOLS`` and the project's MCP tools."""
     tools = TOOLS if skills.offered() else {n: t for n, t in TOOLS.items() if n != "load_skill"}
     if work_mode == WorkMode.REPAIR:
         return {name: tool for name, tool in tools.items() if name in REPAIR_TOOLS}
+    if profile == PromptProfile.COMPACT:
+        tools = {name: tool for name, tool in tools.items() if name in COMPACT_TOOLS}
     return {**tools, **mcp_tools}
 
 
