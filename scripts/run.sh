@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install everything (scripts/setup.sh), then run SF: the web app on 127.0.0.1:8000
-# (SF_HOST, SF_PORT; it stops at once if the port is taken) and one Celery worker on
+# (SF_HOST, SF_PORT; it stops at once if the port is taken; scripts/web.sh: one process
+# per core, SF_WEB_PROCESSES) and one Celery worker on
 # this checkout's queue, until Ctrl-C. Once they answer it runs the offline demo: a
 # fresh copy of examples/sample-repo, planned and built by a replayed trace recorded
 # from a live local model (no model credentials needed), headless via the worker, watchable live
@@ -31,7 +32,7 @@ SF_REPLAY_PACE=${SF_REPLAY_PACE:-2s} \
   -n "${SF_CELERY_QUEUE:-sf}-worker@%h" &  # unique per checkout: no duplicate node names
 pids+=($!)
 echo "[run] SF is starting on http://$HOST:$PORT/ (log in as admin; password in .sf/admin-password)" >&2
-daphne -b "$HOST" -p "$PORT" sf_web.asgi:application &
+SF_HOST=$HOST SF_PORT=$PORT scripts/web.sh &  # uvicorn, one process per core
 pids+=($!)
 
 demo() {
