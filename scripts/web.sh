@@ -20,7 +20,7 @@ args=(--host "$HOST" --port "$PORT" --workers "$PROCESSES")
 # HTTP and the event loop. Channels has no lifespan events. No per-message deflate: a
 # live update is rendered once and sent to every browser of a board; compressing it
 # per connection would redo work for each of them.
-args+=(--ws websockets --http httptools --loop uvloop --lifespan off --ws-per-message-deflate false)
+args+=(--ws websockets-sansio --http httptools --loop uvloop --lifespan off --ws-per-message-deflate false)
 args+=(--timeout-graceful-shutdown 20)
 if [ -n "${SF_FORWARDED_ALLOW_IPS:-}" ]; then args+=(--forwarded-allow-ips "$SF_FORWARDED_ALLOW_IPS"); fi
 exec python -m uvicorn sf_web.asgi:application "${args[@]}"
