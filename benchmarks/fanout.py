@@ -209,6 +209,7 @@ def main() -> None:
             "max": max(found),
             "missed": missed,
             "renders": len(received.texts),
+            "kb_per_client": received.bytes / len(received.by_client) / 1000,
             "retries": received.retries,
         }
         print(
@@ -231,6 +232,7 @@ def main() -> None:
             "fanout_max_ms": median("max"),
             "missed": sum(int(run["missed"]) for run in runs),
             "distinct_renders": median("renders"),
+            "kb_per_client": median("kb_per_client"),
             "connect_retries": sum(int(run["retries"]) for run in runs),
             "runs": args.runs,
         }
