@@ -79,6 +79,7 @@ class TaskBoardConsumer(LivePartialConsumer):
         )
 
     def render_badge(self) -> str:
+        assert self.session_id is not None  # only a session's board has a badge
         session = AgentSession.objects.get(pk=self.session_id)
         context = {"session": session, "badge": badge_for(session)}
         return render_to_string("agents_app/_badge.html", context)
