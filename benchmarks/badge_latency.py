@@ -79,13 +79,13 @@ async def measure(port: int, cookie: str, session_id: int, changes: int) -> list
     # The page's own origin, port included: anything else is refused (sf_web/origins.py).
     headers = {"Origin": f"http://127.0.0.1:{port}", "Cookie": cookie}
     async with aiohttp.ClientSession() as client, client.ws_connect(url, headers=headers) as ws:
-        await ws.receive_str(timeout=10)  # the initial render
+        await ws.receive_str(timeout=60)  # the initial render
         for index in range(changes):
             value = "deep" if index % 2 == 0 else "fast"
             marks: dict[str, float] = {}
             await asyncio.to_thread(change_and_mark, session_id, value, marks)
             while True:
-                html = await ws.receive_str(timeout=10)
+                html = await ws.receive_str(timeout=60)
                 if f'data-model-mode="{value}"' in html:
                     received = time.perf_counter()
                     break
