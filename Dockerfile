@@ -1,4 +1,5 @@
-# One image for the web process (daphne) and the workers (celery); see compose.yaml.
+# One image for the web server (scripts/web.sh: uvicorn, a process per core) and the
+# workers (celery); see compose.yaml.
 FROM rust:1-slim-bookworm AS native
 RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-venv python3-dev \
     && rm -rf /var/lib/apt/lists/*
@@ -24,4 +25,4 @@ COPY . .
 USER sf
 ENV PYTHONUNBUFFERED=1 SF_DATA_DIR=/home/sf/.sf
 EXPOSE 8000
-CMD ["daphne", "-b", "0.0.0.0", "-p", "8000", "sf_web.asgi:application"]
+CMD ["sh", "-c", "SF_HOST=0.0.0.0 exec scripts/web.sh"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -46,6 +47,23 @@ def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
     return ordered[index]
+
+
+SMOKE_HELP = (
+    "a tiny run that shows the script still works end to end (CI runs every script so: "
+    "benchmarks/tests/test_smoke.py); its figures mean nothing"
+)
+
+
+def parse_args(parser: argparse.ArgumentParser, *, smoke: dict[str, Any]) -> argparse.Namespace:
+    """The script's arguments, with ``--smoke``: ``smoke`` holds the values that make a
+    run of the script take seconds (they replace what was given)."""
+    parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
+    args = parser.parse_args()
+    if args.smoke:
+        for name, value in smoke.items():
+            setattr(args, name, value)
+    return args
 
 
 def report(figures: dict[str, Any]) -> None:

@@ -1,4 +1,4 @@
-"""Load against a real daphne: the server processes, and Debian's ``wrk`` as the client.
+"""Load against SF's real web server (``scripts/web.sh``), and Debian's ``wrk`` as the client.
 
 ``wrk`` (C, event-driven) is the load generator: it costs the two cores far less than
 a Python client would, and its Lua hooks give exact percentiles. Closed loop: each of
@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -53,63 +52,65 @@ def wrk_path() -> str:
     return found
 
 
-class Daphne:
-    """``processes`` daphne servers accepting on one listening socket (``--fd``): one
-    process is what compose.yaml runs; more show what a second core buys."""
+class WebServer:
+    """SF's web server as deployed (``scripts/web.sh``: uvicorn, ``processes`` processes
+    on one listening socket; by default one per core, as scripts/run.sh and compose.yaml
+    run it) on a free local port."""
 
-    def __init__(self, *, processes: int = 1, env: dict[str, str] | None = None) -> None:
-        self.listener = socket.socket()
-        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.listener.bind(("127.0.0.1", 0))
-        self.listener.listen(1024)
-        self.port = int(self.listener.getsockname()[1])
+    def __init__(self, *, processes: int | None = None, env: dict[str, str] | None = None) -> None:
+        from tests.processes import free_port
+
+        self.processes = processes or os.cpu_count() or 1
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        fd = self.listener.fileno()
         log_path = os.environ.get("SF_BENCH_SERVER_LOG", os.devnull)
-        log = open(log_path, "a")  # noqa: SIM115 - the servers write to it until stop()
-        command = [sys.executable, "-m", "daphne", "--fd", str(fd), "sf_web.asgi:application"]
-        self.servers = [
-            subprocess.Popen(
-                command,
-                cwd=ROOT,
-                env={**os.environ, **(env or {})},
-                pass_fds=(fd,),
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-            for _ in range(processes)
-        ]
+        log = open(log_path, "a")  # noqa: SIM115 - the server writes to it until stop()
+        server_env = {
+            **os.environ,
+            "SF_HOST": "127.0.0.1",
+            "SF_PORT": str(self.port),
+            "SF_WEB_PROCESSES": str(self.processes),
+            "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
+            **(env or {}),
+        }
+        self.server = subprocess.Popen(
+            ["bash", str(ROOT / "scripts" / "web.sh")],
+            cwd=ROOT,
+            env=server_env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its supervisor and processes stop together
+        )
 
-    def wait_ready(self, path: str, cookie: str = "", timeout: float = 60) -> None:
+    def wait_ready(self, path: str, cookie: str = "", timeout: float = 180) -> None:
         """Until ``path`` answers 200 (every process loaded Django and warmed up)."""
         import urllib.request
 
         deadline = time.monotonic() + timeout
         ok = 0
         while time.monotonic() < deadline:
+            if self.server.poll() is not None:
+                raise SystemExit(f"the web server exited with {self.server.returncode}")
             request = urllib.request.Request(self.url + path, headers={"Cookie": cookie})
             try:
-                with urllib.request.urlopen(request, timeout=5) as response:
+                with urllib.request.urlopen(request, timeout=10) as response:
                     # Not redirected to the login page: the cookie works.
                     answered = response.status == 200 and response.geturl() == self.url + path
                     ok = ok + 1 if answered else 0
             except OSError:
                 ok = 0
                 time.sleep(0.2)
-            if ok >= 4 * len(self.servers):
+            if ok >= 4 * self.processes:
                 return
-        raise SystemExit(f"daphne did not answer {path} with 200")
+        raise SystemExit(f"the web server did not answer {path} with 200")
 
     def stop(self) -> None:
-        for server in self.servers:
-            server.terminate()
-        for server in self.servers:
-            try:
-                server.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
-        self.listener.close()
+        self.server.terminate()  # uvicorn's supervisor stops its processes
+        try:
+            self.server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.server.pid, 9)
+            self.server.wait()
 
 
 def wrk(

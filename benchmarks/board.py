@@ -24,7 +24,7 @@ import time
 import uuid
 from pathlib import Path
 
-from _common import django_team_mode, report
+from _common import django_team_mode, parse_args, report
 
 django_team_mode()
 
@@ -71,7 +71,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--tasks", type=int, default=1000)
-    args = parser.parse_args()
+    args = parse_args(parser, smoke={"runs": 1, "tasks": 100})
     tag = uuid.uuid4().hex[:8]
     with tempfile.TemporaryDirectory() as big_dir, tempfile.TemporaryDirectory() as small_dir:
         world = _world.build(Path(big_dir), tag=tag, tasks=args.tasks, trace_events=2)

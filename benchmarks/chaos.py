@@ -48,6 +48,7 @@ from _chaos_infra import (
     signals_unwind,
 )
 from _common import ROOT, report
+from _common import parse_args as parse_with_smoke
 
 from sf_core.env import env_file_load_checkout
 
@@ -92,7 +93,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--deadline", type=float, default=600.0, help="seconds after faults")
     parser.add_argument("--disk-mb", type=int, default=64, help="the worktree tmpfs's size")
     parser.add_argument("--keep", action="store_true", help="keep the files and the database")
-    return parser.parse_args()
+    smoke = {"units": 2, "workers": 1, "session_size": 2, "projects": 1, "doomed": 0.0}
+    smoke |= {"fault_every": 3.0, "warmup": 0.0, "deadline": 60.0}
+    return parse_with_smoke(parser, smoke=smoke)
 
 
 def prepare(stack: contextlib.ExitStack, args: argparse.Namespace) -> Infra:

@@ -28,7 +28,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from _common import ROOT, django_team_mode, report
+from _common import ROOT, django_team_mode, parse_args, report
 
 django_team_mode()
 
@@ -232,7 +232,7 @@ def main() -> None:
     parser.add_argument("--units", type=int, default=20)
     parser.add_argument("--tasks", type=int, default=100)
     parser.add_argument("--workers", type=int, default=2)
-    args = parser.parse_args()
+    args = parse_args(parser, smoke={"units": 1, "tasks": 2, "workers": 1})
     assert not settings.CELERY_TASK_ALWAYS_EAGER, "needs REDIS_URL (team mode)"
     with tempfile.TemporaryDirectory() as tmp:
         overhead, counted = unit_overhead(Path(tmp), args.units + 1)

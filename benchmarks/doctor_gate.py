@@ -12,6 +12,7 @@ Needs team mode (.sf/env); creates and deletes a throw-away project.
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import tempfile
@@ -20,7 +21,7 @@ import uuid
 from datetime import timedelta
 from pathlib import Path
 
-from _common import django_team_mode, median_seconds, report
+from _common import django_team_mode, median_seconds, parse_args, report
 
 django_team_mode()
 
@@ -63,6 +64,10 @@ def cold_gate() -> None:
 
 
 def main() -> None:
+    global RUNS
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=RUNS, help="of the gate; the full doctor: 20")
+    RUNS = parse_args(parser, smoke={"runs": 2}).runs
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         session = session_with_a_due_task(Path(tmp))
@@ -84,7 +89,7 @@ def measure(session: AgentSession) -> dict[str, float]:
     with_cache = median_seconds(lambda: next_units(session), runs=RUNS)
     with override_settings(SF_DOCTOR_GATE_CACHE=timedelta(0)):
         uncached = median_seconds(lambda: next_units(session), runs=RUNS)
-    full = [_timed_full() for _ in range(20)]
+    full = [_timed_full() for _ in range(min(20, RUNS))]
     return {
         "gate_cold_median_ms": round(cold * 1000, 3),
         "gate_cold_statements": len(queries),

@@ -21,7 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from _common import django_team_mode, report
+from _common import django_team_mode, parse_args, report
 
 ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
 
@@ -50,7 +50,7 @@ class _Ok(BaseHTTPRequestHandler):
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=100)
-    runs = parser.parse_args().runs
+    runs = parse_args(parser, smoke={"runs": 3}).runs
     django_team_mode()
     from django.conf import settings
 

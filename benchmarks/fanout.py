@@ -1,6 +1,7 @@
 """Live fan-out: 200 browsers on one task board while units run.
 
-A real daphne process (the Redis channel layer) serves the board of a session whose
+SF's web server (``scripts/web.sh``: uvicorn, a process per core, on the Redis
+channel layer) serves the board of a session whose
 tasks are being run by 2 Celery worker processes (solo pool; the replayed model and
 ``true`` as the verify command, as in ``dispatch.py``). 200 websocket clients (aiohttp,
 each with a logged-in session cookie) hold the board's socket open, as 200 browsers
@@ -29,12 +30,12 @@ import uuid
 from collections import defaultdict
 from pathlib import Path
 
-from _common import django_team_mode, percentile, report
+from _common import django_team_mode, parse_args, percentile, report
 
 django_team_mode()
 
 import aiohttp  # noqa: E402
-from _load import Daphne  # noqa: E402
+from _load import WebServer  # noqa: E402
 from dispatch import setup, start_workers, wait_for_plan  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.contrib.auth.models import User  # noqa: E402
@@ -166,7 +167,7 @@ def measure(args: argparse.Namespace) -> tuple[Received, list[float], int, float
         cookie = f"sessionid={browser.cookies['sessionid'].value}"
         queue = f"bench-{uuid.uuid4().hex[:8]}"
         workers = start_workers(queue, args.workers)
-        server = Daphne()
+        server = WebServer()
         try:
             server.wait_ready(f"/tasks/?session={session.pk}", cookie)
             time.sleep(6)  # the workers import everything before the clock starts
@@ -196,7 +197,7 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=40)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--runs", type=int, default=2)
-    args = parser.parse_args()
+    args = parse_args(parser, smoke={"clients": 3, "tasks": 2, "workers": 1, "runs": 1})
     assert not settings.CELERY_TASK_ALWAYS_EAGER, "needs REDIS_URL (team mode)"
     runs = []
     for run in range(args.runs):
@@ -208,6 +209,7 @@ def main() -> None:
             "max": max(found),
             "missed": missed,
             "renders": len(received.texts),
+            "kb_per_client": received.bytes / len(received.by_client) / 1000,
             "retries": received.retries,
         }
         print(
@@ -230,6 +232,7 @@ def main() -> None:
             "fanout_max_ms": median("max"),
             "missed": sum(int(run["missed"]) for run in runs),
             "distinct_renders": median("renders"),
+            "kb_per_client": median("kb_per_client"),
             "connect_retries": sum(int(run["retries"]) for run in runs),
             "runs": args.runs,
         }

@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import percentile, report
+from _common import parse_args, percentile, report
 
 from agents_app.gate.policy import decide
 from agents_app.gate.schemas import GateContext, ToolCall
@@ -118,7 +118,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--passes", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=6, help="rounds over the corpus per pass")
-    args = parser.parse_args()
+    args = parse_args(parser, smoke={"passes": 1, "rounds": 1})
     with tempfile.TemporaryDirectory(prefix="sf-gate-bench-") as base:
         run(scratch_worktree(Path(base)), args.passes, args.rounds)
 

@@ -13,6 +13,8 @@ holds on the merged ``main``.
   step, nor a tool call (the project's commands), nor the verify commands. Target < 5 %.
 
 Needs team mode (.sf/env) and the model (scripts/setup.sh --with-local-model).
+``--smoke`` leaves the model out: one run of ``examples/demo-trace.jsonl`` (recorded
+from this model) replayed through the same headless path, checks and figures.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from _common import ROOT, django_team_mode, report
+from _common import ROOT, django_team_mode, parse_args, report
 
 django_team_mode()
 
@@ -43,6 +45,7 @@ class Case:
     files: dict[str, str]  # empty: a copy of examples/sample-repo
     intent: str
     check: str  # run on main after the merge
+    replay: str = ""  # a recorded trace played instead of the model (--smoke)
 
 
 CASES = [
@@ -79,6 +82,16 @@ CASES = [
 ]
 
 
+# The demo's recorded unit: farewell.py added to the sample greeter, by this model.
+REPLAYED = Case(
+    "farewell (replayed)",
+    {},
+    "",
+    "python3 -c \"from farewell import farewell; assert farewell('Ada') == 'Goodbye, Ada!'\"",
+    replay=str(ROOT / "examples" / "demo-trace.jsonl"),
+)
+
+
 def serve(model: str, threads: str) -> tuple[subprocess.Popen[str], str]:
     script = [sys.executable, str(ROOT / "scripts" / "local_model.py"), "serve"]
     server = subprocess.Popen(
@@ -110,8 +123,7 @@ def run_once(case: Case, model: str, api_base: str, folder: Path) -> dict[str, o
             "headless",
             "--project",
             str(repo),
-            "--intent",
-            case.intent,
+            *(["--replay", case.replay] if case.replay else ["--intent", case.intent]),
             "--autonomous",
             "--permission-profile",
             "trusted",
@@ -174,9 +186,11 @@ def main() -> None:
     parser.add_argument("--model", default=os.environ.get("SF_LOCAL_MODEL", "qwen2.5-coder-1.5b"))
     parser.add_argument("--threads", default="2")
     parser.add_argument("--cases", default=",".join(c.name for c in CASES))
-    args = parser.parse_args()
+    args = parse_args(parser, smoke={"runs": 1})
     chosen = [c for c in CASES if c.name in args.cases.split(",")]
-    server, api_base = serve(args.model, args.threads)
+    if args.smoke:
+        chosen = [REPLAYED]
+    server, api_base = (None, "") if args.smoke else serve(args.model, args.threads)
     results = []
     try:
         with tempfile.TemporaryDirectory(prefix="sf-live-bench-") as folder:
@@ -192,8 +206,9 @@ def main() -> None:
                     )
                     results.append(result)
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        if server is not None:
+            server.terminate()
+            server.wait(timeout=30)
     summarise(results, args.model)
 
 

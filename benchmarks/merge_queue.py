@@ -24,7 +24,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from _common import django_team_mode, percentile, report, throwaway_repo
+from _common import django_team_mode, parse_args, percentile, report, throwaway_repo
 
 django_team_mode()
 
@@ -118,7 +118,7 @@ def direct_merges(tasks: list[Task]) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--units", type=int, default=15)
-    args = parser.parse_args()
+    args = parse_args(parser, smoke={"units": 2})
     with tempfile.TemporaryDirectory() as tmp:
         project, plan = setup(Path(tmp), 2 * args.units + 1)
         try:

@@ -32,7 +32,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from _common import ROOT, median_seconds, report
+from _common import ROOT, median_seconds, parse_args, report
 
 import sf_native
 
@@ -113,10 +113,10 @@ def redaction_text(size: int) -> str:
     return "\n".join(lines)
 
 
-def bench_redact(runs: int) -> tuple[float, float]:
+def bench_redact(runs: int, size: int = 4_000_000) -> tuple[float, float]:
     """Ours with gitleaks' rule set and SF's own, and ours with SF's own only (the
     reference's rules, identical output asserted), each against the reference."""
-    text = redaction_text(4_000_000)
+    text = redaction_text(size)
     ours_s = median_seconds(lambda: sf_native.redact(text), runs=runs)
     own_s = median_seconds(lambda: sf_native.redact(text, gitleaks=False), runs=runs)
     # One pass of the Rust core alone: what the second look (redacting the redacted
@@ -193,11 +193,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--tree", default=sysconfig.get_paths()["purelib"])
-    args = parser.parse_args()
+    parser.add_argument("--redact-bytes", type=int, default=4_000_000)
+    smoke = {"runs": 1, "tree": str(ROOT / "benchmarks"), "redact_bytes": 20_000}
+    args = parse_args(parser, smoke=smoke)
     if shutil.which("rg") is None:
         raise SystemExit("ripgrep (rg) is needed: scripts/setup.sh --with-test-tools installs it")
     grep_vs_ripgrep, grep_vs_python = bench_grep(args.tree, args.runs)
-    redact_vs_python, redact_own_vs_python = bench_redact(args.runs)
+    redact_vs_python, redact_own_vs_python = bench_redact(args.runs, args.redact_bytes)
     report(
         {
             "grep_vs_ripgrep": round(grep_vs_ripgrep, 2),

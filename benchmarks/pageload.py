@@ -9,25 +9,26 @@ For each page, two loads of ``--seconds`` each, ``--runs`` times (medians report
 * paced (``*_paced_p95_ms``): the same 20 connections, each waiting 0.5 to 1.5 s between
   pages, as people reading them would.
 
-The target is p95 ≤ 100 ms. ``--processes 2`` runs two daphne processes on one socket
-(what a second core buys; compose.yaml runs one). Needs team mode (.sf/env).
+The target is p95 ≤ 100 ms. ``--processes N`` sets the number of server processes
+(0, the default: one per core, as scripts/web.sh). Needs team mode (.sf/env).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 import uuid
 from collections import defaultdict
 from pathlib import Path
 
-from _common import django_team_mode, report
+from _common import django_team_mode, parse_args, report
 
 django_team_mode()
 
 import _world  # noqa: E402
-from _load import Daphne, wrk  # noqa: E402
+from _load import WebServer, wrk  # noqa: E402
 
 
 def main() -> None:
@@ -35,9 +36,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--connections", type=int, default=20)
-    parser.add_argument("--processes", type=int, default=1)
+    parser.add_argument("--processes", type=int, default=0, help="0: one per core")
     parser.add_argument("--tasks", type=int, default=1000)
-    args = parser.parse_args()
+    args = parse_args(parser, smoke={"seconds": 1, "runs": 1, "connections": 2, "tasks": 20})
     found: dict[str, list[dict[str, float]]] = defaultdict(list)
     with tempfile.TemporaryDirectory() as tmp:
         world = _world.build(Path(tmp), tag=uuid.uuid4().hex[:8], tasks=args.tasks)
@@ -46,7 +47,7 @@ def main() -> None:
             "board": f"/tasks/?session={world.session.pk}",
             "unit": f"/units/{world.unit.pk}/",
         }
-        server = Daphne(processes=args.processes)
+        server = WebServer(processes=args.processes or None)
         try:
             for path in pages.values():
                 server.wait_ready(path, world.cookie)
@@ -69,7 +70,7 @@ def main() -> None:
             world.delete()
     result: dict[str, object] = {
         "connections": args.connections,
-        "processes": args.processes,
+        "processes": args.processes or os.cpu_count(),
         "runs": args.runs,
     }
     for label, runs in found.items():

@@ -11,7 +11,8 @@ run and write) with every model mode on the given server, then writes every unit
 session ran — passed or failed, in order — to ``fixtures/tool-trajectory.jsonl``: a
 header saying how it was made, then per unit a ``unit`` line and its trace (model
 steps with their tool calls, and each call with the output it had). ``--session ID``
-exports a session already run instead.
+exports a session already run instead. ``--smoke`` leaves the model out: it exports
+``examples/demo-trace.jsonl`` alone to a temporary file.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from _common import ROOT, django_team_mode, machine
+from _common import ROOT, django_team_mode, machine, parse_args
 
 FIXTURES = ROOT / "benchmarks" / "fixtures"
 MODEL = "openai/qwen2.5-coder-1.5b"
@@ -98,15 +99,26 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=25, help="model steps per unit")
     parser.add_argument("--out", type=Path, default=FIXTURES / "tool-trajectory.jsonl")
     parser.add_argument("--note", default="")
-    args = parser.parse_args()
+    smoke_out = Path(tempfile.mkdtemp(prefix="sf-trajectory-smoke-")) / "trajectory.jsonl"
+    demo = ROOT / "examples" / "demo-trace.jsonl"
+    args = parse_args(parser, smoke={"session": [], "trace": [demo], "out": smoke_out})
     django_team_mode()
-    sessions = args.session or [record(args.api_base, args.plan, args.steps)]
+    if args.smoke:
+        sessions: list[int] = []
+    elif args.session:
+        sessions = args.session
+    elif args.api_base:
+        sessions = [record(args.api_base, args.plan, args.steps)]
+    else:
+        raise SystemExit("record_trajectory.py: give --api-base URL (the model) or --session ID")
     note = args.note or (
         f"Recorded by benchmarks/record_trajectory.py: every unit of session(s) {sessions}, "
         f"{MODEL} (scripts/local_model.py) working through {args.plan.name} on a clone of "
         "this repository with sf headless --autonomous --permission-profile trusted."
     )
     calls = export(sessions, args.trace, args.out, note)
+    if args.smoke:
+        shutil.rmtree(smoke_out.parent)
     print(json.dumps({"sessions": sessions, "tool_calls": calls, "out": str(args.out)}))
 
 

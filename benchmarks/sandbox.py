@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from _common import django_team_mode, percentile, report, throwaway_repo
+from _common import django_team_mode, parse_args, percentile, report, throwaway_repo
 
 django_team_mode()
 
@@ -109,7 +109,7 @@ def figures(times: dict[str, dict[str, list[float]]]) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200)
-    args = parser.parse_args()
+    args = parse_args(parser, smoke={"runs": 3})
     place = Path(tempfile.mkdtemp(prefix="sf-bench-sandbox-"))
     try:
         (place / "repo").mkdir()

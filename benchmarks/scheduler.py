@@ -18,7 +18,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from _common import django_team_mode, median_seconds, report, throwaway_repo
+from _common import django_team_mode, median_seconds, parse_args, report, throwaway_repo
 
 django_team_mode()
 
@@ -75,7 +75,7 @@ def board_queries(client: Client, session: AgentSession) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=15)
-    args = parser.parse_args()
+    args = parse_args(parser, smoke={"runs": 1})
     tag = uuid.uuid4().hex[:8]
     with tempfile.TemporaryDirectory() as tmp:
         project = project_create(name=f"bench-{tag}", repo_path=str(throwaway_repo(Path(tmp))))

@@ -27,7 +27,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from _common import django_team_mode, median_seconds, report, throwaway_repo
+from _common import django_team_mode, median_seconds, parse_args, report, throwaway_repo
 
 django_team_mode()
 
@@ -161,7 +161,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skills", type=int, default=200)
     parser.add_argument("--runs", type=int, default=5)
-    options = parser.parse_args()
+    options = parse_args(parser, smoke={"skills": 10, "runs": 1})
     workdir = Path(tempfile.mkdtemp(prefix="sf-bench-skills-"))
     repo = throwaway_repo(workdir)
     skill_tree(repo, options.skills)

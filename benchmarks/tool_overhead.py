@@ -33,7 +33,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from _common import ROOT, django_team_mode, percentile, report, throwaway_repo
+from _common import ROOT, django_team_mode, parse_args, percentile, report, throwaway_repo
 
 django_team_mode()
 
@@ -214,7 +214,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--passes", type=int, default=30, help="times the trajectory is replayed")
     parser.add_argument("--trajectory", type=Path, default=FIXTURE)
-    args = parser.parse_args()
+    args = parse_args(parser, smoke={"passes": 1})
     assert not settings.CELERY_TASK_ALWAYS_EAGER, "needs REDIS_URL (team mode)"
     header, units = load_trajectory(args.trajectory)
     with tempfile.TemporaryDirectory() as tmp:

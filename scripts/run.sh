@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Install everything (scripts/setup.sh), then run SF: the web app on 127.0.0.1:8000
-# (SF_HOST, SF_PORT; it stops at once if the port is taken) and Celery workers on this
-# checkout's queues (sf_core/queues.py: one for agent units, one for short work a person
-# waits on — plans, merges, dispatch — and one for notifications), until Ctrl-C. Once they answer it runs the offline demo: a
+# (SF_HOST, SF_PORT; it stops at once if the port is taken; scripts/web.sh: one process
+# per core, SF_WEB_PROCESSES) and Celery workers on this checkout's queues
+# (sf_core/queues.py: one for agent units, one for short work a person waits on — plans,
+# merges, dispatch — and one for notifications), until Ctrl-C. Once they answer it runs the offline demo: a
 # fresh copy of examples/sample-repo, planned and built by a replayed trace recorded
 # from a live local model (no model credentials needed), headless via the worker, watchable live
 # on the dashboard. SF_DEMO=0 skips it.
@@ -41,7 +42,7 @@ pids+=($!)
 celery -A sf_web worker --loglevel=INFO --concurrency=1 -Q "$QUEUE.notify" -n "$QUEUE-notify@%h" &
 pids+=($!)
 echo "[run] SF is starting on http://$HOST:$PORT/ (log in as admin; password in .sf/admin-password)" >&2
-daphne -b "$HOST" -p "$PORT" sf_web.asgi:application &
+SF_HOST=$HOST SF_PORT=$PORT scripts/web.sh &  # uvicorn, one process per core
 pids+=($!)
 
 demo() {

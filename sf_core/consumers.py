@@ -17,7 +17,7 @@ from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
 from django.http import Http404
 
-from sf_core.live import BROADCAST_ID
+from sf_core.live import BROADCAST_ID, SEQUENCE
 
 # Close codes in the application range (4000-4999): the browser sees why it was refused.
 CLOSE_UNAUTHENTICATED = 4401
@@ -46,6 +46,7 @@ class LivePartialConsumer(AsyncWebsocketConsumer):
     refresh_task: asyncio.Task[None] | None = None
     last_html: str | None = None
     current_event: dict[str, Any] | None = None
+    sequences: dict[tuple[str, str], int] | None = None
 
     async def connect(self) -> None:
         self.live_groups = []
@@ -117,6 +118,22 @@ class LivePartialConsumer(AsyncWebsocketConsumer):
             if html != self.last_html:  # unchanged: nothing to swap, a field keeps its text
                 self.last_html = html
                 await self.send(text_data=html)
+
+    def missed_before(self, event: dict[str, Any]) -> bool:
+        """Whether a message its sender numbered before ``event`` (to the same group)
+        never reached this consumer: dropped by a full sender, or lost by Redis's
+        pub/sub while this process reconnected. A consumer that sends only what changed
+        then sends the whole partial instead. The first message from a sender is not a
+        gap: what came before it is in the render sent on connect."""
+        stamp = event.get(SEQUENCE)
+        if not (isinstance(stamp, list | tuple) and len(stamp) == 3):
+            return False
+        origin, group, number = stamp
+        if self.sequences is None or len(self.sequences) >= SharedRenders.MAX_KEYS:
+            self.sequences = {}
+        last = self.sequences.get((origin, group))
+        self.sequences[(origin, group)] = number if last is None else max(last, number)
+        return last is not None and number > last + 1
 
     def resolve_groups(self) -> list[str]:
         """Check access to what the URL names and return the groups to join."""

@@ -49,6 +49,10 @@ LOG_EVERY_SECONDS = 10.0  # drops and failures are logged at most this often
 LINGER_SECONDS = 0.025
 STAT_NAMES = ("sent", "coalesced", "dropped", "failed")
 BROADCAST_ID = "broadcast_id"  # the key of each message's unique id
+# [sender, group, number]: each sending process numbers its messages to each group, so
+# a consumer sees a gap when one was dropped or lost on the way (sf_core.consumers).
+SEQUENCE = "sequence"
+MAX_NUMBERED_GROUPS = 10_000  # a long-lived worker sends to a group per unit
 PER_MESSAGE_KEYS = frozenset({BROADCAST_ID})  # unique to each message: not compared
 
 
@@ -118,6 +122,8 @@ class _Sender:
         self.logged_at = 0.0
         self.thread: threading.Thread | None = None
         self.tasks: list[Future[None]] = []
+        self.origin = uuid.uuid4().hex[:12]
+        self.numbers: Counter[str] = Counter()  # the last number sent to each group
 
     def send(self, group: str, message: dict[str, Any]) -> None:
         layer = get_channel_layer()
@@ -142,6 +148,10 @@ class _Sender:
                 self.waiting.discard(dropped_key)
                 self.counts["dropped"] += 1
                 self._log_trouble("a live update lane is full: its oldest message was dropped")
+            if len(self.numbers) >= MAX_NUMBERED_GROUPS:  # a new origin: consumers start over
+                self.origin, self.numbers = uuid.uuid4().hex[:12], Counter()
+            self.numbers[group] += 1  # numbered as queued: a dropped one leaves a gap
+            message = {**message, SEQUENCE: [self.origin, group, self.numbers[group]]}
             lane.items.append((key, layer, group, message))
             self.waiting.add(key)
             idle = len(lane.items) == 1 and not lane.busy
@@ -252,6 +262,8 @@ class _Sender:
         self.lanes = []
         self.waiting = set()
         self.counts = Counter()
+        self.origin = uuid.uuid4().hex[:12]
+        self.numbers = Counter()
 
 
 _SENDER = _Sender()

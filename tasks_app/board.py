@@ -13,6 +13,7 @@ on for their blockers. The number of queries stays the same whatever the task co
 from __future__ import annotations
 
 import functools
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -185,10 +186,12 @@ def task_board(
     projects: QuerySet[Project] | None = None,
     page: int | str | None = None,
     page_size: int = BOARD_PAGE_SIZE,
+    only: Collection[int] | None = None,
 ) -> Board:
     """The board; with ``page``, only that page's rows (a page past the end is the
-    last, anything else that is not a number the first). Counts, cost and warnings
-    always cover every task."""
+    last, anything else that is not a number the first); with ``only``, the rows of
+    those tasks alone (a live update's changed rows). Counts, cost and warnings always
+    cover every task."""
     statuses = statuses or []
     scope = board_scope(session_id=session_id, projects=projects)
     totals = _totals(scope)
@@ -198,7 +201,9 @@ def task_board(
     total = sum(counts.get(status, 0) for status in statuses) if statuses else sum(counts.values())
     rows_query = board_tasks(session_id=session_id, statuses=statuses, projects=projects)
     shown: Page[Task] | None = None
-    if page is None:
+    if only is not None:
+        tasks = list(rows_query.filter(pk__in=only))
+    elif page is None:
         tasks = list(rows_query)
     else:
         shown = _Pages(rows_query, page_size, count=total).get_page(page)

@@ -7,6 +7,7 @@ only one side of each change is at hand: counts come from the patch lines themse
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -72,6 +73,14 @@ def diff_files(patch: str) -> list[FileDiff]:
         diff.lines = _highlighted(diff.path, raws)
         files.append(diff)
     return files
+
+
+@functools.lru_cache(maxsize=64)
+def diff_files_finished(patch: str) -> list[FileDiff]:
+    """``diff_files`` of a finished unit's patch, which never changes again: parsed and
+    highlighted (Pygments, most of the unit page's time for a large diff) once per
+    process, not on every load. Read only: the page's template never changes it."""
+    return diff_files(patch)
 
 
 def diff_totals(files: list[FileDiff]) -> tuple[int, int]:

@@ -210,3 +210,20 @@ class WebProcess(SfProcess):
             self.stop(signal.SIGKILL)  # not left running (and warned about) by a failed start
             raise
         return self
+
+
+class WebServerProcess(WebProcess):
+    """SF's web server as deployed (``scripts/web.sh``: uvicorn), here one process of it
+    (``SF_WEB_PROCESSES=1``) on a free local port."""
+
+    def environment(self) -> dict[str, str]:
+        return {
+            **super().environment(),
+            "SF_HOST": "127.0.0.1",
+            "SF_PORT": str(self.port),
+            "SF_WEB_PROCESSES": "1",
+            "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
+        }
+
+    def command(self) -> list[str]:
+        return ["bash", str(ROOT / "scripts" / "web.sh")]

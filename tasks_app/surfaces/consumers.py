@@ -1,7 +1,19 @@
-"""The live task board: a transition anywhere moves the card in every open browser."""
+"""The live task board: a transition anywhere moves the card in every open browser.
+
+A session's board, unfiltered, is sent whole on connect; after that a task's change
+sends what it changed: the task's row (``tr#task-N``, only to the browsers whose page
+shows it), the totals and the warnings, each swapped by id (htmx's websocket extension
+swaps every top-level element out of band). Those parts are rendered once per change
+for every browser of the process (``SharedRenders``), ~2 KB instead of the ~35 KB
+board. A change without a task (a plan accepted), a filtered board, the board of all
+sessions, and a consumer that missed a message (``missed_before``) get the whole
+partial, as before; a browser that reconnects gets it on connect.
+"""
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Hashable
 from typing import Any
 from urllib.parse import parse_qs
@@ -10,12 +22,13 @@ from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
 
 from agents_app.access import Action, projects_visible, require
+from agents_app.badge import badge_for
 from agents_app.models import AgentSession
-from sf_core.consumers import LivePartialConsumer
+from sf_core.consumers import SHARED_RENDERS, LivePartialConsumer
 from sf_core.live import Groups
 from tasks_app.lifecycle import task_groups
 from tasks_app.models import Unit
-from tasks_app.selectors import session_plan_requests, session_plans
+from tasks_app.selectors import session_plan_requests, session_plans, task_board
 from tasks_app.surfaces.unit_views import unit_context
 from tasks_app.surfaces.views import board_context, board_filters
 
@@ -52,11 +65,63 @@ class TaskBoardConsumer(LivePartialConsumer):
             html += render_to_string("agents_app/_badge.html", context)
         return html
 
+    def render_change(self, task_id: int, with_row: bool) -> str:
+        """The totals and warnings, and the task's row if ``with_row`` (its buttons
+        carry this browser's page, as the whole board's do)."""
+        board = task_board(session_id=self.session_id, only=[task_id] if with_row else [])
+        # The row asks only whether the board is a session's (it links plans if not).
+        session = AgentSession(pk=self.session_id)
+        context = {"board": board, "session": session, "ws_query": self.ws_query()}
+        parts = ["totals", *(["row"] * len(board.rows))]
+        return "".join(
+            render_to_string(f"tasks_app/board.html#{part}", {**context, "row": row})
+            for part, row in zip(parts, [None, *board.rows], strict=True)
+        )
+
+    def render_badge(self) -> str:
+        assert self.session_id is not None  # only a session's board has a badge
+        session = AgentSession.objects.get(pk=self.session_id)
+        context = {"session": session, "badge": badge_for(session)}
+        return render_to_string("agents_app/_badge.html", context)
+
+    def ws_query(self) -> str:
+        page = f"&page={self.page}" if self.page.isdigit() and int(self.page) > 1 else ""
+        return f"session={self.session_id}{page}"
+
     async def tasks_changed(self, event: dict[str, Any]) -> None:
-        await self.push()
+        task_id = event.get("task_id")
+        whole = self.session_id is None or self.statuses or self.last_html is None
+        if self.missed_before(event) or whole or not isinstance(task_id, int):
+            await self.push()
+            return
+        with_row = task_id in rows_shown(self.last_html or "")
+        key = ("tasks-board-change", self.session_id, task_id, self.page if with_row else None)
+        since = SHARED_RENDERS.since(event)
+        html = await SHARED_RENDERS.render(
+            key, since, lambda: self.render_change(task_id, with_row)
+        )
+        await self.send(text_data=html)
 
     async def session_changed(self, event: dict[str, Any]) -> None:
-        await self.push()
+        """The session's axes or pause: the badge alone (a session's board only)."""
+        if self.session_id is None or self.last_html is None:
+            await self.push()
+            return
+        since = SHARED_RENDERS.since(event)
+        html = await SHARED_RENDERS.render(
+            ("tasks-board-badge", self.session_id), since, self.render_badge
+        )
+        await self.send(text_data=html)
+
+
+ROW_ID = re.compile(r'<tr id="task-(\d+)"')
+
+
+@functools.lru_cache(maxsize=64)
+def rows_shown(board_html: str) -> frozenset[int]:
+    """The tasks whose rows a rendered board holds (the same render is shared by every
+    browser of a page: read once)."""
+    return frozenset(int(found) for found in ROW_ID.findall(board_html))
 
 
 UNIT_LIVE_PARTS = ("unit-state", "trace", "unit-verification", "unit-merge")

@@ -15,7 +15,7 @@ from agents_app.badge import badge_for
 from sf_core.actors import Actor
 from sf_core.errors import InvalidTransition, SfError
 from sf_core.http import AuthedRequest
-from tasks_app.diffs import diff_files, diff_totals
+from tasks_app.diffs import diff_files, diff_files_finished, diff_totals
 from tasks_app.engine.environment import setup_rows_of
 from tasks_app.engine.review import task_approve, task_request_changes
 from tasks_app.features.line_comments import carried_comments
@@ -56,7 +56,8 @@ def unit_detail(request: AuthedRequest, unit_id: int) -> HttpResponse:
     )
     require(request.user, unit.task.plan.session.project, Action.VIEW)
     # The diff is page-only: the live partials (state, trace) never carry it.
-    files = diff_files(unit.checkpoint_patch)
+    finished = unit.finished_at is not None  # its patch is final: parsed once per process
+    files = (diff_files_finished if finished else diff_files)(unit.checkpoint_patch)
     added, removed = diff_totals(files)
     context = unit_context(unit) | {"files": files, "added": added, "removed": removed}
     context |= {
