@@ -22,6 +22,7 @@ from agents_app.runtime.loop import AgentLoop, Outcome
 from agents_app.runtime.model_settings import ModelSettings, ToolCallStyle
 from agents_app.runtime.tools import TOOLS, ToolContext
 from agents_app.runtime.trace import TraceRecorder
+from agents_app.schemas import PromptProfile
 from agents_app.tests.runtime_helpers import NullHooks
 from agents_app.tests.test_loop import build_session  # noqa: F401 - fixture
 from agents_app.tests.test_textcalls import QWEN_FENCED, QWEN_FINISH
@@ -51,9 +52,12 @@ def loop_for(
     style: str = "native",
     max_tokens: int = 256,
     hooks: Any = None,
+    profile: PromptProfile = PromptProfile.AUTO,
 ) -> AgentLoop:
     base = provider.anthropic_base if model.startswith("anthropic/") else provider.openai_base
-    chosen = ModelSettings(model, api_base=base, tool_calls=ToolCallStyle(style))
+    chosen = ModelSettings(
+        model, api_base=base, tool_calls=ToolCallStyle(style), prompt_profile=profile
+    )
 
     # The production completion: one HTTP request per router attempt (the client's own
     # retries are off), which the request counts of these tests rely on.
@@ -237,7 +241,9 @@ def test_tool_schemas_are_normalised_for_the_provider(
         else openai_calls(FINISH)
     )
     fake_provider.answer(finish)
-    assert go(loop_for(build_session, git_repo, fake_provider, model=model)).outcome == "finished"
+    # The full profile's schemas (a small window's compact profile shortens descriptions).
+    loop = loop_for(build_session, git_repo, fake_provider, model=model, profile=PromptProfile.FULL)
+    assert go(loop).outcome == "finished"
     tools = fake_provider.last["tools"]
     nodes = _walk(tools)
     assert not [n for n in nodes if "title" in n or "default" in n]

@@ -67,7 +67,14 @@ def test_no_progress_spends_a_retry_and_the_retry_hears_why(repo: Path) -> None:
     assert "It changed no file." in brief
 
 
-LIMITED = task_data("flag", max_retries=0, cost_budget="0.01")
+# Lint-clean (the plan lint would send any other plan back to the planner once).
+LIMITED = task_data(
+    "flag",
+    max_retries=0,
+    cost_budget="0.01",
+    verify=["test -f flag.py"],
+    intent_claim=["flag.py"],
+)
 
 
 @override_settings(SF_MODEL_DEEP=DEEP)
