@@ -18,7 +18,8 @@ from tasks_app.models import Task
 from tests.access_world import task_in, world_make
 from tests.processes import WebServerProcess
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+# unsettled: errors at teardown here (stop 26), not yet understood.
+pytestmark = [pytest.mark.slow, pytest.mark.unsettled, pytest.mark.django_db(transaction=True)]
 
 
 def get(url: str, cookie: str) -> str:
