@@ -89,13 +89,21 @@ class TaskBoardConsumer(LivePartialConsumer):
         return f"session={self.session_id}{page}"
 
     async def tasks_changed(self, event: dict[str, Any]) -> None:
+        if not ROW_UPDATES:
+            await self.push()
+            return
         task_id = event.get("task_id")
         whole = self.session_id is None or self.statuses or self.last_html is None
         if self.missed_before(event) or whole or not isinstance(task_id, int):
             await self.push()
             return
         with_row = task_id in rows_shown(self.last_html or "")
-        key = ("tasks-board-change", self.session_id, task_id, self.page if with_row else None)
+        if not with_row:
+            # A task this browser's page does not show (another page, or new): the whole
+            # partial, as the board's own pagination renders it.
+            await self.push()
+            return
+        key = ("tasks-board-change", self.session_id, task_id, self.page)
         since = SHARED_RENDERS.since(event)
         html = await SHARED_RENDERS.render(
             key, since, lambda: self.render_change(task_id, with_row)
@@ -114,6 +122,9 @@ class TaskBoardConsumer(LivePartialConsumer):
         await self.send(text_data=html)
 
 
+# Sending the changed row alone is off: a browser's htmx did not apply the bare ``<tr>``
+# (tests/browser/test_board_pages.py, page two, stop 26); the whole partial until it does.
+ROW_UPDATES = False
 ROW_ID = re.compile(r'<tr id="task-(\d+)"')
 
 

@@ -17,6 +17,7 @@ from sf_core.actors import Actor
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import Plan
 from tasks_app.services import plan_accept
+from tasks_app.surfaces import consumers as board_consumers
 from tests.fake_provider import fake_provider, openai_text  # noqa: F401 - fixture
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
@@ -197,6 +198,7 @@ async def test_a_change_sends_its_row_and_the_totals_rendered_once_for_every_bro
     plan_session: AgentSession,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setattr(board_consumers, "ROW_UPDATES", True)  # the row path, though off
     from tasks_app.surfaces.consumers import TaskBoardConsumer
 
     renders: list[int] = []
@@ -227,8 +229,12 @@ async def test_a_change_sends_its_row_and_the_totals_rendered_once_for_every_bro
 
 
 async def test_a_browser_that_missed_a_message_gets_the_whole_board(
-    session_cookie: bytes, diamond_plan: Plan, plan_session: AgentSession
+    session_cookie: bytes,
+    diamond_plan: Plan,
+    plan_session: AgentSession,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setattr(board_consumers, "ROW_UPDATES", True)  # the row path, though off
     from channels.layers import get_channel_layer
 
     from sf_core.live import SEQUENCE as STAMP
