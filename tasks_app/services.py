@@ -29,6 +29,7 @@ from tasks_app.models import (
     TaskSchedule,
     TaskStatus,
 )
+from tasks_app.plan_shape import POLICY_FIELDS
 from tasks_app.scheduler import Edge, blockers_of, edges_by
 from tasks_app.schemas import PlanSpec, TaskSpec
 
@@ -284,13 +285,10 @@ def plan_tasks_create(*, plan: Plan, spec: PlanSpec, default_verify: list[str]) 
     )
 
 
-# What a person's plan may set and a model's may not: the limits of the work.
-MODEL_UNSET_FIELDS = ("max_retries", "cost_budget")
-
-
 def policy_limits(spec: PlanSpec) -> PlanSpec:
-    """``spec`` with each task's limits (``MODEL_UNSET_FIELDS``) at their defaults."""
-    defaults = {name: TaskSpec.model_fields[name].get_default() for name in MODEL_UNSET_FIELDS}
+    """``spec`` with each task's policy fields (``plan_shape.POLICY_FIELDS``, the ones a
+    person's plan may set and a model's may not) at their defaults."""
+    defaults = {name: TaskSpec.model_fields[name].get_default() for name in POLICY_FIELDS}
     tasks = [task.model_copy(update=defaults) for task in spec.tasks]
     return spec.model_copy(update={"tasks": tasks})
 
