@@ -7,7 +7,6 @@ its key and how it calls tools come with it (``model_settings``).
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from typing import Any
 
 from django.conf import settings
 
+from agents_app.runtime.litellm_import import litellm_module
 from agents_app.runtime.model_settings import (
     SAMPLING_KEYS,
     ModelNotConfigured,
@@ -43,14 +43,6 @@ def model_for(
 ) -> str:
     """The litellm model name for ``model_mode``, unless ``explicit`` names one."""
     return model_settings_for(model_mode, explicit, project_models).model
-
-
-def litellm_module() -> Any:
-    """Import litellm on first use (4 to 5 s), never fetching its price map from the internet."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    return litellm
 
 
 def complete(*, model: str, messages: list[dict[str, Any]], **options: Any) -> Any:

@@ -44,6 +44,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
+from agents_app.runtime.litellm_import import litellm_module
 from agents_app.schemas import PromptProfile
 from agents_app.schemas import ToolCalls as ToolCallStyle
 from sf_core.errors import SfError
@@ -83,9 +84,7 @@ class ModelSettings:
         ``context.context_window``, which imports the router: not imported here)."""
         if self.context_window > 0:
             return self.context_window
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        import litellm
-
+        litellm = litellm_module()
         try:
             known = int(litellm.get_model_info(self.model).get("max_input_tokens") or 0)
         except Exception:  # litellm raises for models it has not mapped
@@ -151,9 +150,7 @@ def pinned_client(api_base: str, api_key: str) -> Any:
 
 def native_tool_calls_known(model: str) -> bool:
     """Whether litellm's model table says ``model`` calls tools natively."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # as llm.litellm_module
-    import litellm
-
+    litellm = litellm_module()
     try:
         return bool(litellm.supports_function_calling(model=model))
     except Exception:  # litellm raises for a provider it cannot map
@@ -162,9 +159,7 @@ def native_tool_calls_known(model: str) -> bool:
 
 def supported_params(model: str) -> set[str] | None:
     """The OpenAI parameters litellm says ``model`` takes; None when it cannot tell."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
+    litellm = litellm_module()
     try:
         params = litellm.get_supported_openai_params(model=model)
     except Exception:  # litellm raises for a provider it cannot map

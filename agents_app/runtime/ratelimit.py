@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import threading
 import time
 from typing import Any, Protocol
 
 from django.conf import settings
+
+from agents_app.runtime.litellm_import import litellm_module
 
 logger = logging.getLogger("sf.ratelimit")
 # After the installation's prefix (SF_CHANNELS_PREFIX, "sf" by default).
@@ -45,11 +46,8 @@ def provider_key(model: str, endpoint: dict[str, Any]) -> str:
 
 
 def _inferred_provider(model: str) -> str:
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # as llm.litellm_module
-    import litellm
-
     try:
-        return str(litellm.get_llm_provider(model)[1])
+        return str(litellm_module().get_llm_provider(model)[1])
     except Exception:  # litellm raises for a model it cannot map
         return model
 

@@ -154,3 +154,17 @@ def test_a_compact_model_is_sent_the_compact_specs(
     assert loop.run([{"role": "user", "content": "do it"}]).outcome == Outcome.FINISHED
     sent = {tool["function"]["name"]: tool["function"] for tool in fake_provider.last["tools"]}
     assert sent["read_file"]["parameters"]["properties"]["offset"] == {"type": "integer"}
+
+
+def test_asking_litellm_about_an_unknown_model_prints_nothing(capfd) -> None:
+    """litellm prints a red "Provider List" banner to stdout for a model name without a
+    provider prefix; SF asks such questions at every step (the worker's log filled with
+    them): the answer is a plain "unknown", and nothing reaches stdout."""
+    from agents_app.runtime.model_settings import native_tool_calls_known, supported_params
+    from agents_app.runtime.ratelimit import provider_key
+
+    assert native_tool_calls_known("qwen2.5-coder-1.5b") is False
+    assert supported_params("qwen2.5-coder-1.5b") is None
+    assert provider_key("qwen2.5-coder-1.5b", {}) == "qwen2.5-coder-1.5b|"
+    captured = capfd.readouterr()
+    assert "Provider List" not in captured.out + captured.err
