@@ -105,16 +105,19 @@ def test_files_share_the_budget_and_a_cut_says_so(tmp_path: Path) -> None:
     shown = {f.path: f.shown for f in found.files}
     assert shown["CLAUDE.md"] == 10  # whole: what it leaves goes to the others
     assert sum(shown.values()) <= budget
-    assert shown["AGENTS.md"] > budget // 3 and shown["pkg/AGENTS.md"] > budget // 3
+    assert shown["AGENTS.md"] > budget // 3
+    assert shown["pkg/AGENTS.md"] > budget // 3
     root = by_path(found, "AGENTS.md")
-    assert root["cut"] is True and root["size"] == (tmp_path / "AGENTS.md").stat().st_size
+    assert root["cut"] is True
+    assert root["size"] == (tmp_path / "AGENTS.md").stat().st_size
     assert by_path(found, "CLAUDE.md")["cut"] is False
     section = found.section()
     assert f"of its {root['size']:,} bytes shown" in section
     assert "read_file AGENTS.md for the rest" in section
     text = next(f.text for f in found.files if f.path == "AGENTS.md")
     assert text.endswith("\n")  # cut at a line's end
-    assert "pkg line 0\n" in section and "pkg line 999" not in section
+    assert "pkg line 0\n" in section
+    assert "pkg line 999" not in section
 
 
 def test_the_budget_is_a_share_of_a_small_window() -> None:
@@ -138,7 +141,7 @@ def test_links_out_of_the_worktree_are_never_followed(tmp_path: Path) -> None:
     assert "OUTSIDE" not in found.section()
     assert by_path(found, "AGENTS.md")["refused"] == "a link to outside the worktree: not followed"
     assert by_path(found, "CLAUDE.md")["link"] == "../outside/secret.txt"
-    assert by_path(found, "pkg/AGENTS.md")["refused"].startswith("a link to outside")
+    assert str(by_path(found, "pkg/AGENTS.md")["refused"]).startswith("a link to outside")
     assert "linked/AGENTS.md" not in paths(found)  # a linked directory is not entered
     assert root_instruction_files(root) == []
 
@@ -198,7 +201,8 @@ def test_a_huge_file_is_read_no_further_than_the_budget(
     found = instructions_read(tmp_path, budget=1000)
     [entry] = found.files
     assert (entry.size, entry.cut) == (huge.stat().st_size, True)
-    assert sum(taken) <= 1000 and entry.shown <= 1000
+    assert sum(taken) <= 1000
+    assert entry.shown <= 1000
     assert "the first line" in found.section()
 
 
