@@ -14,7 +14,7 @@ component at a time under the worktree with ``O_NOFOLLOW`` (a linked directory i
 refused, not followed); a file that is a symbolic link is followed only when it is a
 relative link to a plain file inside the worktree (``CLAUDE.md -> AGENTS.md`` is
 common), one level deep; a FIFO, device, directory or hard-linked file is refused
-(``O_NONBLOCK``: opening a FIFO never waits); no more than the budget is ever read;
+(``O_NONBLOCK``: opening a FIFO never waits); no file is read past the budget;
 a binary file is refused. What is read is redacted like every tool output.
 
 Size: ``budget`` bytes for all files together (``max_bytes``, at most
