@@ -1,6 +1,7 @@
 """The doctor's checks of what the agents app owns: pending transitions that can never
 apply, projects whose repository moved or is dirty on the base branch, models
-without a price. Registered in ``AgentsAppConfig.ready``; docs/doctor.md lists them."""
+without a price, repositories without instruction files. Registered in
+``AgentsAppConfig.ready``; docs/doctor.md lists them."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from agents_app.models import (
     SessionStatus,
     TransitionStatus,
 )
+from agents_app.runtime.instructions import ROOT_FILES, root_instruction_files
 from sf_core.actors import Actor
 from sf_core.doctor import Check, Finding, RepairDone, Severity, register
 from sf_core.git import git
@@ -119,6 +121,22 @@ def _dirty_base(project: Project, evidence: list[str]) -> Finding | None:
     )
 
 
+def instructions_check() -> list[Finding]:
+    """A repository without an instruction file: its agents get no conventions of its
+    own (docs/repository-instructions.md). A note, not a problem."""
+    return [
+        Finding(
+            severity=Severity.INFO,
+            message=f"project {project.name}: its repository has no instruction file "
+            f"({', '.join(ROOT_FILES)}): units and the planner get none of its conventions",
+            evidence=[f"{project.repo_path}; see docs/repository-instructions.md"],
+            project_id=project.pk,
+        )
+        for project in Project.objects.order_by("name")
+        if os.path.isdir(project.repo_path) and not root_instruction_files(project.repo_path)
+    ]
+
+
 def prices_check() -> list[Finding]:
     return [
         Finding(
@@ -141,4 +159,9 @@ def register_checks() -> None:
         ),
         Check(id="projects.repository", title="Project repositories", run=projects_check),
         Check(id="models.unpriced", title="Models without a price", run=prices_check),
+        Check(
+            id="projects.instructions",
+            title="Repositories without instruction files",
+            run=instructions_check,
+        ),
     )

@@ -35,6 +35,10 @@ from django.utils import timezone
 from agents_app.axes import WorkMode
 from agents_app.gate.session import gate_rules
 from agents_app.models import AgentSession, TraceEvent, TraceKind
+from agents_app.runtime.context import context_window
+from agents_app.runtime.instructions import MAX_BYTES as MAX_INSTRUCTION_BYTES
+from agents_app.runtime.instructions import TRACE_NAME as INSTRUCTIONS
+from agents_app.runtime.instructions import instructions_budget, instructions_read
 from agents_app.runtime.llm import DEFAULT_MAX_TOKENS, ModelRouter, complete, model_settings_for
 from agents_app.runtime.replay import PROVIDER as REPLAY_PROVIDER
 from agents_app.runtime.repo_map import repo_map
@@ -118,7 +122,11 @@ def plan_from_intent(
     router = _router(session, model, completion or _complete, sleep or _sleep)
     planner = _Planner(session=session, router=router, intent=intent, reuse=reuse)
     setting = lint or LintSetting()
-    messages = planning_messages(session, intent)
+    found = instructions_read(session.project.repo_path, budget=_instructions_budget(router))
+    planner.recorder.record(
+        TraceKind.NOTE, name=INSTRUCTIONS, payload={"stage": PLAN_STAGE, **found.payload()}
+    )
+    messages = planning_messages(session, intent, instructions=found.section())
     errors = ""
     for attempt in range(2):
         answer = planner.ask(messages)
@@ -150,9 +158,12 @@ def plan_from_intent(
     return planner.made(rejected)
 
 
-def planning_messages(session: AgentSession, intent: str) -> list[dict[str, Any]]:
-    """The planner's first request: the rules, the schema, the repository's map, and
-    the reasons a person gave for rejecting earlier plans of the session."""
+def planning_messages(
+    session: AgentSession, intent: str, *, instructions: str = ""
+) -> list[dict[str, Any]]:
+    """The planner's first request: the rules, the schema, the repository's map and
+    its root ``instructions`` (``agents_app.runtime.instructions``: nested ones only
+    named), and the reasons a person gave for rejecting earlier plans of the session."""
     system = SYSTEM_PROMPT.format(
         schema=json.dumps(ModelPlanSpec.model_json_schema(), separators=(",", ":")),
         repo_map=repo_map(session.project.repo_path) or "(empty)",
@@ -160,10 +171,20 @@ def planning_messages(session: AgentSession, intent: str) -> list[dict[str, Any]
     rejections = Plan.objects.filter(
         session=session, status=PlanStatus.REJECTED, rejected_by__isnull=False
     ).order_by("created_at", "pk")
+    # The repository's words go in the user's message, never the system prompt: they
+    # are marked as the repository's, and the intent follows them under its own heading.
+    asked = f"{instructions}\n\n## The person's intent\n{intent}" if instructions else intent
     user = "\n\n".join(
-        [intent, *(REJECTED_PROMPT.format(reason=p.status_reason) for p in rejections)]
+        [asked, *(REJECTED_PROMPT.format(reason=p.status_reason) for p in rejections)]
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def _instructions_budget(router: ModelRouter) -> int:
+    window = context_window(router.model, router.context_window)
+    return instructions_budget(
+        window, getattr(settings, "SF_INSTRUCTIONS_MAX_BYTES", MAX_INSTRUCTION_BYTES)
+    )
 
 
 def _followup(answer: str, prompt: str) -> list[dict[str, Any]]:

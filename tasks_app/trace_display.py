@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents_app.models import TraceEvent, TraceKind
+from agents_app.runtime.instructions import TRACE_NAME as INSTRUCTIONS
 
 # Past these an output starts collapsed (<details> without ``open``).
 COLLAPSE_LINES = 12
@@ -58,8 +59,20 @@ def event_blocks(kind: str, name: str, payload: dict[str, Any]) -> list[Block]:
         if "output" in payload:
             blocks.append(output_block(payload["output"]))
         return blocks
+    if kind == TraceKind.NOTE and name == INSTRUCTIONS and isinstance(payload.get("section"), str):
+        return _instruction_blocks(payload)
     shown = {key: value for key, value in payload.items() if key != "decision"}
     return [Block("json", "payload", pretty_json(shown))] if shown else []
+
+
+def _instruction_blocks(payload: dict[str, Any]) -> list[Block]:
+    """The repository's instruction files: which, then the section the model got."""
+    files = [f for f in payload.get("files") or [] if isinstance(f, dict)]
+    listed = ", ".join(str(f.get("path")) for f in files) or "none in the repository"
+    blocks = [Block("options", "files", f"instruction files: {listed}")]
+    if payload["section"]:
+        blocks.append(Block("text", "the prompt's section", payload["section"]))
+    return blocks
 
 
 def call_blocks(tool: str, arguments: Any) -> list[Block]:

@@ -15,12 +15,14 @@ from agents_app.gate.normalize import normalize_input
 from agents_app.gate.redaction import redact_payload
 from agents_app.gate.schemas import ToolCall
 from agents_app.models import TraceEvent, TraceKind
+from agents_app.runtime.instructions import TRACE_NAME as INSTRUCTIONS
 from agents_app.runtime.replay import TRACE_FORMAT
 from agents_app.runtime.tools import TOOLS
 
 
 def trace_export(*, unit_id: int, header: dict[str, Any]) -> list[dict[str, Any]]:
-    """A unit's trace as replayable records (model steps and executed tool calls)."""
+    """A unit's trace as replayable records (model steps, executed tool calls, and the
+    repository's instructions its prompt held)."""
     records: list[dict[str, Any]] = [{"type": "header", "format": TRACE_FORMAT, **header}]
     for event in TraceEvent.objects.filter(unit_id=unit_id).order_by("seq"):
         if event.kind == TraceKind.MODEL_STEP:
@@ -34,6 +36,8 @@ def trace_export(*, unit_id: int, header: dict[str, Any]) -> list[dict[str, Any]
                     "cost": float(event.cost),
                 }
             )
+        elif event.kind == TraceKind.NOTE and event.name == INSTRUCTIONS:
+            records.append({"type": "instructions", **event.payload})
         elif event.kind == TraceKind.TOOL_CALL:
             records.append(
                 {

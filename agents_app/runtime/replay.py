@@ -1,7 +1,9 @@
 """Replay: a litellm custom provider that answers from a recorded trace.
 
 A trace file is JSON Lines: a ``header`` line, then ``model_step`` and ``tool_call``
-lines in the order they happened. Replaying, the provider (model ``replay/<id>``)
+lines in the order they happened (and an ``instructions`` line per unit: the
+repository's instructions as that unit's prompt held them, given to the replayed unit
+instead of what its worktree has now). Replaying, the provider (model ``replay/<id>``)
 returns the recorded model steps one by one, and the agent loop checks every tool
 call it is about to execute against the next recorded one, by tool name and input
 hash. Any difference is a ``ReplayMiss``: the unit fails, and no live model is ever
@@ -41,9 +43,11 @@ class Replay:
     header: dict[str, Any]
     model_steps: list[dict[str, Any]]
     tool_calls: list[dict[str, Any]]
+    instructions: list[dict[str, Any]] = field(default_factory=list)
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     next_step: int = 0
     next_call: int = 0
+    next_instructions: int = 0
 
     @property
     def model(self) -> str:
@@ -58,6 +62,13 @@ class Replay:
         step = self.model_steps[self.next_step]
         self.next_step += 1
         return step
+
+    def take_instructions(self) -> dict[str, Any] | None:
+        """The next unit's recorded instructions (None: the recording has none left)."""
+        if self.next_instructions >= len(self.instructions):
+            return None
+        self.next_instructions += 1
+        return self.instructions[self.next_instructions - 1]
 
     def expect_tool_call(self, name: str, input_hash: str) -> None:
         """Raise ``ReplayMiss`` unless this is the next recorded tool call."""
@@ -102,7 +113,10 @@ def replay_load(path: str | Path) -> Replay:
     for call in calls:
         if not isinstance(call.get("name"), str) or not isinstance(call["input_hash"], str):
             raise TraceFileInvalid(f"{path}: every tool_call needs a name and a string input_hash")
-    return Replay(header=records[0], model_steps=steps, tool_calls=calls)
+    instructions = [r for r in records if r.get("type") == "instructions"]
+    if any(not isinstance(r.get("section"), str) for r in instructions):
+        raise TraceFileInvalid(f"{path}: every instructions line needs a string section")
+    return Replay(header=records[0], model_steps=steps, tool_calls=calls, instructions=instructions)
 
 
 # --- the litellm provider -------------------------------------------------------------

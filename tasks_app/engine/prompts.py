@@ -1,4 +1,5 @@
-"""The prompt of a unit: task spec, acceptance criteria, skills, and what came before."""
+"""The prompt of a unit: task spec, acceptance criteria, the repository's instructions,
+skills, and what came before."""
 
 from __future__ import annotations
 
@@ -37,18 +38,25 @@ MAX_BRIEFING_EVENTS = 40
 
 
 def unit_messages(
-    *, task: Task, skills: str, previous: Unit | None, compact: bool = False
+    *,
+    task: Task,
+    skills: str,
+    previous: Unit | None,
+    compact: bool = False,
+    instructions: str = "",
 ) -> list[dict[str, Any]]:
     """A fresh conversation for a new unit of ``task`` (``compact``: a small model's)."""
     return [
         {"role": "system", "content": SYSTEM_COMPACT if compact else SYSTEM},
-        {"role": "user", "content": task_brief(task, skills, previous)},
+        {"role": "user", "content": task_brief(task, skills, previous, instructions)},
     ]
 
 
-def task_brief(task: Task, skills: str, previous: Unit | None) -> str:
-    """The task, its criteria and verify commands, the ``skills`` section (the list and
-    what people invoked, ``skills_app.loader``) and what the last attempt left."""
+def task_brief(task: Task, skills: str, previous: Unit | None, instructions: str = "") -> str:
+    """The task, its criteria and verify commands, the repository's ``instructions``
+    (``agents_app.runtime.instructions``: said to be the repository's, not the
+    person's), the ``skills`` section (the list and what people invoked,
+    ``skills_app.loader``) and what the last attempt left."""
     parts = [f"# Task {task.key}: {task.title}"]
     if task.description:
         parts.append(task.description)
@@ -62,6 +70,8 @@ def task_brief(task: Task, skills: str, previous: Unit | None) -> str:
         parts.append(
             "## Files you intend to touch\n" + "\n".join(f"- {path}" for path in task.intent_claim)
         )
+    if instructions:
+        parts.append(instructions)
     if skills:
         parts.append(skills)
     if previous is not None:

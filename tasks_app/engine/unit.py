@@ -44,6 +44,7 @@ from sf_core.live import Groups, broadcast
 from skills_app.loader import SkillLoader, invocations_claim, skills_listing, unit_skills
 from tasks_app.engine.environment import worktree_prepare
 from tasks_app.engine.hooks import EngineHooks, Heartbeat
+from tasks_app.engine.instructions import unit_instructions
 from tasks_app.engine.mcp import unit_mcp_servers
 from tasks_app.engine.outcome import unit_complete, unit_fail
 from tasks_app.engine.prompts import unit_messages
@@ -258,9 +259,11 @@ def _agent(
                 budget_more=budget_more(task, unit.pk) if session.cost_budget is not None else None,
                 replay=options.replay,
             )
-            messages = _messages(
-                task, unit, skills, router, mcp.prompt_section(session.permission_profile)
+            instructions = unit_instructions(
+                task=task, worktree=ws.path, router=router, recorder=recorder, replay=options.replay
             )
+            extras = (mcp.prompt_section(session.permission_profile), instructions)
+            messages = _messages(task, unit, skills, router, extras)
             # Setting up (the worktree's environment, skills, MCP servers, the model's
             # first import) is not the model being silent: the idle timeout counts from
             # the loop's start.
@@ -307,9 +310,11 @@ def _skill_loader(session: AgentSession, ws: Workspace, unit: Unit) -> SkillLoad
 
 
 def _messages(
-    task: Task, unit: Unit, skills: SkillLoader, router: ModelRouter, mcp_section: str
+    task: Task, unit: Unit, skills: SkillLoader, router: ModelRouter, sections: tuple[str, str]
 ) -> list[dict[str, Any]]:
-    """The unit's first messages (and its model, recorded on the unit and the runtime)."""
+    """The unit's first messages (and its model, recorded on the unit and the runtime);
+    ``sections``: the MCP servers' and the repository's instructions."""
+    mcp_section, instructions = sections
     previous = Unit.objects.filter(task=task, attempt__lt=unit.attempt).order_by("-attempt").first()
     with transaction.atomic():  # one commit, not two
         Unit.objects.filter(pk=unit.pk).update(model=router.model)
@@ -318,7 +323,9 @@ def _messages(
         part for part in (_skills_section(skills, task, router), mcp_section) if part
     )
     compact = router.prompt_profile == PromptProfile.COMPACT
-    return unit_messages(task=task, skills=extras, previous=previous, compact=compact)
+    return unit_messages(
+        task=task, skills=extras, previous=previous, compact=compact, instructions=instructions
+    )
 
 
 def _router(

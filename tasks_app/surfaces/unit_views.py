@@ -17,6 +17,7 @@ from sf_core.errors import InvalidTransition, SfError
 from sf_core.http import AuthedRequest
 from tasks_app.diffs import diff_files, diff_files_finished, diff_totals
 from tasks_app.engine.environment import setup_rows_of
+from tasks_app.engine.instructions import unit_instruction_files
 from tasks_app.engine.review import task_approve, task_request_changes
 from tasks_app.features.line_comments import carried_comments
 from tasks_app.models import Task, Unit
@@ -62,6 +63,7 @@ def unit_detail(request: AuthedRequest, unit_id: int) -> HttpResponse:
     context = unit_context(unit) | {"files": files, "added": added, "removed": removed}
     context |= {
         "setups": setup_rows_of(unit),
+        "instructions": unit_instruction_files(unit.pk),
         "comments": unit.diff_comments.all(),
         "carried": carried_comments(unit),
         "requested": changes_requested_before(unit),

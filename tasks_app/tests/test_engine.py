@@ -124,7 +124,9 @@ def test_the_demo_trace_replays_to_a_merged_commit(repo: Path) -> None:
     unit = Unit.objects.get()
     assert (unit.status, unit.verification_passed) == ("succeeded", True)
     assert '+    parser.add_argument("--shout"' in unit.checkpoint_patch
-    assert TraceEvent.objects.filter(unit=unit).count() == 10
+    # The repository's instructions (a note: the sample has none), then 10 steps and calls.
+    kinds = list(TraceEvent.objects.filter(unit=unit).values_list("kind", "name"))
+    assert (len(kinds), kinds[0]) == (11, ("note", "instructions"))
     assert not git(repo, "branch", "--list", "sf/*"), "the branch goes after a verified merge"
     assert "sf/" not in git(repo, "worktree", "list")
     assert TaskSchedule.objects.get().status == ScheduleStatus.CONSUMED
