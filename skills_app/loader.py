@@ -256,7 +256,7 @@ def invocations_claim(loader: SkillLoader) -> str:
         .filter(
             session_id=loader.session_id,
             kind=SkillUseKind.INVOKE,
-            unit__isnull=True,
+            unit_id__isnull=True,
             allowed=True,
         )
         .order_by("created_at", "pk")

@@ -96,10 +96,10 @@ class SkillUse(models.Model):
     session = models.ForeignKey(
         AgentSession, null=True, blank=True, on_delete=models.CASCADE, related_name="skill_uses"
     )
-    # By name: a use belongs to the unit that made it (tasks_app is above this app).
-    unit = models.ForeignKey(
-        "tasks_app.Unit", null=True, blank=True, on_delete=models.CASCADE, related_name="skill_uses"
-    )
+    # The unit that made it, by id: units belong to tasks_app, above this app, which holds
+    # the relation (``unit``, ``Unit.skill_uses``) and its database constraint
+    # (tasks_app.models.evidence), as for agents_app's evidence.
+    unit_id = models.BigIntegerField(null=True, blank=True, db_index=True)
     kind = models.CharField(max_length=16, choices=SkillUseKind.choices)
     by_model = models.BooleanField(default=True)  # False: a person invoked it
     user = models.ForeignKey(
@@ -189,10 +189,9 @@ class SkillProposal(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
     reviewed_at = models.DateTimeField(null=True, blank=True)
-    # The task that writes it through gate → verify → review → merge.
-    task = models.ForeignKey(
-        "tasks_app.Task", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    # The task that writes it through gate → verify → review → merge, by id; the relation
+    # (``task``) is tasks_app's, like ``SkillUse.unit``.
+    task_id = models.BigIntegerField(null=True, blank=True, db_index=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

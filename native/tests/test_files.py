@@ -204,3 +204,51 @@ def test_walk_errors_are_pythons_own(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match='bad glob "\\[bad"'):
         sf_native.walk(tmp_path, include=["[bad"])
     assert os.path.isdir(tmp_path)
+
+
+def test_arguments_after_the_root_and_pattern_are_keyword_only(repo: Path) -> None:
+    """The compiled functions are the public ones: a flag passed by position is refused."""
+    with pytest.raises(TypeError, match="positional"):
+        sf_native.walk(repo, ["*.py"])  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="positional"):
+        sf_native.grep(repo, "TODO", True)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="positional"):
+        sf_native.find_files(repo, "util", 3)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="positional"):
+        sf_native.unified_diff("a\n", "b\n", "old")  # type: ignore[call-arg]
+
+
+def test_one_glob_is_a_list_of_one_and_other_values_are_refused(repo: Path) -> None:
+    assert sf_native.walk(repo, include="*.py") == sf_native.walk(repo, include=["*.py"])
+    assert sf_native.walk(repo, include=("*.py",)) == ["src/app.py", "src/util.py"]
+    assert "README.md" not in sf_native.glob(repo, "*", exclude="*.md")
+    with pytest.raises(
+        TypeError, match=r"^include must be a glob or a sequence of globs \(str\), not list"
+    ):
+        sf_native.walk(repo, include=[1])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match=r"^exclude must be .*, not int"):
+        sf_native.grep(repo, "TODO", exclude=3)  # type: ignore[arg-type]
+
+
+def test_grep_context_sets_both_sides_unless_one_is_given(repo: Path) -> None:
+    [both] = sf_native.grep(repo, "handle errors", context=1)
+    [after_only] = sf_native.grep(repo, "handle errors", context=1, before=0)
+    assert (both.before, both.after) == (("def main():",), ("    return os.getcwd()",))
+    assert (after_only.before, after_only.after) == ((), both.after)
+    with pytest.raises(ValueError, match="case must be 'sensitive', 'insensitive' or 'smart'"):
+        sf_native.grep(repo, "x", case="loud")  # type: ignore[arg-type]
+
+
+def test_find_files_records(repo: Path) -> None:
+    [best, *_] = sf_native.find_files(repo, "util", limit=1)
+    assert len(sf_native.find_files(repo, "s", limit=2)) == 2
+    assert best.path == "src/util.py"
+    assert best.score > 0
+    assert best.positions == tuple(range(4, 8))  # "util" in "src/util.py"
+    assert best == sf_native.find_files(repo, "util")[0]
+    assert best != sf_native.find_files(repo, "app")[0]
+    assert (
+        repr(best) == f"FileMatch(path='src/util.py', score={best.score}, positions=(4, 5, 6, 7))"
+    )
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(best)

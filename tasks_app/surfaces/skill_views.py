@@ -19,6 +19,7 @@ from sf_core.errors import SfError
 from sf_core.http import AuthedRequest
 from skills_app.models import SkillProposal
 from tasks_app.features.skills.proposals import proposal_accept, proposal_reject
+from tasks_app.models.evidence import proposal_task
 
 DECISIONS = {"accept": proposal_accept, "reject": proposal_reject}
 
@@ -58,6 +59,7 @@ def _back(request: AuthedRequest, proposal: SkillProposal) -> str:
         referrer, allowed_hosts={request.get_host()}, require_https=request.is_secure()
     ):
         return referrer
-    if proposal.task is not None:
-        return f"{reverse('task-board')}?session={proposal.task.plan.session_id}"
+    task = proposal_task(proposal)
+    if task is not None:
+        return f"{reverse('task-board')}?session={task.plan.session_id}"
     return reverse("task-board")

@@ -35,6 +35,7 @@ from skills_app.models import SkillEvalRun, SkillProposal
 from skills_app.sync import skills_sync
 from tasks_app.features.skills.evals import EvalOptions, EvalUsage, eval_cases, eval_run
 from tasks_app.features.skills.proposals import proposal_accept, proposal_reject, skill_proposals
+from tasks_app.models.evidence import proposal_task
 
 ACTION_NEEDS = {"sync": Action.SYNC_SKILLS, "list": Action.VIEW, "eval": Action.CREATE_SESSION}
 
@@ -66,8 +67,8 @@ def proposal_json(proposal: SkillProposal) -> dict[str, Any]:
         "description": proposal.description,
         "evidence": proposal.evidence,
         "eval_case": proposal.eval_case.get("case", ""),
-        "task": proposal.task.key if proposal.task else None,
-        "session": proposal.task.plan.session_id if proposal.task else None,
+        "task": task.key if (task := proposal_task(proposal)) else None,
+        "session": task.plan.session_id if task else None,
         "created_at": proposal.created_at.isoformat(),
     }
 
@@ -195,7 +196,8 @@ class SkillsCommand(Subcommand):
             self.out_json([proposal_json(p) for p in rows])
             return EXIT_OK
         for p in rows:
-            task = f" task {p.task.key} (session {p.task.plan.session_id})" if p.task else ""
+            writer = proposal_task(p)
+            task = f" task {writer.key} (session {writer.plan.session_id})" if writer else ""
             self.out(f"#{p.pk:<5} {p.status:<9} {p.project.name}: {p.name} [{p.kind}]{task}")
             self.out(f"       {p.description}")
         return EXIT_OK

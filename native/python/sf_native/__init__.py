@@ -5,6 +5,22 @@ Long calls release the GIL, and Ctrl-C interrupts the walking ones. Errors are
 Python's own where one fits (``FileNotFoundError``, ``NotADirectoryError``,
 ``ValueError`` for a bad pattern, ``TypeError``) and :class:`NativeError`
 otherwise.
+
+``walk``, ``glob``, ``grep`` and ``find_files`` all walk the same way: regular
+files only, paths relative to ``root`` with ``/`` separators, sorted;
+``.gitignore`` / ``.ignore`` / ``.git/info/exclude`` and the global git excludes
+honoured (``ignore_files=False`` turns that off); hidden files skipped unless
+``hidden=True``; ``.git`` never entered; symbolic links skipped unless
+``follow_links=True``. The walk runs on ``threads`` threads (0: one per CPU) with
+the GIL released, and Ctrl-C interrupts it (``KeyboardInterrupt``). Their
+arguments after the first one or two are keyword-only, declared in Rust
+(``native/src/py/files.rs``; ``_core.pyi`` types them), so these are the compiled
+functions themselves.
+
+``include`` / ``exclude`` take one glob or a sequence of them, following gitignore
+habits: a glob without ``/`` matches a file or directory name at any depth
+(``*.py``, ``node_modules``), a glob with ``/`` matches the whole relative path
+(``src/**/*.rs``). ``exclude`` also prunes whole directories.
 """
 
 from __future__ import annotations
@@ -12,8 +28,18 @@ from __future__ import annotations
 from typing import Any
 
 from sf_native import _core
-from sf_native._core import EditAmbiguous, EditNoMatch, GrepMatch, NativeError
-from sf_native._files import FileMatch, find_files, glob, grep, walk
+from sf_native._core import (
+    EditAmbiguous,
+    EditNoMatch,
+    FileMatch,
+    GrepMatch,
+    NativeError,
+    find_files,
+    glob,
+    grep,
+    unified_diff,
+    walk,
+)
 from sf_native._text import (
     DEFAULT_EDIT_THRESHOLD,
     SECRET_KINDS,
@@ -24,7 +50,6 @@ from sf_native._text import (
     apply_edit,
     diff_stats,
     redact,
-    unified_diff,
 )
 
 __version__: str = _core.__version__

@@ -1,12 +1,19 @@
 """Type stubs for the compiled module ``sf_native._core`` (built from ``native/src``).
 
-Private: the public API, with defaults, is the ``sf_native`` package. Arguments
-here are positional and all required; each function's docstring points at its
-public wrapper.
+Private: import from the ``sf_native`` package. ``walk``, ``glob``, ``grep``,
+``find_files``, ``unified_diff`` and the two record classes are re-exported there
+as they are, so their signatures here (keyword-only arguments and defaults, as
+``#[pyo3(signature = ...)]`` declares them in ``native/src/py``) are the public
+ones; ``diff_stats``, ``apply_edit`` and ``redact`` have Python wrappers.
 """
 
 import os
-from typing import Any, Final, final
+from collections.abc import Sequence
+from typing import Any, Final, Literal, final
+
+StrPath = str | os.PathLike[str]
+#: One glob or a sequence of them.
+Globs = str | Sequence[str]
 
 __version__: str
 
@@ -63,84 +70,144 @@ def canonical_hash(obj: Any) -> str:
     """Hex SHA-256 of the canonical JSON of ``obj``; see ``sf_native.canonical_hash``."""
 
 def walk(
-    root: str | os.PathLike[str],
-    include: list[str],
-    exclude: list[str],
-    hidden: bool,
-    ignore_files: bool,
-    max_depth: int | None,
-    follow_links: bool,
-    threads: int,
+    root: StrPath,
+    *,
+    include: Globs | None = None,
+    exclude: Globs | None = None,
+    hidden: bool = False,
+    ignore_files: bool = True,
+    max_depth: int | None = None,
+    follow_links: bool = False,
+    threads: int = 0,
 ) -> list[str]:
-    """Sorted relative paths of the files under ``root``; see ``sf_native.walk``."""
+    """The files under ``root``, relative and sorted (see the ``sf_native`` docstring).
+
+    ``max_depth=1`` lists only ``root``'s own files. Raises ``FileNotFoundError``
+    for a missing root, ``NotADirectoryError`` for a file, ``ValueError`` for a bad
+    glob, ``TypeError`` for globs that are not ``str``.
+    """
 
 def glob(
-    root: str | os.PathLike[str],
+    root: StrPath,
     pattern: str,
-    exclude: list[str],
-    hidden: bool,
-    ignore_files: bool,
-    max_depth: int | None,
-    follow_links: bool,
-    threads: int,
+    *,
+    exclude: Globs | None = None,
+    hidden: bool = False,
+    ignore_files: bool = True,
+    max_depth: int | None = None,
+    follow_links: bool = False,
+    threads: int = 0,
 ) -> list[str]:
-    """Sorted relative paths matching ``pattern``; see ``sf_native.glob``."""
+    """The files whose whole relative path matches ``pattern``, sorted.
+
+    Like ``pathlib.Path.glob``: ``*`` stays within one directory (``*.py`` is the
+    root's own Python files), ``**`` spans directories (``**/*.py`` is all of
+    them). Ignore rules, hidden files and errors as for :func:`walk`.
+    """
 
 def grep(
-    root: str | os.PathLike[str],
+    root: StrPath,
     pattern: str,
-    fixed: bool,
-    case: str,
-    word: bool,
-    before: int,
-    after: int,
-    max_per_file: int | None,
-    max_total: int | None,
-    include: list[str],
-    exclude: list[str],
-    hidden: bool,
-    ignore_files: bool,
-    max_depth: int | None,
-    follow_links: bool,
-    threads: int,
+    *,
+    fixed: bool = False,
+    case: Literal["sensitive", "insensitive", "smart"] = "sensitive",
+    word: bool = False,
+    context: int = 0,
+    before: int | None = None,
+    after: int | None = None,
+    max_per_file: int | None = None,
+    max_total: int | None = None,
+    include: Globs | None = None,
+    exclude: Globs | None = None,
+    hidden: bool = False,
+    ignore_files: bool = True,
+    max_depth: int | None = None,
+    follow_links: bool = False,
+    threads: int = 0,
 ) -> list[GrepMatch]:
-    """Matching lines in path then line order; see ``sf_native.grep``."""
+    """Lines matching ``pattern`` in the files of a :func:`walk` of ``root``.
+
+    ``pattern`` is a Rust ``regex`` (close to Python's ``re`` without look-around
+    or back-references), or a literal string with ``fixed=True``. A match never
+    spans lines. ``case="smart"`` is insensitive unless the pattern has an upper-
+    case letter; ``word=True`` keeps only whole-word matches.
+
+    One :class:`GrepMatch` per matching line, in path order then line order, with
+    up to ``before`` / ``after`` lines of context (both default to ``context``).
+    ``max_per_file`` caps matching lines per file; ``max_total`` keeps the first
+    ``max_total`` matching lines in that order (and stops searching once they are
+    known). Binary files (a NUL byte anywhere) are skipped; invalid UTF-8 shows as
+    U+FFFD. A bad pattern raises ``ValueError``.
+    """
+
+@final
+class FileMatch:
+    """A :func:`find_files` result. Frozen; equal when all fields are equal."""
+
+    @property
+    def path(self) -> str:
+        """The file, relative to the searched root, with ``/`` separators."""
+    @property
+    def score(self) -> int:
+        """Higher is better."""
+    @property
+    def positions(self) -> tuple[int, ...]:
+        """Character offsets in ``path`` that the query matched (for highlighting)."""
+    def __eq__(self, other: object) -> bool: ...
+    __hash__: None  # type: ignore[assignment]
 
 def find_files(
-    root: str | os.PathLike[str],
+    root: StrPath,
     query: str,
-    limit: int,
-    include: list[str],
-    exclude: list[str],
-    hidden: bool,
-    ignore_files: bool,
-    max_depth: int | None,
-    follow_links: bool,
-    threads: int,
-) -> list[tuple[str, int, list[int]]]:
-    """``(path, score, positions)`` best first; see ``sf_native.find_files``."""
+    *,
+    limit: int = 20,
+    include: Globs | None = None,
+    exclude: Globs | None = None,
+    hidden: bool = False,
+    ignore_files: bool = True,
+    max_depth: int | None = None,
+    follow_links: bool = False,
+    threads: int = 0,
+) -> list[FileMatch]:
+    """The ``limit`` files of a :func:`walk` whose paths best match ``query``, best first.
+
+    Fuzzy, fzf-style: ``"wkrs py"`` finds ``tasks_app/workers.py``. Space-separated
+    terms must all match; ``'exact``, ``^prefix``, ``suffix$`` and ``!not`` terms
+    work as in fzf; lower-case terms ignore case. Ties go to the shorter path, then
+    to path order.
+    """
 
 def unified_diff(
     old: str,
     new: str,
-    from_file: str,
-    to_file: str,
-    from_date: str | None,
-    to_date: str | None,
-    context: int,
-    algorithm: str,
+    *,
+    from_file: str = "a",
+    to_file: str = "b",
+    from_date: str | None = None,
+    to_date: str | None = None,
+    context: int = 3,
+    algorithm: Literal["myers", "patience"] = "myers",
 ) -> str:
-    """``diff -u`` text from ``old`` to ``new``; see ``sf_native.unified_diff``."""
+    """The diff from ``old`` to ``new`` in ``diff -u`` format ("" when they are equal).
 
-def diff_stats(old: str, new: str, context: int, algorithm: str) -> tuple[int, int, int]:
+    Headers are ``--- from_file`` / ``+++ to_file`` (each followed by a tab and the
+    date when one is given), hunks ``@@ -start,len +start,len @@`` with ``context``
+    unchanged lines around each change, and a last line without a newline is
+    followed by ``\\ No newline at end of file``. ``patch`` applies the result.
+    ``algorithm`` is ``"myers"`` (smallest diff) or ``"patience"``.
+    """
+
+def diff_stats(
+    old: str, new: str, *, context: int = 3, algorithm: str = "myers"
+) -> tuple[int, int, int]:
     """``(insertions, deletions, hunks)``; see ``sf_native.diff_stats``."""
 
 def apply_edit(
-    text: str, search: str, replace: str, threshold: float
+    text: str, search: str, replace: str, *, threshold: float
 ) -> tuple[str, str, int, int, float]:
     """``(text, how, start_line, end_line, similarity)``; see ``sf_native.apply_edit``."""
 
 def redact(
-    text: str, extra_rules: list[tuple[str, str]], gitleaks: bool = True
+    text: str, extra_rules: list[tuple[str, str]] | None = None, *, gitleaks: bool = True
 ) -> tuple[str, list[tuple[str, int, int, str]]]:
     """``(redacted text, [(kind, start, end, rule id)])``; see ``sf_native.redact``."""

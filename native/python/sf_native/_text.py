@@ -1,4 +1,5 @@
-"""Text tools: ``unified_diff``, ``diff_stats``, ``apply_edit`` and ``redact``."""
+"""Text tools: ``diff_stats``, ``apply_edit`` and ``redact`` (``unified_diff`` is
+``_core``'s own); each wraps its core function's tuples in named ones."""
 
 from __future__ import annotations
 
@@ -17,28 +18,6 @@ DEFAULT_EDIT_THRESHOLD: float = _core.DEFAULT_EDIT_THRESHOLD
 SECRET_KINDS: tuple[str, ...] = _core.SECRET_KINDS
 
 
-def unified_diff(
-    old: str,
-    new: str,
-    *,
-    from_file: str = "a",
-    to_file: str = "b",
-    from_date: str | None = None,
-    to_date: str | None = None,
-    context: int = 3,
-    algorithm: Algorithm = "myers",
-) -> str:
-    """The diff from ``old`` to ``new`` in ``diff -u`` format ("" when they are equal).
-
-    Headers are ``--- from_file`` / ``+++ to_file`` (each followed by a tab and the
-    date when one is given), hunks ``@@ -start,len +start,len @@`` with ``context``
-    unchanged lines around each change, and a last line without a newline is
-    followed by ``\\ No newline at end of file``. ``patch`` applies the result.
-    ``algorithm`` is ``"myers"`` (smallest diff) or ``"patience"``.
-    """
-    return _core.unified_diff(old, new, from_file, to_file, from_date, to_date, context, algorithm)
-
-
 class DiffStats(NamedTuple):
     """Lines added and removed, and the hunks of the unified diff."""
 
@@ -51,7 +30,7 @@ def diff_stats(
     old: str, new: str, *, context: int = 3, algorithm: Algorithm = "myers"
 ) -> DiffStats:
     """Counts for the diff :func:`unified_diff` would print with the same arguments."""
-    return DiffStats(*_core.diff_stats(old, new, context, algorithm))
+    return DiffStats(*_core.diff_stats(old, new, context=context, algorithm=algorithm))
 
 
 class EditResult(NamedTuple):
@@ -87,7 +66,7 @@ def apply_edit(
     An empty search or a threshold outside (0, 1] is a plain ``ValueError``.
     """
     new_text, how, start_line, end_line, similarity = _core.apply_edit(
-        text, search, replace, threshold
+        text, search, replace, threshold=threshold
     )
     return EditResult(new_text, cast(EditHow, how), start_line, end_line, similarity)
 
@@ -142,7 +121,7 @@ def redact(
     text and the findings in order, each with the id of the rule that matched.
     """
     rules = list(extra_rules or ())
-    current, raw = _core.redact(text, rules, gitleaks)
+    current, raw = _core.redact(text, rules, gitleaks=gitleaks)
     found = [Finding(*finding) for finding in raw]
     # A marker changes what is around it: it can put a word boundary where a rule
     # needs one (``AKIA…`` right before a webhook URL), or remove the text a rejected
@@ -152,7 +131,7 @@ def redact(
     for _ in range(_MAX_PASSES):
         if not raw:
             break
-        current_again, raw = _core.redact(current, rules, gitleaks)
+        current_again, raw = _core.redact(current, rules, gitleaks=gitleaks)
         later = [
             Finding(kind, _original(found, start, end=False), _original(found, end, end=True), rule)
             for kind, start, end, rule in raw

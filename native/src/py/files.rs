@@ -5,6 +5,7 @@ use crate::errors::NativeFailure;
 use crate::grep::{CaseMode, FileMatches, GrepOptions};
 use crate::walk::WalkOptions;
 use crate::{fuzzy, py::hashing::py_str};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyString, PyTuple};
 use std::path::PathBuf;
@@ -69,24 +70,48 @@ impl GrepMatch {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn walk_options(
-    include: Vec<String>,
-    exclude: Vec<String>,
+/// `include` / `exclude`: one glob or a sequence of them (a single glob is a common
+/// slip for a list of one, so both are accepted).
+fn globs(name: &str, value: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
+    let Some(value) = value else {
+        return Ok(Vec::new());
+    };
+    if let Ok(one) = value.cast::<PyString>() {
+        return Ok(vec![py_str(one)?.to_owned()]);
+    }
+    value.extract::<Vec<String>>().map_err(|err| {
+        let kind = value
+            .get_type()
+            .name()
+            .map_or_else(|_| "?".to_owned(), |name| name.to_string());
+        PyTypeError::new_err(format!(
+            "{name} must be a glob or a sequence of globs (str), not {kind}: {err}"
+        ))
+    })
+}
+
+/// The walking arguments every function here shares, as Python passed them.
+struct Walking<'a, 'py> {
+    include: Option<&'a Bound<'py, PyAny>>,
+    exclude: Option<&'a Bound<'py, PyAny>>,
     hidden: bool,
     ignore_files: bool,
     max_depth: Option<usize>,
     follow_links: bool,
     threads: usize,
-) -> WalkOptions {
-    WalkOptions {
-        include,
-        exclude,
-        hidden,
-        respect_ignore: ignore_files,
-        max_depth,
-        follow_links,
-        threads,
+}
+
+impl Walking<'_, '_> {
+    fn options(&self) -> PyResult<WalkOptions> {
+        Ok(WalkOptions {
+            include: globs("include", self.include)?,
+            exclude: globs("exclude", self.exclude)?,
+            hidden: self.hidden,
+            respect_ignore: self.ignore_files,
+            max_depth: self.max_depth,
+            follow_links: self.follow_links,
+            threads: self.threads,
+        })
     }
 }
 
@@ -95,20 +120,28 @@ fn to_python_paths(paths: Vec<PathBuf>) -> Vec<std::ffi::OsString> {
     paths.into_iter().map(PathBuf::into_os_string).collect()
 }
 
+/// The files under `root`, relative and sorted (see the package docstring).
+///
+/// `max_depth=1` lists only `root`'s own files. Raises `FileNotFoundError` for a
+/// missing root, `NotADirectoryError` for a file, `ValueError` for a bad glob.
 #[pyfunction]
+#[pyo3(signature = (
+    root, *, include = None, exclude = None, hidden = false, ignore_files = true,
+    max_depth = None, follow_links = false, threads = 0,
+))]
 #[allow(clippy::too_many_arguments)]
 fn walk(
     py: Python<'_>,
     root: PathBuf,
-    include: Vec<String>,
-    exclude: Vec<String>,
+    include: Option<&Bound<'_, PyAny>>,
+    exclude: Option<&Bound<'_, PyAny>>,
     hidden: bool,
     ignore_files: bool,
     max_depth: Option<usize>,
     follow_links: bool,
     threads: usize,
 ) -> PyResult<Vec<std::ffi::OsString>> {
-    let options = walk_options(
+    let options = Walking {
         include,
         exclude,
         hidden,
@@ -116,33 +149,44 @@ fn walk(
         max_depth,
         follow_links,
         threads,
-    );
+    }
+    .options()?;
     let paths = run_interruptible(py, |cancel| crate::walk::walk(&root, &options, cancel))?;
     Ok(to_python_paths(paths))
 }
 
+/// The files whose whole relative path matches `pattern`, sorted.
+///
+/// Like `pathlib.Path.glob`: `*` stays within one directory (`*.py` is the root's
+/// own Python files), `**` spans directories (`**/*.py` is all of them). Ignore
+/// rules, hidden files and errors as for `walk`.
 #[pyfunction]
+#[pyo3(signature = (
+    root, pattern, *, exclude = None, hidden = false, ignore_files = true,
+    max_depth = None, follow_links = false, threads = 0,
+))]
 #[allow(clippy::too_many_arguments)]
 fn glob(
     py: Python<'_>,
     root: PathBuf,
     pattern: String,
-    exclude: Vec<String>,
+    exclude: Option<&Bound<'_, PyAny>>,
     hidden: bool,
     ignore_files: bool,
     max_depth: Option<usize>,
     follow_links: bool,
     threads: usize,
 ) -> PyResult<Vec<std::ffi::OsString>> {
-    let options = walk_options(
-        Vec::new(),
+    let options = Walking {
+        include: None,
         exclude,
         hidden,
         ignore_files,
         max_depth,
         follow_links,
         threads,
-    );
+    }
+    .options()?;
     let paths = run_interruptible(py, |cancel| {
         crate::walk::glob(&root, &pattern, &options, cancel)
     })?;
@@ -160,7 +204,26 @@ fn case_mode(name: &str) -> Result<CaseMode, NativeFailure> {
     }
 }
 
+/// Lines matching `pattern` in the files of a `walk` of `root`.
+///
+/// `pattern` is a Rust `regex` (close to Python's `re` without look-around or
+/// back-references), or a literal string with `fixed=True`. A match never spans
+/// lines. `case="smart"` is insensitive unless the pattern has an upper-case
+/// letter; `word=True` keeps only whole-word matches.
+///
+/// One `GrepMatch` per matching line, in path order then line order, with up to
+/// `before` / `after` lines of context (both default to `context`).
+/// `max_per_file` caps matching lines per file; `max_total` keeps the first
+/// `max_total` matching lines in that order (and stops searching once they are
+/// known). Binary files (a NUL byte anywhere) are skipped; invalid UTF-8 shows as
+/// U+FFFD. A bad pattern raises `ValueError`.
 #[pyfunction]
+#[pyo3(signature = (
+    root, pattern, *, fixed = false, case = "sensitive", word = false, context = 0,
+    before = None, after = None, max_per_file = None, max_total = None,
+    include = None, exclude = None, hidden = false, ignore_files = true,
+    max_depth = None, follow_links = false, threads = 0,
+))]
 #[allow(clippy::too_many_arguments)]
 fn grep(
     py: Python<'_>,
@@ -169,12 +232,13 @@ fn grep(
     fixed: bool,
     case: &str,
     word: bool,
-    before: usize,
-    after: usize,
+    context: usize,
+    before: Option<usize>,
+    after: Option<usize>,
     max_per_file: Option<u64>,
     max_total: Option<usize>,
-    include: Vec<String>,
-    exclude: Vec<String>,
+    include: Option<&Bound<'_, PyAny>>,
+    exclude: Option<&Bound<'_, PyAny>>,
     hidden: bool,
     ignore_files: bool,
     max_depth: Option<usize>,
@@ -185,11 +249,11 @@ fn grep(
         fixed,
         case: case_mode(case)?,
         word,
-        before,
-        after,
+        before: before.unwrap_or(context),
+        after: after.unwrap_or(context),
         max_per_file,
         max_total,
-        walk: walk_options(
+        walk: Walking {
             include,
             exclude,
             hidden,
@@ -197,7 +261,8 @@ fn grep(
             max_depth,
             follow_links,
             threads,
-        ),
+        }
+        .options()?,
     };
     let found = run_interruptible(py, |cancel| {
         crate::grep::grep(&root, &pattern, &options, cancel)
@@ -230,23 +295,62 @@ fn to_python_matches(py: Python<'_>, found: Vec<FileMatches>) -> PyResult<Vec<Py
     Ok(out)
 }
 
+/// A `find_files` result: the path, its score and the matched positions.
+#[pyclass(frozen, eq, module = "sf_native", name = "FileMatch")]
+#[derive(PartialEq)]
+pub struct FileMatch {
+    #[pyo3(get)]
+    path: String,
+    #[pyo3(get)]
+    score: u32,
+    /// Character offsets in `path` that the query matched (for highlighting).
+    positions: Vec<u32>,
+}
+
+#[pymethods]
+impl FileMatch {
+    #[getter]
+    fn positions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, &self.positions)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let path = PyString::new(py, &self.path).repr()?;
+        let positions = self.positions(py)?.repr()?;
+        Ok(format!(
+            "FileMatch(path={path}, score={}, positions={positions})",
+            self.score
+        ))
+    }
+}
+
+/// The `limit` files of a `walk` whose paths best match `query`, best first.
+///
+/// Fuzzy, fzf-style: `"wkrs py"` finds `tasks_app/workers.py`. Space-separated
+/// terms must all match; `'exact`, `^prefix`, `suffix$` and `!not` terms work as
+/// in fzf; lower-case terms ignore case. Ties go to the shorter path, then to path
+/// order.
 #[pyfunction]
+#[pyo3(signature = (
+    root, query, *, limit = 20, include = None, exclude = None, hidden = false,
+    ignore_files = true, max_depth = None, follow_links = false, threads = 0,
+))]
 #[allow(clippy::too_many_arguments)]
 fn find_files(
     py: Python<'_>,
     root: PathBuf,
     query: &Bound<'_, PyString>,
     limit: usize,
-    include: Vec<String>,
-    exclude: Vec<String>,
+    include: Option<&Bound<'_, PyAny>>,
+    exclude: Option<&Bound<'_, PyAny>>,
     hidden: bool,
     ignore_files: bool,
     max_depth: Option<usize>,
     follow_links: bool,
     threads: usize,
-) -> PyResult<Vec<(String, u32, Vec<u32>)>> {
+) -> PyResult<Vec<FileMatch>> {
     let query = py_str(query)?.to_owned();
-    let options = walk_options(
+    let options = Walking {
         include,
         exclude,
         hidden,
@@ -254,18 +358,24 @@ fn find_files(
         max_depth,
         follow_links,
         threads,
-    );
+    }
+    .options()?;
     let ranked = run_interruptible(py, |cancel| {
         fuzzy::find_files(&root, &query, &options, limit, cancel)
     })?;
     Ok(ranked
         .into_iter()
-        .map(|scored| (scored.path, scored.score, scored.positions))
+        .map(|scored| FileMatch {
+            path: scored.path,
+            score: scored.score,
+            positions: scored.positions,
+        })
         .collect())
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<GrepMatch>()?;
+    m.add_class::<FileMatch>()?;
     m.add_function(wrap_pyfunction!(walk, m)?)?;
     m.add_function(wrap_pyfunction!(glob, m)?)?;
     m.add_function(wrap_pyfunction!(grep, m)?)?;

@@ -24,7 +24,18 @@ fn diff_options(context: usize, algorithm: &str) -> PyResult<DiffOptions> {
     })
 }
 
+/// The diff from `old` to `new` in `diff -u` format ("" when they are equal).
+///
+/// Headers are `--- from_file` / `+++ to_file` (each followed by a tab and the
+/// date when one is given), hunks `@@ -start,len +start,len @@` with `context`
+/// unchanged lines around each change, and a last line without a newline is
+/// followed by `\ No newline at end of file`. `patch` applies the result.
+/// `algorithm` is `"myers"` (smallest diff) or `"patience"`.
 #[pyfunction]
+#[pyo3(signature = (
+    old, new, *, from_file = "a", to_file = "b", from_date = None, to_date = None,
+    context = 3, algorithm = "myers",
+))]
 #[allow(clippy::too_many_arguments)]
 fn unified_diff(
     py: Python<'_>,
@@ -53,7 +64,9 @@ fn unified_diff(
     }))
 }
 
+/// `(insertions, deletions, hunks)` of the diff `unified_diff` would print.
 #[pyfunction]
+#[pyo3(signature = (old, new, *, context = 3, algorithm = "myers"))]
 fn diff_stats(
     py: Python<'_>,
     old: &str,
@@ -68,7 +81,9 @@ fn diff_stats(
     Ok((stats.insertions, stats.deletions, stats.hunks))
 }
 
+/// `(text, how, start_line, end_line, similarity)`; see `sf_native.apply_edit`.
 #[pyfunction]
+#[pyo3(signature = (text, search, replace, *, threshold))]
 fn apply_edit(
     py: Python<'_>,
     text: &str,
@@ -91,15 +106,17 @@ fn apply_edit(
 /// `(kind, start, end, rule id)`.
 type Finding = (String, usize, usize, String);
 
+/// One pass of redaction: `(redacted text, [(kind, start, end, rule id)])`; see
+/// `sf_native.redact`, which repeats it until nothing new turns up.
 #[pyfunction]
-#[pyo3(signature = (text, extra_rules, gitleaks = true))]
+#[pyo3(signature = (text, extra_rules = None, *, gitleaks = true))]
 fn redact(
     py: Python<'_>,
     text: &str,
-    extra_rules: Vec<(String, String)>,
+    extra_rules: Option<Vec<(String, String)>>,
     gitleaks: bool,
 ) -> PyResult<(String, Vec<Finding>)> {
-    let rules = crate::redact::rules_for(&extra_rules, gitleaks)?;
+    let rules = crate::redact::rules_for(&extra_rules.unwrap_or_default(), gitleaks)?;
     let outcome = maybe_detach(py, text.len(), || crate::redact::redact(text, &rules));
     let findings = outcome
         .findings

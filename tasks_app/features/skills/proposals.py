@@ -226,7 +226,7 @@ def _decide(proposal: SkillProposal, actor: Actor, status: str) -> None:
 def _accepted(proposal: SkillProposal, actor: Actor) -> None:
     _decide(proposal, actor, ProposalStatus.ACCEPTED)
     task = _writing_task(proposal, actor)
-    SkillProposal.objects.filter(pk=proposal.pk).update(task=task)
+    SkillProposal.objects.filter(pk=proposal.pk).update(task_id=task.pk)
 
 
 def _writing_task(proposal: SkillProposal, actor: Actor) -> Task:
