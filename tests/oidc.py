@@ -27,7 +27,10 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import requests
 
 with warnings.catch_warnings():
-    # It imports authlib.jose, which Authlib now calls deprecated (its own dependency).
+    # It imports authlib.jose, which Authlib now calls deprecated (its own dependency);
+    # authlib.deprecate's import puts an "always" filter first, so it goes before ours.
+    import authlib.deprecate  # noqa: F401
+
     warnings.simplefilter("ignore", DeprecationWarning)
     from oidc_provider_mock import run_server_in_thread
 
