@@ -65,7 +65,6 @@ OIDC_TIMEOUT = _env.duration(
 # Proof key for code exchange as well as state and nonce: a stolen code is useless.
 OIDC_USE_PKCE = True
 OIDC_AUTHENTICATION_CALLBACK_URL = "sso-callback"
-LOGIN_REDIRECT_URL_FAILURE = "login"
 
 SF_LOCAL_LOGIN = _env.flag("SF_LOCAL_LOGIN", True)
 if not SF_LOCAL_LOGIN and not SF_SSO_ENABLED:

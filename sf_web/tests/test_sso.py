@@ -107,6 +107,8 @@ def test_first_login_creates_the_user_and_maps_groups_to_roles(
     assert identity.groups == ["dev", "leads", "not-mapped"]
     # dev and leads both map to a: the higher role wins; c is mapped by no group.
     assert roles_of("alice") == {"a": ("approver", "sso"), "b": ("admin", "sso")}
+    members = client.get(reverse("project-members", args=[projects["b"].pk])).content.decode()
+    assert 'data-member-source="sso"' in members, "b's admin page says where her role came from"
     dashboard = client.get(reverse("dashboard"))
     assert dashboard.status_code == 200
     assert dashboard.wsgi_request.user == person
