@@ -262,3 +262,18 @@ def test_settings_need_an_issuer_and_a_way_in(
     loaded = load_settings(monkeypatch, tmp_path)
     assert loaded["SF_SSO_ENABLED"] is False
     assert "sf_web.sso.SsoBackend" not in loaded["AUTHENTICATION_BACKENDS"]
+
+
+def test_a_provider_over_plain_http_in_production_is_sf_w006(settings: Any) -> None:
+    from sf_web import checks
+
+    settings.PRODUCTION, settings.SF_SSO_ENABLED = True, True
+    settings.SF_OIDC_ISSUER = "http://login.example.com/realms/team"
+    messages = checks.check_sso_transport(None)
+    assert [m.id for m in messages] == ["sf.W006"]
+    assert "http://login.example.com/realms/team" in messages[0].msg
+    settings.SF_OIDC_ISSUER = "https://login.example.com/realms/team"
+    assert checks.check_sso_transport(None) == []
+    settings.PRODUCTION = False
+    settings.SF_OIDC_ISSUER = "http://localhost:8080"
+    assert checks.check_sso_transport(None) == []
