@@ -19,6 +19,8 @@ from agents_app.models import (
     RepairRecord,
     ReviewStatus,
     RiskDecision,
+    SsoGroupRole,
+    SsoIdentity,
     TraceEvent,
 )
 from sf_core.errors import SfError
@@ -48,8 +50,8 @@ class ProjectAdmin(ProjectScopedAdmin):
 
 @admin.register(ProjectMembership)
 class ProjectMembershipAdmin(ProjectScopedAdmin):
-    list_display = ["project", "user", "role", "created_at"]
-    list_filter = ["role"]
+    list_display = ["project", "user", "role", "source", "created_at"]
+    list_filter = ["role", "source"]
     frozen_on_change = ("user",)  # a role moves to someone else by remove and add
     search_fields = ["project__name", "user__username"]
 
@@ -299,3 +301,44 @@ class RepairRecordAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         if request.user.is_superuser:
             return records
         return records.filter(session__in=sessions_visible(request.user))
+
+
+@admin.register(SsoGroupRole)
+class SsoGroupRoleAdmin(ProjectScopedAdmin):
+    """Which provider group gives which role on which project (docs/sso.md); a change
+    applies to each person at their next single sign-on login."""
+
+    list_display = ["group", "project", "role", "created_at"]
+    list_filter = ["role"]
+    search_fields = ["group", "project__name"]
+    fields = ["group", "project", "role"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        # As for memberships: a new row's project is not known before the form.
+        return request.user.is_superuser
+
+
+@admin.register(SsoIdentity)
+class SsoIdentityAdmin(admin.ModelAdmin):
+    """Which provider account each person logs in as. A superuser links an existing
+    account here (its subject, from the provider); logins create the others."""
+
+    list_display = ["user", "subject", "issuer", "last_login_at"]
+    search_fields = ["user__username", "subject"]
+    readonly_fields = ["groups", "created_at", "last_login_at"]
+    autocomplete_fields = ["user"]
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_superuser
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.is_superuser
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_superuser
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.is_superuser
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.is_superuser

@@ -12,6 +12,7 @@
 | sf.W004 | production profile with ``SF_ALLOWED_HOSTS=*``: any Host header is accepted |
 | sf.E020 | the notification lease is not longer than the webhook timeout |
 | sf.W005 | a configured model has no known price: its calls would cost $0 |
+| sf.W006 | production profile with a single sign-on provider over plain http |
 """
 
 from __future__ import annotations
@@ -28,6 +29,12 @@ from agents_app.costs import configured_unpriced
 from agents_app.models import Project
 from dashboard_app.status import broker_probe, native_probe
 
+SSO_ENDPOINTS = (
+    "OIDC_OP_AUTHORIZATION_ENDPOINT",
+    "OIDC_OP_TOKEN_ENDPOINT",
+    "OIDC_OP_USER_ENDPOINT",
+    "OIDC_OP_JWKS_ENDPOINT",
+)
 SETUP_HINT = "Run ./scripts/setup.sh (it builds native/ with maturin into the virtualenv)."
 
 
@@ -127,6 +134,26 @@ def check_allowed_hosts(app_configs: Sequence[AppConfig] | None, **_: Any) -> li
             "SF_ALLOWED_HOSTS is * in the production profile: any Host header is accepted.",
             hint="Set SF_ALLOWED_HOSTS to the site's host names, e.g. sf.example.com.",
             id="sf.W004",
+        )
+    ]
+
+
+@register(Tags.security)
+def check_sso_transport(app_configs: Sequence[AppConfig] | None, **_: Any) -> list[CheckMessage]:
+    """Codes, tokens and the client secret cross to the provider: over https only in
+    production (the endpoints read from discovery are the issuer's own)."""
+    if not settings.PRODUCTION or not settings.SF_SSO_ENABLED:
+        return []
+    urls = [settings.SF_OIDC_ISSUER, *(getattr(settings, name) for name in SSO_ENDPOINTS)]
+    plain = [url for url in urls if url.startswith("http://")]
+    if not plain:
+        return []
+    return [
+        Warning(
+            f"Single sign-on talks to its provider over plain http ({', '.join(plain)}): "
+            "codes, tokens and the client secret travel unencrypted.",
+            hint="Use the provider's https URLs in SF_OIDC_ISSUER and SF_OIDC_*_ENDPOINT.",
+            id="sf.W006",
         )
     ]
 

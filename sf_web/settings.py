@@ -209,34 +209,9 @@ CELERY_TASK_DEFAULT_QUEUE = env.string("SF_CELERY_QUEUE", "sf")
 
 # --- auth, sessions, security ---------------------------------------------------------
 
-LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "dashboard"
-LOGOUT_REDIRECT_URL = "login"
-# django-axes counts failed logins (the login form, the admin's) per username and
-# client address together: after SF_LOGIN_FAILURE_LIMIT failures even the right
-# password is refused until SF_LOGIN_COOLOFF has passed (or an admin runs
-# ``manage.py axes_reset_username NAME``). The pair, not the address alone, so that
-# colleagues behind one NAT do not lock each other out, and not the username alone, so
-# that a stranger cannot lock the admin out from elsewhere.
-AUTHENTICATION_BACKENDS = [
-    "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
-]
-AXES_FAILURE_LIMIT = env.integer("SF_LOGIN_FAILURE_LIMIT", 5, minimum=1, maximum=1000)
-AXES_COOLOFF_TIME = env.duration(
-    "SF_LOGIN_COOLOFF", timedelta(minutes=15), minimum=timedelta(seconds=1)
-)
-AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
-AXES_RESET_ON_SUCCESS = True
-AXES_LOCKOUT_CALLABLE = "sf_web.errors.login_locked_out"
-# The records of every login (django-axes' access log) are not kept: failures are.
-AXES_DISABLE_ACCESS_LOG = True
-AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
-    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
-    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
-]
+# Logging in: the password form (django-axes counts its failures), single sign-on
+# with OpenID Connect, and which of them is offered (sf_web/settings_auth.py, docs/sso.md).
+from sf_web.settings_auth import *  # noqa: E402, F403
 
 SESSION_COOKIE_SECURE = env.flag("SF_SECURE_COOKIES", default=PRODUCTION)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE

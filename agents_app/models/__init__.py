@@ -3,7 +3,7 @@ risk decisions with approvals, and the trace."""
 
 from agents_app.models.audit import ApprovalRule, Decision, ReviewScope, ReviewStatus, RiskDecision
 from agents_app.models.costs import CallStage, ModelCall
-from agents_app.models.membership import ProjectMembership, Role, role_rank
+from agents_app.models.membership import MembershipSource, ProjectMembership, Role, role_rank
 from agents_app.models.repairs import RepairRecord
 from agents_app.models.sessions import (
     Activity,
@@ -18,6 +18,7 @@ from agents_app.models.sessions import (
     TransitionScope,
     TransitionStatus,
 )
+from agents_app.models.sso import SsoGroupRole, SsoIdentity
 from agents_app.models.trace import TraceEvent, TraceKind
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "ApprovalRule",
     "CallStage",
     "Decision",
+    "MembershipSource",
     "ModeTransition",
     "ModelCall",
     "PauseCause",
@@ -40,6 +42,8 @@ __all__ = [
     "Role",
     "SessionDriver",
     "SessionStatus",
+    "SsoGroupRole",
+    "SsoIdentity",
     "TraceEvent",
     "TraceKind",
     "TransitionScope",

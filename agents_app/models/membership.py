@@ -27,6 +27,14 @@ def role_rank(role: str | None) -> int:
     return ROLE_ORDER.index(role) + 1 if role in ROLE_ORDER else 0
 
 
+class MembershipSource(models.TextChoices):
+    """Who gave a role: a person (the members page, the admin) or single sign-on, whose
+    memberships follow the provider's groups at each login (``agents_app.services.sso``)."""
+
+    MANUAL = "manual"
+    SSO = "sso", "single sign-on"
+
+
 class ProjectMembership(models.Model):
     """One person's role on one project (``agents_app.access`` reads it)."""
 
@@ -35,6 +43,9 @@ class ProjectMembership(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="project_memberships"
     )
     role = models.CharField(max_length=8, choices=Role.choices)
+    source = models.CharField(
+        max_length=8, choices=MembershipSource.choices, default=MembershipSource.MANUAL
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -42,6 +53,9 @@ class ProjectMembership(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["project", "user"], name="membership_unique"),
             models.CheckConstraint(condition=Q(role__in=Role.values), name="membership_role_valid"),
+            models.CheckConstraint(
+                condition=Q(source__in=MembershipSource.values), name="membership_source_valid"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from agents_app.access import Action, require_actor
-from agents_app.models import Project, ProjectMembership, Role
+from agents_app.models import MembershipSource, Project, ProjectMembership, Role
 from sf_core.actors import Actor
 from sf_core.errors import SfError
 
@@ -36,7 +36,8 @@ def member_add(*, project: Project, username: str, role: str, actor: Actor) -> P
 def member_set_role(
     *, project: Project, username: str, role: str, actor: Actor
 ) -> ProjectMembership:
-    """Change a member's role; demoting the last admin is refused."""
+    """Change a member's role; demoting the last admin is refused. A role set here is a
+    person's decision: single sign-on no longer changes it (``source`` becomes manual)."""
     require_actor(actor, project, Action.MANAGE_MEMBERS)
     _check_role(role)
     with transaction.atomic():
@@ -44,7 +45,8 @@ def member_set_role(
         if membership.role == Role.ADMIN and role != Role.ADMIN:
             _keep_an_admin(project, username, "demote")
         membership.role = role
-        membership.save(update_fields=["role"])
+        membership.source = MembershipSource.MANUAL
+        membership.save(update_fields=["role", "source"])
     logger.info("member role: %s is %s on project %s by %s", username, role, project.pk, actor)
     return membership
 

@@ -14,7 +14,8 @@ from django.views.defaults import server_error
 pytestmark = pytest.mark.django_db
 
 # Pages anyone may open: everything else must send an anonymous visitor to log in.
-PUBLIC = {"login", "logout", "healthz", "favicon"}
+# Single sign-on's two steps are how an anonymous visitor logs in (404 while it is off).
+PUBLIC = {"login", "logout", "healthz", "favicon", "sso-login", "sso-callback"}
 
 
 def test_an_unknown_url_is_the_apps_404_without_the_url_conf(logged_in_client: Client) -> None:

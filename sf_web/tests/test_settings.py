@@ -27,6 +27,9 @@ def load_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, **env: str) -
     monkeypatch.setenv("SF_DATA_DIR", str(tmp_path / "data"))
     for name, value in env.items():
         monkeypatch.setenv(name, value)
+    # The settings star-import their auth part: read it afresh too (the module Django
+    # already loaded comes back after the test).
+    monkeypatch.delitem(sys.modules, "sf_web.settings_auth", raising=False)
     return runpy.run_path(str(SETTINGS_FILE))
 
 
