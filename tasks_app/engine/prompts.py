@@ -37,18 +37,24 @@ MAX_BRIEFING_EVENTS = 40
 
 
 def unit_messages(
-    *, task: Task, skills: str, previous: Unit | None, compact: bool = False
+    *,
+    task: Task,
+    skills: str,
+    previous: Unit | None,
+    compact: bool = False,
+    followups: str = "",
 ) -> list[dict[str, Any]]:
     """A fresh conversation for a new unit of ``task`` (``compact``: a small model's)."""
     return [
         {"role": "system", "content": SYSTEM_COMPACT if compact else SYSTEM},
-        {"role": "user", "content": task_brief(task, skills, previous)},
+        {"role": "user", "content": task_brief(task, skills, previous, followups)},
     ]
 
 
-def task_brief(task: Task, skills: str, previous: Unit | None) -> str:
+def task_brief(task: Task, skills: str, previous: Unit | None, followups: str = "") -> str:
     """The task, its criteria and verify commands, the ``skills`` section (the list and
-    what people invoked, ``skills_app.loader``) and what the last attempt left."""
+    what people invoked, ``skills_app.loader``), what the last attempt left, and last,
+    the ``followups`` people sent since (``engine.followups.followups_brief``)."""
     parts = [f"# Task {task.key}: {task.title}"]
     if task.description:
         parts.append(task.description)
@@ -66,6 +72,8 @@ def task_brief(task: Task, skills: str, previous: Unit | None) -> str:
         parts.append(skills)
     if previous is not None:
         parts.append(_previous_attempt(previous))
+    if followups:
+        parts.append(followups)
     return "\n\n".join(parts)
 
 

@@ -43,6 +43,7 @@ from sf_core.errors import SfError
 from sf_core.live import Groups, broadcast
 from skills_app.loader import SkillLoader, invocations_claim, skills_listing, unit_skills
 from tasks_app.engine.environment import worktree_prepare
+from tasks_app.engine.followups import followups_brief
 from tasks_app.engine.hooks import EngineHooks, Heartbeat
 from tasks_app.engine.mcp import unit_mcp_servers
 from tasks_app.engine.outcome import unit_complete, unit_fail
@@ -258,9 +259,10 @@ def _agent(
                 budget_more=budget_more(task, unit.pk) if session.cost_budget is not None else None,
                 replay=options.replay,
             )
-            messages = _messages(
-                task, unit, skills, router, mcp.prompt_section(session.permission_profile)
-            )
+            mcp_section = mcp.prompt_section(session.permission_profile)
+            messages = _messages(task, unit, skills, router, mcp_section, recorder)
+            # From here on, people's follow-ups reach the model before each step.
+            hooks.unit_id, hooks.recorder = unit.pk, recorder
             # Setting up (the worktree's environment, skills, MCP servers, the model's
             # first import) is not the model being silent: the idle timeout counts from
             # the loop's start.
@@ -307,9 +309,15 @@ def _skill_loader(session: AgentSession, ws: Workspace, unit: Unit) -> SkillLoad
 
 
 def _messages(
-    task: Task, unit: Unit, skills: SkillLoader, router: ModelRouter, mcp_section: str
+    task: Task,
+    unit: Unit,
+    skills: SkillLoader,
+    router: ModelRouter,
+    mcp_section: str,
+    recorder: TraceRecorder,
 ) -> list[dict[str, Any]]:
-    """The unit's first messages (and its model, recorded on the unit and the runtime)."""
+    """The unit's first messages (and its model, recorded on the unit and the runtime),
+    with the follow-ups people sent since the last unit (now delivered, traced)."""
     previous = Unit.objects.filter(task=task, attempt__lt=unit.attempt).order_by("-attempt").first()
     with transaction.atomic():  # one commit, not two
         Unit.objects.filter(pk=unit.pk).update(model=router.model)
@@ -318,7 +326,10 @@ def _messages(
         part for part in (_skills_section(skills, task, router), mcp_section) if part
     )
     compact = router.prompt_profile == PromptProfile.COMPACT
-    return unit_messages(task=task, skills=extras, previous=previous, compact=compact)
+    followups = followups_brief(task_id=task.pk, unit_id=unit.pk, recorder=recorder)
+    return unit_messages(
+        task=task, skills=extras, previous=previous, compact=compact, followups=followups
+    )
 
 
 def _router(
