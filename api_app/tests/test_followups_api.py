@@ -53,7 +53,11 @@ def test_a_member_sends_a_followup_to_a_running_unit(operator_api: Api, task: Ta
     assert body["delivery"] == "unit 1 reads it before its next step"
     assert body["delivered_at"] is None  # the unit takes it before its next model step
     stored = FollowUp.objects.get()
-    assert (stored.unit_id, stored.author.username) == (unit.pk, "grace")
+    assert (stored.unit_id, stored.author_id, stored.author_label) == (
+        unit.pk,
+        User.objects.get(username="grace").pk,
+        "grace",
+    )
     # Through the task: the same running unit.
     again = operator_api.post(f"/tasks/{task.pk}/followups", {"text": "and keep it short"})
     assert again.json()["unit_id"] == unit.pk
