@@ -3,6 +3,7 @@ model step, or the next attempt's brief of a task whose last attempt ended."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from sf_core.errors import InvalidTransition, NotAllowed
 from tasks_app.engine.replaying import demo_repo_create
 from tasks_app.features.followups.services import FollowUpInvalid, followup_send
 from tasks_app.models import MAX_FOLLOWUP_CHARS, FollowUp, Unit
+from tasks_app.tests.test_bad_input import run_sf
 from tasks_app.tests.test_engine import repo, run_next, start, task_spec, writes  # noqa: F401
 
 pytestmark = pytest.mark.django_db
@@ -169,3 +171,29 @@ def test_bad_followups_are_refused_with_what_is_wrong(
     # A task not yet started keeps it for its first attempt.
     sent = followup_send(text=WORDS, actor=actor, task=task)
     assert (sent.task.status, sent.delivery) == ("todo", "attempt 1 starts with it in its brief")
+
+
+def test_the_cli_sends_a_followup_as_the_acting_person(
+    repo: Path,  # noqa: F811
+    alice: User,
+) -> None:
+    session, plan = start(repo, task_spec(max_retries=0))
+    run_next(session, ScriptedModel(*writes("nothing here\n")))
+    grant(alice, session.project, "viewer")
+    args = ("followup", "--session", str(session.pk), "hello", WORDS, "--as", "alice")
+    code, _, err = run_sf(*args)
+    assert code == 2
+    assert "needs the operator role (you are viewer)" in err
+    grant(alice, session.project, "operator")
+    code, out, _ = run_sf(*args, "--output-format", "json")
+    assert code == 0
+    answer = json.loads(out)
+    assert (answer["task"], answer["task_status"], answer["author"]) == ("hello", "todo", "alice")
+    assert answer["delivery"] == "attempt 2 starts with it in its brief"
+    unit = Unit.objects.get(task=plan.tasks.get(), attempt=1)
+    code, _, err = run_sf("followup", "--unit", str(unit.pk), WORDS, "--as", "alice")
+    assert code == 2
+    assert "has already ended (failed)" in err
+    code, _, err = run_sf("followup", "--session", str(session.pk), "nope", WORDS)
+    assert (code, err.strip()) == (2, f"error: no task 'nope' in session {session.pk}")
+    assert FollowUp.objects.count() == 1
