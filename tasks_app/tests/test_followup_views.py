@@ -16,7 +16,7 @@ from tasks_app.tests.conftest import make_plan, task_data
 
 pytestmark = pytest.mark.django_db
 WORDS = "Keep the old flag working."
-HTMX = {"HTTP_HX_REQUEST": "true"}
+HTMX = {"HX-Request": "true"}
 
 
 @pytest.fixture
@@ -45,19 +45,23 @@ def test_a_post_from_the_unit_page_answers_with_its_section(
 ) -> None:
     grant(user, unit.task.plan.session.project, "viewer")
     path = f"/tasks/{unit.task_id}/followups"
-    refused = logged_in_client.post(path, {"text": WORDS, "unit": unit.pk}, **HTMX)
+    refused = logged_in_client.post(path, {"text": WORDS, "unit": unit.pk}, headers=HTMX)
     assert refused.status_code == 200
     assert "needs the operator role (you are viewer)" in refused.content.decode()
     grant(user, unit.task.plan.session.project, "operator")
-    empty = logged_in_client.post(path, {"text": "", "unit": unit.pk}, **HTMX).content.decode()
+    empty = logged_in_client.post(
+        path, {"text": "", "unit": unit.pk}, headers=HTMX
+    ).content.decode()
     assert "the follow-up message is empty" in empty
-    sent = logged_in_client.post(path, {"text": WORDS, "unit": unit.pk}, **HTMX).content.decode()
+    sent = logged_in_client.post(
+        path, {"text": WORDS, "unit": unit.pk}, headers=HTMX
+    ).content.decode()
     assert "Sent: unit 1 reads it before its next step" in sent
     assert WORDS in sent
     assert "waiting for the unit's next step" in sent
     other = make_plan(unit.task.plan.session, task_data("b")).tasks.get()
     wrong = logged_in_client.post(
-        f"/tasks/{other.pk}/followups", {"text": WORDS, "unit": unit.pk}, **HTMX
+        f"/tasks/{other.pk}/followups", {"text": WORDS, "unit": unit.pk}, headers=HTMX
     )
     assert f"unit {unit.pk} is not an attempt of task b" in wrong.content.decode()
     assert FollowUp.objects.get().unit == unit
@@ -75,12 +79,12 @@ def test_a_post_from_the_board_answers_with_the_board(
     answer = logged_in_client.post(
         f"/tasks/{task.pk}/followups?session={agent_session.pk}",
         {"text": WORDS, "from": "board"},
-        **HTMX,
+        headers=HTMX,
     ).content.decode()
     assert 'id="task-board"' in answer
     assert "a: follow-up sent: attempt 1 starts with it in its brief" in answer
     Task.objects.filter(pk=task.pk).update(status="done")
     answer = logged_in_client.post(
-        f"/tasks/{task.pk}/followups", {"text": WORDS, "from": "board"}, **HTMX
+        f"/tasks/{task.pk}/followups", {"text": WORDS, "from": "board"}, headers=HTMX
     ).content.decode()
     assert "task a is done, which is final" in answer
