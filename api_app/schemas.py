@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agents_app.axes import ModelMode, PermissionProfile, RunControl, WorkMode
 from agents_app.models import AgentSession, Project, RiskDecision
-from tasks_app.models import Plan, PlanRequest, Task, Unit
+from tasks_app.models import MAX_FOLLOWUP_CHARS, FollowUp, Plan, PlanRequest, Task, Unit
 
 MAX_LIMIT = 100  # the largest page any list answers
 MAX_OFFSET = 1_000_000_000  # PostgreSQL's OFFSET is a bigint; nobody pages this far
@@ -207,6 +207,31 @@ class TaskReviewIn(In):
     reason: str = text_field(20_000, description="what should change (request_changes)")
 
 
+class FollowUpIn(In):
+    # Empty and too long are the service's to refuse, in its words (the same on every
+    # surface): "the follow-up message is empty", "… at most 4000".
+    text: str = Field(
+        pattern=NO_NUL, description=f"the message for the task's agent (≤ {MAX_FOLLOWUP_CHARS})"
+    )
+    project_id: int | None = Field(
+        default=None, description="the project you mean: a task of another one is refused"
+    )
+
+
+class FollowUpOut(Built):
+    id: int
+    task_id: int
+    task_key: str
+    task_status: str
+    unit_id: int | None = Field(description="the running unit it was sent to, if one")
+    author: str
+    text: str
+    created_at: datetime
+    delivered_at: datetime | None
+    delivered_unit_id: int | None
+    delivery: str = Field(description="what happens to it, in words")
+
+
 class TaskPage(Built):
     count: int
     limit: int
@@ -312,6 +337,22 @@ def plan_request_out(request: PlanRequest) -> PlanRequestOut:
         status=request.status,
         status_reason=request.status_reason,
         plan_id=request.plan_id,
+    )
+
+
+def followup_out(followup: FollowUp, task: Task, delivery: str) -> FollowUpOut:
+    return FollowUpOut(
+        id=followup.pk,
+        task_id=task.pk,
+        task_key=task.key,
+        task_status=task.status,
+        unit_id=followup.unit_id,
+        author=followup.author_label,
+        text=followup.text,
+        created_at=followup.created_at,
+        delivered_at=followup.delivered_at,
+        delivered_unit_id=followup.delivered_unit_id,
+        delivery=delivery,
     )
 
 

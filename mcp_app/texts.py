@@ -13,6 +13,7 @@ from api_app.schemas import (
     CommandOut,
     DecisionOut,
     DecisionPage,
+    FollowUpOut,
     PlanOut,
     PlanRequestOut,
     ProjectOut,
@@ -74,6 +75,14 @@ def plan_request_text(request: PlanRequestOut) -> str:
 def task_line(task: TaskOut) -> str:
     reason = f" — {task.status_reason}" if task.status_reason else ""
     return f"task {task.id} {task.key} [{task.status}] {task.title}{reason}"
+
+
+def followup_text(sent: FollowUpOut) -> str:
+    where = f"unit {sent.unit_id} of " if sent.unit_id else ""
+    return (
+        f"follow-up {sent.id} from {sent.author} to {where}task {sent.task_id} {sent.task_key} "
+        f"[{sent.task_status}]: {sent.delivery}"
+    )
 
 
 def plan_text(plan: PlanOut) -> str:

@@ -24,6 +24,8 @@ from api_app.schemas import (
     CommandOut,
     DecisionOut,
     DecisionPage,
+    FollowUpIn,
+    FollowUpOut,
     IntentIn,
     Page,
     PlanOut,
@@ -260,6 +262,36 @@ async def recover_task(
     return await answer(ctx, texts.task_line, work.task_recover, task_id=task_id, action=action)
 
 
+async def send_followup(
+    ctx: Context,
+    text: Annotated[str, Field(description="the message for the task's agent")],
+    task_id: Annotated[int | None, Field(description="the task (or give unit_id)")] = None,
+    unit_id: Annotated[int | None, Field(description="a running unit of the task")] = None,
+    project_id: Annotated[
+        int | None, Field(description="the project you mean: another one's task is refused")
+    ] = None,
+) -> Annotated[CallToolResult, FollowUpOut]:
+    """Send a message to a task's agent. A running unit reads it before its next step;
+    a failed task is retried, a paused one resumed, one in review sent back, the
+    message in the next attempt's brief. Needs the operator role (in review: approver)."""
+    return await answer(
+        ctx,
+        texts.followup_text,
+        _followup,
+        data=FollowUpIn(text=text, project_id=project_id),
+        task_id=task_id,
+        unit_id=unit_id,
+    )
+
+
+def _followup(
+    *, token: ApiToken, data: FollowUpIn, task_id: int | None, unit_id: int | None
+) -> FollowUpOut:
+    if (task_id is None) == (unit_id is None):
+        raise ApiProblem(422, "validation", "give task_id or unit_id (a running unit), not both")
+    return work.followup_send(token=token, data=data, task_id=task_id, unit_id=unit_id)
+
+
 async def session_status(
     ctx: Context, session_id: SessionId
 ) -> Annotated[CallToolResult, texts.SessionStatus]:
@@ -301,6 +333,7 @@ TOOLS: list[tuple[Any, ToolAnnotations]] = [
     (review_decision, WRITES),
     (review_task, WRITES),
     (recover_task, STOPS),
+    (send_followup, WRITES),
     (session_status, READS),
     (run_command, STOPS),
 ]

@@ -21,6 +21,7 @@ SUBCOMMAND_MODULES = (
     "tasks_app.features.headless.cli",
     "tasks_app.surfaces.skills_cli",
     "tasks_app.features.schedules.cli",
+    "tasks_app.features.followups.cli",
     "mcp_app.cli",
 )
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from agents_app.models import TraceEvent, TraceKind
@@ -61,6 +62,9 @@ def event_blocks(kind: str, name: str, payload: dict[str, Any]) -> list[Block]:
         return blocks
     if kind == TraceKind.NOTE and name == INSTRUCTIONS and isinstance(payload.get("section"), str):
         return _instruction_blocks(payload)
+    if kind == TraceKind.NOTE and name == "followup":  # a person's words to the model
+        who = f"from {payload.get('author', '?')}, sent {_when(payload.get('sent_at'))}"
+        return [Block("followup", who, str(payload.get("text", "")))]
     shown = {key: value for key, value in payload.items() if key != "decision"}
     return [Block("json", "payload", pretty_json(shown))] if shown else []
 
@@ -73,6 +77,14 @@ def _instruction_blocks(payload: dict[str, Any]) -> list[Block]:
     if payload["section"]:
         blocks.append(Block("text", "the prompt's section", payload["section"]))
     return blocks
+
+
+def _when(stamp: Any) -> str:
+    """An ISO time as people read it (UTC, to the second); anything else as it is."""
+    try:
+        return datetime.fromisoformat(str(stamp)).astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except ValueError:
+        return str(stamp)
 
 
 def call_blocks(tool: str, arguments: Any) -> list[Block]:

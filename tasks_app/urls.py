@@ -5,6 +5,7 @@ from django.urls import path
 from tasks_app.features.schedules import views as schedule_views
 from tasks_app.surfaces import (
     comment_views,
+    followup_views,
     intake_views,
     plan_views,
     skill_views,
@@ -45,6 +46,11 @@ urlpatterns = [
         name="schedule-action",
     ),
     path("tasks/<int:task_id>/review", unit_views.task_review, name="task-review"),
+    path(
+        "tasks/<int:task_id>/followups",
+        followup_views.task_followup_view,
+        name="task-followup",
+    ),
     path(
         "tasks/<int:task_id>/<str:action>",
         views.task_recover_view,

@@ -16,6 +16,8 @@ from api_app.schemas import (
     DecisionOut,
     DecisionPage,
     FileDiffOut,
+    FollowUpIn,
+    FollowUpOut,
     Page,
     PlanOut,
     PlanRequestOut,
@@ -27,6 +29,7 @@ from api_app.schemas import (
     TraceEventOut,
     UnitOut,
     decision_out,
+    followup_out,
     plan_out,
     plan_request_out,
     task_detail_out,
@@ -39,6 +42,7 @@ from sf_core.actors import Actor
 from tasks_app.diffs import diff_files
 from tasks_app.engine.recovery import RECOVERY
 from tasks_app.engine.review import task_approve, task_request_changes
+from tasks_app.features.followups import services as followups
 from tasks_app.intake import plan_start
 from tasks_app.models import Plan, PlanRequest, Task, Unit
 
@@ -124,6 +128,24 @@ def task_recover(*, token: ApiToken, task_id: int, action: str) -> TaskOut:
     task = _task(token, task_id)
     require(token.user, task.plan.session.project, RECOVERY_ACTIONS[action])
     return task_out(service(task=task, actor=Actor.of(token.user)))
+
+
+def followup_send(
+    *, token: ApiToken, data: FollowUpIn, task_id: int | None = None, unit_id: int | None = None
+) -> FollowUpOut:
+    """A follow-up to a task's agent, or to a running unit (``features.followups``); the
+    service checks the role (steering's; sending a task in review back, the reviewer's)."""
+    unit = None
+    if unit_id is not None:
+        queryset = Unit.objects.select_related("task__plan__session__project")
+        unit = visible_or_404(token, queryset, unit_id, "task__plan__session__project")
+        task = unit.task
+    else:
+        task = _task(token, task_id or 0)
+    sent = followups.followup_send(
+        text=data.text, actor=Actor.of(token.user), task=task, unit=unit, project_id=data.project_id
+    )
+    return followup_out(sent.followup, sent.task, sent.delivery)
 
 
 def unit_show(*, token: ApiToken, unit_id: int) -> UnitOut:

@@ -17,6 +17,8 @@ from api_app.schemas import (
     AcceptIn,
     DecisionOut,
     DecisionPage,
+    FollowUpIn,
+    FollowUpOut,
     Page,
     PlanOut,
     PlanRequestOut,
@@ -69,6 +71,21 @@ def task_review(request: HttpRequest, task_id: int, data: TaskReviewIn) -> TaskO
     """Approve a task in review (it enters the merge queue and merges once the merged
     tree verifies), or request changes with the reviewer's words."""
     return ops.task_review(token=api_token(request), task_id=task_id, data=data)
+
+
+@router.post("/tasks/{task_id}/followups", response={200: FollowUpOut, **ERRORS})
+def task_followup(request: HttpRequest, task_id: int, data: FollowUpIn) -> FollowUpOut:
+    """A person's message to the task's agent: a running unit reads it before its next
+    step; a failed task is retried, a paused one resumed and one in review sent back,
+    the message in the next attempt's brief. Operator (in review: approver)."""
+    return ops.followup_send(token=api_token(request), task_id=task_id, data=data)
+
+
+@router.post("/units/{unit_id}/followups", response={200: FollowUpOut, **ERRORS})
+def unit_followup(request: HttpRequest, unit_id: int, data: FollowUpIn) -> FollowUpOut:
+    """A message to a running unit, read by its model before its next step; a unit that
+    has ended is refused (409): send it to the task instead. Operator."""
+    return ops.followup_send(token=api_token(request), unit_id=unit_id, data=data)
 
 
 @router.post("/tasks/{task_id}/{action}", response={200: TaskOut, **ERRORS})

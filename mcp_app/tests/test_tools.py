@@ -17,6 +17,9 @@ from api_app.tokens import token_create, token_revoke
 from conftest import grant
 from mcp_app.tests.conftest import call, in_process, refused, text_of
 from mcp_app.tools import TOOLS
+from sf_core.actors import Actor
+from tasks_app.lifecycle import task_transition
+from tasks_app.models import FollowUp, Unit
 from tasks_app.tests.conftest import make_plan, task_data
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
@@ -37,6 +40,7 @@ EXPECTED_TOOLS = {
     "review_decision": ["decision_id", "action"],
     "review_task": ["task_id", "action"],
     "recover_task": ["task_id", "action"],
+    "send_followup": ["text"],
     "session_status": ["session_id"],
     "run_command": ["session_id", "text"],
 }
@@ -219,3 +223,38 @@ async def test_a_unit_shows_its_diff_and_its_trace_when_asked(
         assert "modified x.py +1 -1" in text_of(unit)
         traced = await call(client, "show_unit", unit_id=unit_id, include_trace=True)
         assert [event["name"] for event in traced["trace"]] == ["read_file"]
+
+
+async def test_a_followup_goes_to_a_running_unit_and_a_viewer_is_refused(
+    staff_user: User, staff_secret: str, agent_session: AgentSession
+) -> None:
+    """``send_followup``: an operator's message to a running unit is stored for its next
+    step; a viewer is refused naming the role; an ended unit and bad text too."""
+    unit = await database_sync_to_async(running_unit)(agent_session)
+    await database_sync_to_async(grant)(staff_user, agent_session.project, "viewer")
+    words = "Keep the public API unchanged."
+    async with in_process(staff_secret) as client:
+        problem = await refused(client, "send_followup", unit_id=unit.pk, text=words)
+        assert (problem["status"], problem["code"]) == (403, "forbidden")
+        assert "steer the session" in problem["detail"]
+        assert "needs the operator role (you are viewer)" in problem["detail"]
+        await database_sync_to_async(grant)(staff_user, agent_session.project, "operator")
+        sent = await call(client, "send_followup", unit_id=unit.pk, text=words)
+        assert (sent["unit_id"], sent["author"], sent["text"]) == (unit.pk, "grace", words)
+        assert sent["delivery"] == "unit 1 reads it before its next step"
+        empty = await refused(client, "send_followup", task_id=unit.task_id, text=" ")
+        assert empty["detail"].startswith("the follow-up message is empty")
+        both = await refused(client, "send_followup", task_id=1, unit_id=unit.pk, text=words)
+        assert both["code"] == "validation"
+        await database_sync_to_async(Unit.objects.filter(pk=unit.pk).update)(status="failed")
+        ended = await refused(client, "send_followup", unit_id=unit.pk, text=words)
+        assert (ended["status"], ended["code"]) == (409, "conflict")
+        assert "has already ended (failed)" in ended["detail"]
+    count = await database_sync_to_async(FollowUp.objects.count)()
+    assert count == 1
+
+
+def running_unit(session: AgentSession) -> Unit:
+    task = make_plan(session, task_data("a")).tasks.get()
+    task_transition(task=task, to="in_progress", reason="unit started", actor=Actor.system("w"))
+    return Unit.objects.create(task=task, attempt=1)

@@ -15,8 +15,10 @@ from django.db.models import F
 from django.utils import timezone
 
 from agents_app.models import Activity, AgentSession, SessionStatus
+from agents_app.runtime.trace import TraceRecorder
 from agents_app.services import DispatchPoint, session_apply_due, session_read
 from sf_core.db import relaxed_commit, relaxed_update
+from tasks_app.engine.followups import followups_take
 from tasks_app.engine.stuck import detect
 from tasks_app.models import Task, TaskRuntime
 
@@ -98,6 +100,10 @@ class EngineHooks:
     # gate that stores each decision on a reading still current (``SessionGate``'s
     # ``validates_readings``, wired by the unit).
     reuse_readings: bool = False
+    # The running unit, and its trace: people's follow-ups reach its model before each
+    # step (``followups``). Set by the unit once its loop starts.
+    unit_id: int | None = None
+    recorder: TraceRecorder | None = None
 
     def before_model(self) -> str | None:
         now = time.monotonic()
@@ -122,6 +128,10 @@ class EngineHooks:
             self.wrapped_up = True
             self.pending_notes.append(WRAP_UP)
         notes, self.pending_notes = self.pending_notes, []
+        if self.unit_id is not None:
+            notes += followups_take(
+                task_id=self.task.pk, unit_id=self.unit_id, recorder=self.recorder
+            )
         return notes
 
     def before_tool(self, tool: str) -> str | None:

@@ -44,19 +44,23 @@ def unit_messages(
     previous: Unit | None,
     compact: bool = False,
     instructions: str = "",
+    followups: str = "",
 ) -> list[dict[str, Any]]:
     """A fresh conversation for a new unit of ``task`` (``compact``: a small model's)."""
     return [
         {"role": "system", "content": SYSTEM_COMPACT if compact else SYSTEM},
-        {"role": "user", "content": task_brief(task, skills, previous, instructions)},
+        {"role": "user", "content": task_brief(task, skills, previous, instructions, followups)},
     ]
 
 
-def task_brief(task: Task, skills: str, previous: Unit | None, instructions: str = "") -> str:
+def task_brief(
+    task: Task, skills: str, previous: Unit | None, instructions: str = "", followups: str = ""
+) -> str:
     """The task, its criteria and verify commands, the repository's ``instructions``
     (``agents_app.runtime.instructions``: said to be the repository's, not the
     person's), the ``skills`` section (the list and what people invoked,
-    ``skills_app.loader``) and what the last attempt left."""
+    ``skills_app.loader``), what the last attempt left, and last, the ``followups``
+    people sent since (``engine.followups.followups_brief``)."""
     parts = [f"# Task {task.key}: {task.title}"]
     if task.description:
         parts.append(task.description)
@@ -76,6 +80,8 @@ def task_brief(task: Task, skills: str, previous: Unit | None, instructions: str
         parts.append(skills)
     if previous is not None:
         parts.append(_previous_attempt(previous))
+    if followups:
+        parts.append(followups)
     return "\n\n".join(parts)
 
 

@@ -43,6 +43,7 @@ from sf_core.errors import SfError
 from sf_core.live import Groups, broadcast
 from skills_app.loader import SkillLoader, invocations_claim, skills_listing, unit_skills
 from tasks_app.engine.environment import worktree_prepare
+from tasks_app.engine.followups import followups_brief
 from tasks_app.engine.hooks import EngineHooks, Heartbeat
 from tasks_app.engine.instructions import unit_instructions
 from tasks_app.engine.mcp import unit_mcp_servers
@@ -263,7 +264,9 @@ def _agent(
                 task=task, worktree=ws.path, router=router, recorder=recorder, replay=options.replay
             )
             extras = (mcp.prompt_section(session.permission_profile), instructions)
-            messages = _messages(task, unit, skills, router, extras)
+            messages = _messages(task, unit, skills, router, extras, recorder)
+            # From here on, people's follow-ups reach the model before each step.
+            hooks.unit_id, hooks.recorder = unit.pk, recorder
             # Setting up (the worktree's environment, skills, MCP servers, the model's
             # first import) is not the model being silent: the idle timeout counts from
             # the loop's start.
@@ -310,10 +313,16 @@ def _skill_loader(session: AgentSession, ws: Workspace, unit: Unit) -> SkillLoad
 
 
 def _messages(
-    task: Task, unit: Unit, skills: SkillLoader, router: ModelRouter, sections: tuple[str, str]
+    task: Task,
+    unit: Unit,
+    skills: SkillLoader,
+    router: ModelRouter,
+    sections: tuple[str, str],
+    recorder: TraceRecorder,
 ) -> list[dict[str, Any]]:
     """The unit's first messages (and its model, recorded on the unit and the runtime);
-    ``sections``: the MCP servers' and the repository's instructions."""
+    ``sections``: the MCP servers' and the repository's instructions; with the
+    follow-ups people sent since the last unit (now delivered, traced)."""
     mcp_section, instructions = sections
     previous = Unit.objects.filter(task=task, attempt__lt=unit.attempt).order_by("-attempt").first()
     with transaction.atomic():  # one commit, not two
@@ -323,8 +332,14 @@ def _messages(
         part for part in (_skills_section(skills, task, router), mcp_section) if part
     )
     compact = router.prompt_profile == PromptProfile.COMPACT
+    followups = followups_brief(task_id=task.pk, unit_id=unit.pk, recorder=recorder)
     return unit_messages(
-        task=task, skills=extras, previous=previous, compact=compact, instructions=instructions
+        task=task,
+        skills=extras,
+        previous=previous,
+        compact=compact,
+        instructions=instructions,
+        followups=followups,
     )
 
 

@@ -3,6 +3,7 @@ the worker registry, and recurring schedules (``Schedule``: a saved intent or pl
 by a cron expression; not ``TaskSchedule``, one task's dispatch state)."""
 
 from tasks_app.models import evidence  # noqa: F401  (the evidence's unit relation)
+from tasks_app.models.followups import MAX_FOLLOWUP_CHARS, FollowUp
 from tasks_app.models.forge import ForgePullRequest, PullRequestState
 from tasks_app.models.merge import ACTIVE_MERGE_STATUSES, MergeRequest, MergeStatus
 from tasks_app.models.plan import (
@@ -41,10 +42,12 @@ __all__ = [
     "ENGINE_HOLDS",
     "FINISHED_PLAN_STATUSES",
     "HELD_STATUSES",
+    "MAX_FOLLOWUP_CHARS",
     "STARTED_RUN_STATUSES",
     "DependencyCondition",
     "DiffComment",
     "DiffSide",
+    "FollowUp",
     "ForgePullRequest",
     "HoldReason",
     "MergeRequest",

@@ -27,6 +27,7 @@ from tasks_app.selectors import (
     unit_merge,
     unit_spend,
 )
+from tasks_app.surfaces.followup_views import followups_context
 from tasks_app.trace_html import trace_html
 
 
@@ -69,6 +70,7 @@ def unit_detail(request: AuthedRequest, unit_id: int) -> HttpResponse:
         "requested": changes_requested_before(unit),
         "can_review": may(request.user, unit.task.plan.session.project, Action.REVIEW_TASK),
     }
+    context |= followups_context(request.user, unit.task)
     return render(request, "tasks_app/unit_detail.html", context)
 
 

@@ -81,7 +81,7 @@ def session_plans_view(request: AuthedRequest, session_id: int) -> HttpResponse:
 @login_required
 def task_board_view(request: AuthedRequest) -> HttpResponse:
     session_id, statuses = board_filters(request.GET.get("session"), request.GET.getlist("status"))
-    session = _board_session(request, session_id)
+    session = board_session(request, session_id)
     page = request.GET.get("page")
     context = board_context(session, statuses, projects_visible(request.user), page=page)
     if request.htmx:
@@ -116,7 +116,7 @@ def task_recover_view(request: AuthedRequest, task_id: int, action: str) -> Http
     session_id, statuses = board_filters(request.GET.get("session"), request.GET.getlist("status"))
     if not request.htmx:
         return redirect(f"{reverse('task-board')}?session={task.plan.session_id}")
-    session = _board_session(request, session_id)
+    session = board_session(request, session_id)
     visible = projects_visible(request.user)
     context = board_context(session, statuses, visible, page=request.GET.get("page"))
     context["error"] = error
@@ -129,7 +129,7 @@ def board_filters(session: str | None, statuses: list[str]) -> tuple[int | None,
     return session_id, [status for status in statuses if status in TaskStatus.values]
 
 
-def _board_session(request: AuthedRequest, session_id: int | None) -> AgentSession | None:
+def board_session(request: AuthedRequest, session_id: int | None) -> AgentSession | None:
     if session_id is None:
         return None
     session = get_object_or_404(AgentSession.objects.select_related("project"), pk=session_id)

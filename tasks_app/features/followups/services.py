@@ -1,0 +1,137 @@
+"""Sending a follow-up: one service for the web, the CLI, the API and MCP.
+
+- To a running unit (``unit``): stored, and its model reads it before its next step
+  (``tasks_app.engine.followups``). A unit that has ended is refused with the reason.
+- To a task (``task``), by the task's status:
+  - a unit running (in progress, verifying): as to that unit;
+  - failed: a retry starts the next attempt, the message in its brief;
+  - in review (its last attempt finished and passed verification): the task is sent
+    back as a reviewer's "request changes" is, the message in the next brief (this one
+    needs the approver role, as requesting changes does);
+  - paused: resumed, the message in the next brief;
+  - todo, retrying or blocked: stored for the next attempt's brief;
+  - done, cancelled or skipped (final): refused, no attempt follows.
+
+Steering roles: an operator may send one (a viewer may not).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from agents_app.access import Action, require_actor
+from sf_core.actors import Actor
+from sf_core.errors import InvalidTransition, SfError
+from tasks_app.engine.recovery import task_resume, task_retry
+from tasks_app.engine.review import task_request_changes
+from tasks_app.lifecycle import FINAL
+from tasks_app.models import MAX_FOLLOWUP_CHARS, FollowUp, Task, TaskStatus, Unit, UnitStatus
+
+S = TaskStatus
+RUNNING = (S.IN_PROGRESS, S.VERIFYING)
+NEXT_ATTEMPT = (S.TODO, S.RETRYING, S.BLOCKED)
+SHOWN_IN_REASON = 120  # characters of the message in the task's status reason
+
+
+class FollowUpInvalid(SfError):
+    """A follow-up that cannot be sent as it is (empty, too long, the wrong target)."""
+
+
+@dataclass(frozen=True)
+class FollowUpSent:
+    followup: FollowUp
+    task: Task
+    delivery: str  # what happens to it, in words
+
+
+def followup_clean(text: str) -> str:
+    """The message as stored; bad input raises ``FollowUpInvalid`` naming the problem."""
+    text = (text or "").strip()
+    if not text:
+        raise FollowUpInvalid("the follow-up message is empty: say what the agent should do")
+    if len(text) > MAX_FOLLOWUP_CHARS:
+        raise FollowUpInvalid(
+            f"the follow-up message is {len(text)} characters; at most {MAX_FOLLOWUP_CHARS}"
+        )
+    return text
+
+
+def followup_send(
+    *,
+    text: str,
+    actor: Actor,
+    task: Task | None = None,
+    unit: Unit | None = None,
+    project_id: int | None = None,
+) -> FollowUpSent:
+    """Send ``text`` to ``unit`` (running) or to ``task``; see the module docstring.
+    ``project_id``: the project the caller means; a task of another one is refused."""
+    text = followup_clean(text)
+    if unit is not None:
+        task = _task_of(unit, task)
+    if task is None:
+        raise FollowUpInvalid("a follow-up needs a task or a unit to go to")
+    task = Task.objects.select_related("plan__session__project").get(pk=task.pk)
+    project = task.plan.session.project
+    if project_id is not None and project.pk != project_id:
+        raise FollowUpInvalid(
+            f"task {task.key} (id {task.pk}) belongs to project {project.name!r} "
+            f"(id {project.pk}), not to project {project_id}"
+        )
+    require_actor(actor, project, Action.REVIEW_TASK if task.status == S.REVIEW else Action.STEER)
+    if unit is not None:
+        return _to_running_unit(task, unit, text, actor)
+    return _to_task(task, text, actor)
+
+
+def _task_of(unit: Unit, task: Task | None) -> Task:
+    if task is not None and unit.task_id != task.pk:
+        raise FollowUpInvalid(f"unit {unit.pk} is an attempt of task {unit.task_id}, not {task.pk}")
+    return unit.task
+
+
+def _to_running_unit(task: Task, unit: Unit, text: str, actor: Actor) -> FollowUpSent:
+    unit.refresh_from_db(fields=["status"])
+    if unit.status != UnitStatus.RUNNING:
+        raise InvalidTransition(
+            f"unit {unit.pk} (attempt {unit.attempt} of task {task.key}) has already ended "
+            f"({unit.status}); send the follow-up to task {task.key} instead: it goes into "
+            "the next attempt's brief"
+        )
+    followup = _store(task, unit, text, actor)
+    if task.status == S.VERIFYING:  # its model is done; the verify commands run
+        return FollowUpSent(followup, task, "unit is being verified: the next attempt reads it")
+    return FollowUpSent(followup, task, f"unit {unit.attempt} reads it before its next step")
+
+
+def _to_task(task: Task, text: str, actor: Actor) -> FollowUpSent:
+    if task.status in FINAL:
+        raise InvalidTransition(
+            f"task {task.key} is {task.status}, which is final: no attempt follows it; "
+            "state a new intent for more work"
+        )
+    running = task.units.filter(status=UnitStatus.RUNNING).order_by("-attempt").first()
+    if task.status in RUNNING and running is not None:
+        return _to_running_unit(task, running, text, actor)
+    short = text if len(text) <= SHOWN_IN_REASON else text[:SHOWN_IN_REASON] + "…"
+    with transaction.atomic():
+        followup = _store(task, None, text, actor)
+        if task.status == S.FAILED:
+            task = task_retry(task=task, actor=actor, reason=f"follow-up: {short}")
+        elif task.status == S.REVIEW:
+            task = task_request_changes(task=task, actor=actor, reason=text)
+        elif task.status == S.PAUSED:
+            task = task_resume(task=task, actor=actor, reason=f"follow-up: {short}")
+        elif task.status not in (*NEXT_ATTEMPT, *RUNNING):
+            raise InvalidTransition(f"task {task.key} is {task.status}: no attempt to send it to")
+    task.refresh_from_db()
+    attempt = task.units.count() + 1
+    return FollowUpSent(followup, task, f"attempt {attempt} starts with it in its brief")
+
+
+def _store(task: Task, unit: Unit | None, text: str, actor: Actor) -> FollowUp:
+    return FollowUp.objects.create(
+        task=task, unit=unit, author=actor.user, author_label=str(actor), text=text
+    )
