@@ -45,6 +45,7 @@ from agents_app.runtime.sandbox_fs import (
     SANDBOX_GID,
     SANDBOX_UID,
     SANDBOX_USER,
+    SandboxGitError,
     etc_dir,
     git_binds,
     hidden_binds,
@@ -280,7 +281,11 @@ def _bwrap_argv(
         tuple(hidden),
         etc_dir(home),
     )
-    argv += ["--bind", str(worktree), str(worktree), *git_binds(worktree)]
+    try:
+        git = git_binds(worktree)
+    except SandboxGitError as exc:
+        raise SandboxRefused(f"the worktree's git metadata was changed: {exc}") from None
+    argv += ["--bind", str(worktree), str(worktree), *git]
     argv += network_args(proxy)
     argv += ["--remount-ro", "/", "--seccomp", "3", "--chdir", str(cwd or worktree)]
     if home is not None:

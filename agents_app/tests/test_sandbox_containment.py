@@ -223,3 +223,33 @@ def test_tmp_is_private_and_size_limited(user: str, worktree: Path) -> None:
     done = contained(user, worktree, "df -k /tmp; head -c 20000000 /dev/zero > /tmp/big", limits)
     assert "No space left on device" in done.output
     assert "/tmp size limit (8 MiB; the project policy's sandbox.tmp_mb)" in done.output
+
+
+def test_a_worktree_head_moved_by_a_command_widens_no_later_bind(
+    user: str, git_worktree: tuple[Path, Path]
+) -> None:
+    # The writable ref directories are the branch's, read from the worktree's HEAD: a
+    # command that moved HEAD to ``sf/p1/k/evil/x``, ``evil`` a relative link up to
+    # ``/`` and down to ``tmp``, had the next command's bwrap bind the host's /tmp
+    # (resolved from the old root) over the sandbox's /tmp (from the new root),
+    # writable; one that moved it to ``refs/heads/zzz`` got every branch writable.
+    repo, wt = git_worktree
+    refs = repo / ".git/refs/heads/sf/p1/k"
+    up = "../" * (len(refs.parts) - 1)
+    admin = repo / ".git/worktrees/wt"
+    main = (repo / ".git/refs/heads/main").read_text()
+    marker = f"sf-escaped-{os.getpid()}"
+    try:
+        contained(
+            user,
+            wt,
+            f"ln -s {up}tmp {refs}/evil; echo 'ref: refs/heads/sf/p1/k/evil/x' > {admin}/HEAD",
+        )
+        contained(user, wt, f"echo out > /tmp/{marker}; echo done")
+        contained(user, wt, f"echo 'ref: refs/heads/zzz' > {admin}/HEAD")
+        contained(user, wt, f"echo {'0' * 40} > {repo}/.git/refs/heads/main")
+        assert not Path("/tmp", marker).exists()
+        assert (repo / ".git/refs/heads/main").read_text() == main
+        assert (admin / "HEAD").read_text() == "ref: refs/heads/sf/p1/k/1\n"
+    finally:
+        Path("/tmp", marker).unlink(missing_ok=True)
