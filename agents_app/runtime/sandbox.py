@@ -335,7 +335,11 @@ def private_mounts(sizes: tuple[int, int], home: Path | None) -> list[str]:
     """``/proc``, ``/dev``, and size-limited private ``/tmp`` (``/var/tmp`` is a link to
     it: one mount less), ``/dev/shm`` and ``$HOME`` (an empty tmpfs)."""
     tmp, shm = sizes
-    argv = ["--proc", "/proc", "--dev", "/dev", "--size", str(shm), "--tmpfs", "/dev/shm"]
+    # /proc/sys read-only: the command's uid is the uid that started bwrap, and the
+    # kernel lets root write its sysctls without a capability (bwrap covers /proc/sys
+    # only where it can write the directory itself, which it cannot).
+    argv = ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev"]
+    argv += ["--size", str(shm), "--tmpfs", "/dev/shm"]
     argv += ["--size", str(tmp), "--tmpfs", "/tmp", "--symlink", "/tmp", "/var/tmp"]
     if home is not None and home.resolve() != Path("/"):
         argv += ["--size", str(tmp), "--tmpfs", str(home.resolve())]

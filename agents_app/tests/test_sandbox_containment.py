@@ -86,6 +86,22 @@ def test_no_capability_and_no_new_namespace_inside(user: str, worktree: Path) ->
     assert "UNSHARE-REFUSED" in done.output
 
 
+def test_the_kernels_settings_are_read_only(user: str, worktree: Path) -> None:
+    # The sandbox's uid is mapped to the uid that started bwrap: root here, whom the
+    # kernel lets write its sysctls without any capability. kernel.core_pattern
+    # ("|program") then runs a program of the command's as the host's root at the next
+    # crash. The test writes back the value there is, so that it changes nothing.
+    done = contained(
+        user,
+        worktree,
+        "pattern=$(cat /proc/sys/kernel/core_pattern) && echo READ; "
+        'printf "%s\\n" "$pattern" > /proc/sys/kernel/core_pattern && echo WRITTEN; '
+        "echo x > /proc/sysrq-trigger",
+    )
+    assert "READ" in done.output
+    assert "WRITTEN" not in done.output, done.output
+
+
 def test_remounting_the_repository_git_writable_is_refused(
     user: str, git_worktree: tuple[Path, Path]
 ) -> None:
