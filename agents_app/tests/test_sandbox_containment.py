@@ -102,6 +102,37 @@ def test_the_kernels_settings_are_read_only(user: str, worktree: Path) -> None:
     assert "WRITTEN" not in done.output, done.output
 
 
+SETUID = """
+import os
+made = []
+for name, how in (("open", 0o4755), ("open-gid", 0o2755), ("chmod", 0o4755)):
+    try:
+        if name == "chmod":
+            os.chmod(os.open("plain", os.O_CREAT | os.O_WRONLY, 0o755), how)
+        else:
+            os.close(os.open(name, os.O_CREAT | os.O_WRONLY, how))
+        made.append(name)
+    except OSError as exc:
+        print(name, exc)
+print("made", made)
+"""
+
+
+def test_no_setuid_or_setgid_file_can_be_made(user: str, worktree: Path) -> None:
+    # Files the command makes are the bwrap user's on the host: as root, a setuid
+    # file in the worktree was a setuid-root program for every user of the host.
+    io_uring_setup = "import ctypes; print(ctypes.CDLL(None, use_errno=True).syscall(425, 1, 0))"
+    done = contained(
+        user,
+        worktree,
+        f"python3 -c '{SETUID}'; chmod u+s plain; chmod g+s plain; python3 -c '{io_uring_setup}'",
+    )
+    assert "made []" in done.output, done.output
+    assert done.output.rstrip().endswith("-1"), "io_uring (its operations skip the filter)"
+    modes = {path.name: path.stat().st_mode for path in worktree.iterdir()}
+    assert not [name for name, mode in modes.items() if mode & 0o6000], modes
+
+
 def test_remounting_the_repository_git_writable_is_refused(
     user: str, git_worktree: tuple[Path, Path]
 ) -> None:
