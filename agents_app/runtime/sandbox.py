@@ -338,8 +338,11 @@ def private_mounts(sizes: tuple[int, int], home: Path | None) -> list[str]:
     # /proc/sys read-only: the command's uid is the uid that started bwrap, and the
     # kernel lets root write its sysctls without a capability (bwrap covers /proc/sys
     # only where it can write the directory itself, which it cannot).
+    # /dev read-only once /dev/shm is in: bwrap's /dev is a tmpfs without a size (half
+    # the host's memory) that the command could fill; its devices are mounts of their
+    # own, and stay writable.
     argv = ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev"]
-    argv += ["--size", str(shm), "--tmpfs", "/dev/shm"]
+    argv += ["--size", str(shm), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
     argv += ["--size", str(tmp), "--tmpfs", "/tmp", "--symlink", "/tmp", "/var/tmp"]
     if home is not None and home.resolve() != Path("/"):
         argv += ["--size", str(tmp), "--tmpfs", str(home.resolve())]

@@ -300,3 +300,20 @@ def test_a_worktree_head_moved_by_a_command_widens_no_later_bind(
         assert (admin / "HEAD").read_text() == "ref: refs/heads/sf/p1/k/1\n"
     finally:
         Path("/tmp", marker).unlink(missing_ok=True)
+
+
+def test_dev_holds_no_files_of_the_command(user: str, worktree: Path) -> None:
+    # bwrap's /dev is a tmpfs without a size (half the host's memory), writable by the
+    # command: 12 GiB of RAM past tmp_mb, and past RLIMIT_AS (tmpfs pages are nobody's
+    # address space). Its devices still work.
+    done = contained(
+        user,
+        worktree,
+        "head -c 20000000 /dev/zero > /dev/big && echo DEV-WRITTEN; mkdir /dev/d && echo MADE; "
+        "echo x > /dev/null && head -c 4 /dev/urandom | wc -c; echo x > /dev/shm/x && echo SHM",
+        SandboxLimits(tmp_mb=8),
+    )
+    assert "DEV-WRITTEN" not in done.output, done.output
+    assert "MADE" not in done.output, done.output
+    assert "Read-only file system" in done.output
+    assert done.output.split()[-2:] == ["4", "SHM"], done.output
