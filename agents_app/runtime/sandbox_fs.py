@@ -174,7 +174,9 @@ def hidden_binds(hidden: Sequence[Path], visible: Sequence[Path]) -> list[str]:
 # that moved it would choose what the next command may write (every branch, or
 # through a planted link any directory of the host).
 ADMIN_READ_ONLY = ("HEAD", "commondir", "gitdir", "config.worktree")
-COMMON_READ_ONLY = ("config", "HEAD", "packed-refs", "shallow", "info", "hooks", "refs")
+# Not the main checkout's HEAD: git in a linked worktree reads its own (one mount less
+# per command, and the main checkout's branch is not the command's business).
+COMMON_READ_ONLY = ("config", "packed-refs", "shallow", "info", "hooks", "refs")
 
 
 _git_built: dict[Path, tuple[object, Path, object, tuple[str, ...]]] = {}
