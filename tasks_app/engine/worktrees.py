@@ -108,8 +108,13 @@ def _unlink_planted(tree: Checkout) -> None:
     """Remove the links a command left in the repository's own git directories (the
     admin directory goes with the worktree): they outlive the worktree, and every git
     on the repository would write through them."""
+    kept = (tree.common_dir / "objects/pack", tree.common_dir / "objects/info")
     for found in planted_links(tree).values():
         for path in found:
+            if any(path == top or top in path.parents for top in kept):
+                # A pack folder on another disk is a thing people do: refused, not removed.
+                logger.warning("%s is a link or special file: remove it if no person made it", path)
+                continue
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
             logger.warning("removed %s: a link or special file a command left", path)
