@@ -343,7 +343,47 @@ def metadata_problems(checkout: Checkout, *, missing_ok: bool = False) -> list[s
     for name in ("config.worktree", "config"):
         if os.path.lexists(admin / name):
             problems.append(f"a {name} was written into its admin directory {admin}")
+    for where, found in planted_links(checkout).items():
+        shown = ", ".join(str(path.relative_to(where)) for path in found[:3])
+        more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+        problems.append(f"{where} holds a link or special file git did not make: {shown}{more}")
     return problems
+
+
+def planted_links(checkout: Checkout) -> dict[Path, list[Path]]:
+    """What is neither a plain file nor a directory in the git directories a sandboxed
+    command may write — the admin directory, ``refs``, ``logs`` and ``objects`` (its
+    top two levels: loose objects are written by name, never through a link) — by the
+    directory holding it. git writes through a link there (a reflog appended to, a
+    new object written into a linked folder): any file or folder of the host, written
+    with SF's rights. git itself makes none of these."""
+    found: dict[Path, list[Path]] = {}
+    common = checkout.common_dir
+    roots = [(common / "refs", 99), (common / "logs", 99), (common / "objects", 2)]
+    if checkout.linked:
+        roots.append((checkout.git_dir, 99))
+    for root, depth in roots:
+        odd = _odd_entries(root, depth)
+        if odd:
+            found[root] = odd
+    return found
+
+
+def _odd_entries(root: Path, depth: int) -> list[Path]:
+    """Entries under ``root``, ``depth`` levels down at most, that are not plain files or
+    directories (links, FIFOs, sockets, devices); links are not followed."""
+    odd: list[Path] = []
+    try:
+        entries = list(os.scandir(root))
+    except (FileNotFoundError, NotADirectoryError):
+        return odd
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            if depth > 1:
+                odd += _odd_entries(Path(entry.path), depth - 1)
+        elif not entry.is_file(follow_symlinks=False):
+            odd.append(Path(entry.path))
+    return odd
 
 
 def _pointer_problem(path: Path, prefix: str, expected: Path, what: str) -> str:

@@ -34,6 +34,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from agents_app.runtime.egress import EgressProxy, bridge_problem
 from agents_app.runtime.sandbox import (
     SandboxPolicy,
+    SandboxRefused,
     egress_hosts,
     home_dir,
     profile_problem,
@@ -194,16 +195,19 @@ class McpHub:
             raise McpStartFailed(f"{launch.name}: {bridge_problem()}")
         # Its only way out, if any: a proxy of its own, stopped with the hub.
         proxy = self._stack.enter_context(EgressProxy(hosts)) if hosts else None
-        prefix = sandbox_prefix(
-            worktree=self.worktree,
-            policy=policy,
-            bwrap=state.bwrap,
-            home=home_dir(),
-            hidden=sf_own_paths(),
-            expose=[path for path in launch.expose if path.exists()],
-            cgroup=pids_cgroup(policy.limits),  # removed by a later sweep once empty
-            proxy=proxy,
-        )
+        try:
+            prefix = sandbox_prefix(
+                worktree=self.worktree,
+                policy=policy,
+                bwrap=state.bwrap,
+                home=home_dir(),
+                hidden=sf_own_paths(),
+                expose=[path for path in launch.expose if path.exists()],
+                cgroup=pids_cgroup(policy.limits),  # removed by a later sweep once empty
+                proxy=proxy,
+            )
+        except SandboxRefused as exc:
+            raise McpStartFailed(f"{launch.name}: {exc}") from None
         return [*prefix, *program], dict(launch.env)
 
     async def _serve(

@@ -45,6 +45,7 @@ from agents_app.runtime.sandbox_fs import (
     SANDBOX_GID,
     SANDBOX_UID,
     SANDBOX_USER,
+    SandboxGitError,
     etc_dir,
     git_binds,
     hidden_binds,
@@ -280,7 +281,11 @@ def _bwrap_argv(
         tuple(hidden),
         etc_dir(home),
     )
-    argv += ["--bind", str(worktree), str(worktree), *git_binds(worktree)]
+    try:
+        git = git_binds(worktree)
+    except SandboxGitError as exc:
+        raise SandboxRefused(f"the worktree's git metadata was changed: {exc}") from None
+    argv += ["--bind", str(worktree), str(worktree), *git]
     argv += network_args(proxy)
     argv += ["--remount-ro", "/", "--seccomp", "3", "--chdir", str(cwd or worktree)]
     if home is not None:
@@ -330,7 +335,14 @@ def private_mounts(sizes: tuple[int, int], home: Path | None) -> list[str]:
     """``/proc``, ``/dev``, and size-limited private ``/tmp`` (``/var/tmp`` is a link to
     it: one mount less), ``/dev/shm`` and ``$HOME`` (an empty tmpfs)."""
     tmp, shm = sizes
-    argv = ["--proc", "/proc", "--dev", "/dev", "--size", str(shm), "--tmpfs", "/dev/shm"]
+    # /proc/sys read-only: the command's uid is the uid that started bwrap, and the
+    # kernel lets root write its sysctls without a capability (bwrap covers /proc/sys
+    # only where it can write the directory itself, which it cannot).
+    # /dev read-only once /dev/shm is in: bwrap's /dev is a tmpfs without a size (half
+    # the host's memory) that the command could fill; its devices are mounts of their
+    # own, and stay writable.
+    argv = ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev"]
+    argv += ["--size", str(shm), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
     argv += ["--size", str(tmp), "--tmpfs", "/tmp", "--symlink", "/tmp", "/var/tmp"]
     if home is not None and home.resolve() != Path("/"):
         argv += ["--size", str(tmp), "--tmpfs", str(home.resolve())]

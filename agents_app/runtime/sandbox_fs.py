@@ -18,6 +18,7 @@ some holes.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import shutil
 import tempfile
@@ -169,8 +170,13 @@ def hidden_binds(hidden: Sequence[Path], visible: Sequence[Path]) -> list[str]:
 
 # --- git ------------------------------------------------------------------------------
 
-ADMIN_READ_ONLY = ("commondir", "gitdir", "config.worktree")
-COMMON_READ_ONLY = ("config", "HEAD", "packed-refs", "shallow", "info", "hooks", "refs")
+# ``HEAD`` too: the writable ref directories are the branch's it names, so a command
+# that moved it would choose what the next command may write (every branch, or
+# through a planted link any directory of the host).
+ADMIN_READ_ONLY = ("HEAD", "commondir", "gitdir", "config.worktree")
+# Not the main checkout's HEAD: git in a linked worktree reads its own (one mount less
+# per command, and the main checkout's branch is not the command's business).
+COMMON_READ_ONLY = ("config", "packed-refs", "shallow", "info", "hooks", "refs")
 
 
 _git_built: dict[Path, tuple[object, Path, object, tuple[str, ...]]] = {}
@@ -234,12 +240,30 @@ def _git_binds(worktree: Path) -> list[str]:
         writable += [(common / "refs/heads" / branch).parent]
         writable += [(common / "logs/refs/heads" / branch).parent]
     for path in writable:
-        path.mkdir(parents=True, exist_ok=True)
-        argv += ["--bind", str(path), str(path)]
+        argv += ["--bind", str(_real_dir(common, path)), str(path)]
     for name in ADMIN_READ_ONLY:
         if (admin / name).exists():
             argv += ["--ro-bind", str(admin / name), str(admin / name)]
     return [*argv, "--ro-bind", str(dotgit), str(dotgit)]
+
+
+def _real_dir(top: Path, path: Path) -> Path:
+    """``path``, a directory under ``top`` made where missing, refused when any part of
+    it from ``top`` on is a symbolic link (one a command planted in a writable
+    directory: bwrap would resolve it on the host for the source, in the sandbox for
+    the target, and bind a host directory of the command's choosing there)."""
+    at = top
+    for part in path.relative_to(top).parts:
+        at = at / part
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(at)
+        if at.is_symlink() or not at.is_dir():
+            raise SandboxGitError(f"{at} is not a plain directory (a link a command left?)")
+    return path
+
+
+class SandboxGitError(OSError):
+    """A git directory the sandbox would make writable is not as git made it."""
 
 
 def _gitdir_of(dotgit: Path) -> Path | None:

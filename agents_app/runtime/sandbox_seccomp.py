@@ -22,6 +22,7 @@ import os
 import tempfile
 import threading
 from pathlib import Path
+from typing import Any
 
 # Refused outright (EPERM). Names libseccomp does not know on this kernel are skipped.
 REFUSED_SYSCALLS = (
@@ -61,7 +62,28 @@ REFUSED_SYSCALLS = (
     "userfaultfd",
     "open_by_handle_at",
     "lookup_dcookie",
+    # io_uring's operations (open, connect, …) do not pass through this filter.
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
 )
+# The argument holding the mode of the system calls that set one: a mode with the
+# setuid or setgid bit is refused. What a command makes is the bwrap user's on the
+# host (root, when SF runs as root): a setuid file in the worktree was a setuid-root
+# program for every user of the host. openat2 carries its mode in a structure the
+# filter cannot read: it answers ENOSYS, and the C library falls back to openat.
+MODE_ARGUMENT = {
+    "open": 2,
+    "openat": 3,
+    "creat": 1,
+    "mknod": 1,
+    "mknodat": 2,
+    "chmod": 1,
+    "fchmod": 1,
+    "fchmodat": 2,
+    "fchmodat2": 2,
+}
+SET_ID_BITS = (0o4000, 0o2000)
 CLONE_NAMESPACE_FLAGS = (
     0x00000080,  # CLONE_NEWTIME
     0x00020000,  # CLONE_NEWNS
@@ -93,12 +115,26 @@ def seccomp_program() -> bytes:
     for flag in CLONE_NAMESPACE_FLAGS:
         rules.add_rule(refuse, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
     rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+    _refuse_set_id_modes(seccomp, rules, refuse)
     for request in (TIOCSTI, TIOCLINUX):
         rules.add_rule(refuse, "ioctl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, request))
     with tempfile.TemporaryFile() as out:
         rules.export_bpf(out)
         out.seek(0)
         return out.read()
+
+
+def _refuse_set_id_modes(seccomp: Any, rules: Any, refuse: Any) -> None:
+    for name, at in MODE_ARGUMENT.items():
+        for bit in SET_ID_BITS:
+            try:
+                rules.add_rule(refuse, name, seccomp.Arg(at, seccomp.MASKED_EQ, bit, bit))
+            except (OSError, ValueError, RuntimeError):  # unknown to this libseccomp
+                break
+    try:
+        rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "openat2")
+    except (OSError, ValueError, RuntimeError):
+        return
 
 
 def seccomp_file(private_dir: Path) -> Path:

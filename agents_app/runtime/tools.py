@@ -24,6 +24,7 @@ import sf_native
 from agents_app.gate.judge_paths import eval_hidden
 from agents_app.runtime.sandbox import SandboxPolicy, SandboxRefused, sandboxed_run
 from agents_app.runtime.unredact import MarkerUnresolved, restore_markers
+from sf_core.beneath import read_beneath, write_beneath
 from sf_core.errors import SfError
 
 MAX_READ_BYTES = 256 * 1024
@@ -254,7 +255,7 @@ def read_file(ctx: ToolContext, args: ReadFileInput) -> str:
     path = inside(ctx, args.path)
     if not path.is_file():
         raise ToolError(f"{args.path}: no such file")
-    data = path.read_bytes()[: MAX_READ_BYTES + 1]
+    data = _read(ctx, path, args.path, MAX_READ_BYTES + 1)
     if b"\x00" in data[:8192]:
         raise ToolError(f"{args.path} is a binary file")
     text = data[:MAX_READ_BYTES].decode("utf-8", errors="replace")
@@ -265,11 +266,26 @@ def read_file(ctx: ToolContext, args: ReadFileInput) -> str:
 
 def write_file(ctx: ToolContext, args: WriteFileInput) -> str:
     path = inside(ctx, args.path)
-    original = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+    raw = _read(ctx, path, args.path) if path.is_file() else None
+    original = raw.decode("utf-8", errors="replace") if raw is not None else None
     content = _unmarked(args.content, original, args.path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(content, encoding="utf-8")
+    _write(ctx, path, args.path, content)
     return f"wrote {len(content.encode())} bytes to {args.path}"
+
+
+def _read(ctx: ToolContext, path: Path, shown: str, limit: int = -1) -> bytes:
+    """``path`` as ``inside`` resolved it, no link followed on the way (``sf_core.beneath``)."""
+    try:
+        return read_beneath(ctx.worktree.resolve(), path, limit)
+    except OSError as exc:
+        raise ToolError(f"{shown}: {exc.strerror or exc} (a link on the way?)") from None
+
+
+def _write(ctx: ToolContext, path: Path, shown: str, text: str) -> None:
+    try:
+        write_beneath(ctx.worktree.resolve(), path, text.encode("utf-8"))
+    except OSError as exc:
+        raise ToolError(f"{shown}: {exc.strerror or exc} (a link on the way?)") from None
 
 
 def _unmarked(text: str, original: str | None, path: str) -> str:
@@ -292,7 +308,7 @@ def edit_file(ctx: ToolContext, args: EditFileInput) -> str:
     path = inside(ctx, args.path)
     if not path.is_file():
         raise ToolError(f"{args.path}: no such file")
-    original = path.read_text(encoding="utf-8")
+    original = _read(ctx, path, args.path).decode("utf-8")
     search = _unmarked(args.search, original, args.path)
     replace = _unmarked(args.replace, original, args.path)
     try:
@@ -302,7 +318,7 @@ def edit_file(ctx: ToolContext, args: EditFileInput) -> str:
         raise ToolError(f"{args.path}: {exc}.{closest} {EDIT_NO_MATCH_HINT}") from None
     except sf_native.EditAmbiguous as exc:
         raise ToolError(f"{args.path}: {exc}") from None
-    path.write_text(result.text, encoding="utf-8")
+    _write(ctx, path, args.path, result.text)
     return f"edited {args.path} lines {result.start_line}-{result.end_line} ({result.how} match)"
 
 

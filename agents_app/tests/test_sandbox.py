@@ -13,6 +13,7 @@ from django.core.checks import Tags, run_checks
 from agents_app.runtime.sandbox import (
     CommandRun,
     SandboxPolicy,
+    SandboxRefused,
     bwrap_problem,
     policy_for,
     profile_problem,
@@ -181,6 +182,20 @@ def test_git_hooks_config_and_other_branches_stay_read_only(tmp_path: Path) -> N
     assert not hook.exists()
     assert "fsmonitor" not in (repo / ".git/config").read_text()
     assert (repo / ".git/refs/heads/main").read_text() == main_before
+
+
+def test_a_link_in_a_git_directory_to_be_bound_refuses_the_command(tmp_path: Path) -> None:
+    # HEAD is read-only in the sandbox; one that names a branch under a planted link
+    # all the same (moved before, by whatever means) is refused, not bound.
+    repo = make_git_repo(tmp_path / "repo")
+    wt = tmp_path / "wt"
+    subprocess.run(
+        ["git", "worktree", "add", "-q", "-b", "sf/p1/k/1", str(wt)], cwd=repo, check=True
+    )
+    (repo / ".git/refs/heads/sf/p1/k/evil").symlink_to(tmp_path)
+    (repo / ".git/worktrees/wt/HEAD").write_text("ref: refs/heads/sf/p1/k/evil/x\n")
+    with pytest.raises(SandboxRefused, match="k/evil is not a plain directory"):
+        run(wt, "true")
 
 
 def test_run_command_runs_in_the_sandbox(worktree: Path, tmp_path: Path) -> None:

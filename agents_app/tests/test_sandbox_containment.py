@@ -86,6 +86,53 @@ def test_no_capability_and_no_new_namespace_inside(user: str, worktree: Path) ->
     assert "UNSHARE-REFUSED" in done.output
 
 
+def test_the_kernels_settings_are_read_only(user: str, worktree: Path) -> None:
+    # The sandbox's uid is mapped to the uid that started bwrap: root here, whom the
+    # kernel lets write its sysctls without any capability. kernel.core_pattern
+    # ("|program") then runs a program of the command's as the host's root at the next
+    # crash. The test writes back the value there is, so that it changes nothing.
+    done = contained(
+        user,
+        worktree,
+        "pattern=$(cat /proc/sys/kernel/core_pattern) && echo READ; "
+        'printf "%s\\n" "$pattern" > /proc/sys/kernel/core_pattern && echo WRITTEN; '
+        "echo x > /proc/sysrq-trigger",
+    )
+    assert "READ" in done.output
+    assert "WRITTEN" not in done.output, done.output
+
+
+SETUID = """
+import os
+made = []
+for name, how in (("open", 0o4755), ("open-gid", 0o2755), ("chmod", 0o4755)):
+    try:
+        if name == "chmod":
+            os.chmod(os.open("plain", os.O_CREAT | os.O_WRONLY, 0o755), how)
+        else:
+            os.close(os.open(name, os.O_CREAT | os.O_WRONLY, how))
+        made.append(name)
+    except OSError as exc:
+        print(name, exc)
+print("made", made)
+"""
+
+
+def test_no_setuid_or_setgid_file_can_be_made(user: str, worktree: Path) -> None:
+    # Files the command makes are the bwrap user's on the host: as root, a setuid
+    # file in the worktree was a setuid-root program for every user of the host.
+    io_uring_setup = "import ctypes; print(ctypes.CDLL(None, use_errno=True).syscall(425, 1, 0))"
+    done = contained(
+        user,
+        worktree,
+        f"python3 -c '{SETUID}'; chmod u+s plain; chmod g+s plain; python3 -c '{io_uring_setup}'",
+    )
+    assert "made []" in done.output, done.output
+    assert done.output.rstrip().endswith("-1"), "io_uring (its operations skip the filter)"
+    modes = {path.name: path.stat().st_mode for path in worktree.iterdir()}
+    assert not [name for name, mode in modes.items() if mode & 0o6000], modes
+
+
 def test_remounting_the_repository_git_writable_is_refused(
     user: str, git_worktree: tuple[Path, Path]
 ) -> None:
@@ -223,3 +270,50 @@ def test_tmp_is_private_and_size_limited(user: str, worktree: Path) -> None:
     done = contained(user, worktree, "df -k /tmp; head -c 20000000 /dev/zero > /tmp/big", limits)
     assert "No space left on device" in done.output
     assert "/tmp size limit (8 MiB; the project policy's sandbox.tmp_mb)" in done.output
+
+
+def test_a_worktree_head_moved_by_a_command_widens_no_later_bind(
+    user: str, git_worktree: tuple[Path, Path]
+) -> None:
+    # The writable ref directories are the branch's, read from the worktree's HEAD: a
+    # command that moved HEAD to ``sf/p1/k/evil/x``, ``evil`` a relative link up to
+    # ``/`` and down to ``tmp``, had the next command's bwrap bind the host's /tmp
+    # (resolved from the old root) over the sandbox's /tmp (from the new root),
+    # writable; one that moved it to ``refs/heads/zzz`` got every branch writable.
+    repo, wt = git_worktree
+    refs = repo / ".git/refs/heads/sf/p1/k"
+    up = "../" * (len(refs.parts) - 1)
+    admin = repo / ".git/worktrees/wt"
+    main = (repo / ".git/refs/heads/main").read_text()
+    marker = f"sf-escaped-{os.getpid()}"
+    try:
+        contained(
+            user,
+            wt,
+            f"ln -s {up}tmp {refs}/evil; echo 'ref: refs/heads/sf/p1/k/evil/x' > {admin}/HEAD",
+        )
+        contained(user, wt, f"echo out > /tmp/{marker}; echo done")
+        contained(user, wt, f"echo 'ref: refs/heads/zzz' > {admin}/HEAD")
+        contained(user, wt, f"echo {'0' * 40} > {repo}/.git/refs/heads/main")
+        assert not Path("/tmp", marker).exists()
+        assert (repo / ".git/refs/heads/main").read_text() == main
+        assert (admin / "HEAD").read_text() == "ref: refs/heads/sf/p1/k/1\n"
+    finally:
+        Path("/tmp", marker).unlink(missing_ok=True)
+
+
+def test_dev_holds_no_files_of_the_command(user: str, worktree: Path) -> None:
+    # bwrap's /dev is a tmpfs without a size (half the host's memory), writable by the
+    # command: 12 GiB of RAM past tmp_mb, and past RLIMIT_AS (tmpfs pages are nobody's
+    # address space). Its devices still work.
+    done = contained(
+        user,
+        worktree,
+        "head -c 20000000 /dev/zero > /dev/big && echo DEV-WRITTEN; mkdir /dev/d && echo MADE; "
+        "echo x > /dev/null && head -c 4 /dev/urandom | wc -c; echo x > /dev/shm/x && echo SHM",
+        SandboxLimits(tmp_mb=8),
+    )
+    assert "DEV-WRITTEN" not in done.output, done.output
+    assert "MADE" not in done.output, done.output
+    assert "Read-only file system" in done.output
+    assert done.output.split()[-2:] == ["4", "SHM"], done.output

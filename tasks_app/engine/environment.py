@@ -24,6 +24,7 @@ from agents_app.runtime.loop import LoopResult, Outcome
 from agents_app.runtime.sandbox import SandboxRefused, policy_for, sandboxed_run
 from agents_app.runtime.tools import COMMAND_ENV_KEEP, cap
 from agents_app.schemas import WorktreeEnv, WorktreeResource
+from sf_core.beneath import write_beneath
 from sf_core.errors import SfError
 from sf_core.secrets import secret_value
 from tasks_app.models import SetupStatus, Task, Unit, WorktreeSetup
@@ -87,9 +88,11 @@ def worktree_files(ws: Workspace, config: WorktreeEnv) -> None:
         target = (ws.path / spec.path).resolve()
         if not target.is_relative_to(ws.path.resolve()):
             raise SetupFailed(f"worktree file {spec.path} is outside the worktree")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(secret_value(spec.secret), encoding="utf-8")
-        target.chmod(0o600)
+        try:  # no link followed on the way: a sandboxed process may run meanwhile
+            data = secret_value(spec.secret).encode("utf-8")
+            write_beneath(ws.path.resolve(), target, data, 0o600, set_mode=True)
+        except OSError as exc:
+            raise SetupFailed(f"worktree file {spec.path} cannot be written: {exc}") from None
 
 
 def worktree_setup(

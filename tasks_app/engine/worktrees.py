@@ -23,6 +23,7 @@ it, and the unit fails with what was changed (``WorktreeTampered``).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -37,6 +38,7 @@ from sf_core.git import (
     git_ok,
     linked_worktree,
     metadata_problems,
+    planted_links,
     stage_changes,
 )
 from tasks_app.workspaces import Workspace
@@ -92,6 +94,7 @@ def worktree_checked(ws: Workspace, *, missing_ok: bool = False) -> Checkout:
     problems = metadata_problems(tree, missing_ok=missing_ok)
     problems += _head_problem(ws, tree, missing_ok=missing_ok)
     if problems:
+        _unlink_planted(tree)
         worktree_discard(ws.repo, ws.path)
         raise WorktreeTampered(
             f"a command changed the git metadata of the worktree {ws.path}: "
@@ -99,6 +102,22 @@ def worktree_checked(ws: Workspace, *, missing_ok: bool = False) -> Checkout:
             f"(the branch {ws.branch} and its checkpoints stay)"
         )
     return tree
+
+
+def _unlink_planted(tree: Checkout) -> None:
+    """Remove the links a command left in the repository's own git directories (the
+    admin directory goes with the worktree): they outlive the worktree, and every git
+    on the repository would write through them."""
+    kept = (tree.common_dir / "objects/pack", tree.common_dir / "objects/info")
+    for found in planted_links(tree).values():
+        for path in found:
+            if any(path == top or top in path.parents for top in kept):
+                # A pack folder on another disk is a thing people do: refused, not removed.
+                logger.warning("%s is a link or special file: remove it if no person made it", path)
+                continue
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            logger.warning("removed %s: a link or special file a command left", path)
 
 
 def _head_problem(ws: Workspace, tree: Checkout, *, missing_ok: bool) -> list[str]:
@@ -209,6 +228,9 @@ def merge_compute(ws: Workspace, *, commit: str | None, message: str) -> MergeRe
     if not commit:
         return MergeResult(merged=False, reason="the unit produced no changes (empty result)")
     try:
+        if planted_links(ws.tree):  # left by a command since the checkpoint looked
+            _unlink_planted(ws.tree)
+            return MergeResult(merged=False, reason="a command left links in its git directories")
         return _compute(ws, commit, message)
     except GitError as exc:
         return MergeResult(merged=False, reason=str(exc))

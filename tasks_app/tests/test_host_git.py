@@ -223,3 +223,53 @@ def test_a_worktree_an_earlier_unit_left_changed_fails_the_next_unit_before_any_
     assert not marker.exists(), "SF's git ran in the worktree a command changed"
     unit = assert_failed_with(session, f"its .git file points at '{evil}'")
     assert unit.checkpoint_commit == ""
+
+
+def test_links_planted_in_the_git_directories_are_never_followed_by_sfs_git(
+    repo: Path, tmp_path: Path
+) -> None:
+    """The sandbox makes the admin directory, the branch's ref and reflog directories
+    and ``objects/`` writable: a command left links there to files and a folder of the
+    host's. SF's checkpoint appended its reflog lines to both files (as root: any file)
+    and wrote the new blob into the folder (any directory)."""
+    session, _ = start(repo, task_spec())
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    common = repo / ".git"
+    planted: list[Path] = []
+
+    def plant(ws: Workspace) -> None:
+        blob = git(ws.path, "hash-object", "hello.txt")
+        links = {
+            admin(ws) / "logs" / "HEAD": outside / "headlog",
+            common / "logs" / "refs" / "heads" / ws.branch: outside / "reflog",
+            common / "objects" / blob[:2]: outside,
+        }
+        for link, target in links.items():
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.unlink(missing_ok=True)
+            link.symlink_to(target)
+        planted.extend(links)
+
+    run_tampered(session, plant)
+
+    assert list(outside.iterdir()) == [], "SF's git wrote through a planted link"
+    assert_failed_with(session, f"{common / 'objects'} holds a link")
+    assert not [path for path in planted if path.is_symlink()], "the links are removed"
+
+
+def test_a_link_left_after_the_checkpoint_refuses_the_merge(repo: Path, tmp_path: Path) -> None:
+    """Another unit's command on the same repository (or an MCP server still running)
+    may plant a link after the checkpoint looked: the merge writes objects too."""
+    from tasks_app.engine.worktrees import merge_compute, worktree_ensure
+
+    session, _ = start(repo, task_spec())
+    ws = workspace_of(Task.objects.get(plan__session=session))
+    worktree_ensure(ws)
+    link = repo / ".git/objects/zz"
+    link.symlink_to(tmp_path)
+
+    result = merge_compute(ws, commit=git(repo, "rev-parse", "main"), message="m")
+
+    assert (result.merged, result.reason) == (False, "a command left links in its git directories")
+    assert not link.is_symlink()

@@ -1,0 +1,68 @@
+"""Reading and writing a file inside a worktree without following a link on the way.
+
+SF's tools resolve a path (links included) and check that it is inside the worktree,
+then open it. A sandboxed process running at the same time — an MCP server started
+from the worktree runs code the agent wrote — can swap a directory on that path for a
+link between the check and the open: SF would then read or write, with its own rights
+(root, as ``scripts/run.sh`` runs it), wherever the link points. These helpers open
+the already resolved path one directory at a time from the worktree's root, none of
+them a link (``O_NOFOLLOW``), the file itself not a link either: a path changed since
+it was resolved fails with ``OSError`` instead of leading out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _parent_fd(root: Path, target: Path, *, make: bool) -> tuple[int, str]:
+    """A descriptor of ``target``'s directory, reached from ``root`` without a link
+    (made where missing when ``make``), and ``target``'s name in it."""
+    parts = target.relative_to(root).parts
+    if not parts:
+        raise IsADirectoryError(f"{target} is the worktree itself")
+    fd = os.open(root, _DIR)
+    try:
+        for part in parts[:-1]:
+            if make:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, dir_fd=fd)
+            inner = os.open(part, _DIR, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, parts[-1]
+
+
+def read_beneath(root: Path, target: Path, limit: int) -> bytes:
+    """Up to ``limit`` bytes of ``target`` (inside ``root``, already resolved)."""
+    fd, name = _parent_fd(root, target, make=False)
+    try:
+        file_fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+    finally:
+        os.close(fd)
+    with os.fdopen(file_fd, "rb") as handle:
+        return handle.read(limit)
+
+
+def write_beneath(
+    root: Path, target: Path, data: bytes, mode: int = 0o644, *, set_mode: bool = False
+) -> None:
+    """Write ``data`` to ``target`` (inside ``root``, already resolved), making its
+    missing directories; ``mode`` for a new file (and an existing one: ``set_mode``)."""
+    fd, name = _parent_fd(root, target, make=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        file_fd = os.open(name, flags, mode, dir_fd=fd)
+    finally:
+        os.close(fd)
+    with os.fdopen(file_fd, "wb") as handle:
+        if set_mode:
+            os.fchmod(handle.fileno(), mode)
+        handle.write(data)
