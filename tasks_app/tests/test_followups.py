@@ -82,9 +82,12 @@ def test_a_followup_to_a_running_unit_reaches_its_next_model_step(
     assert traced.payload["author"] == "alice"
     assert traced.payload["text"] == WORDS
     assert traced.payload["sent_at"] == followup.created_at.isoformat()
-    # Between the first model step and its tool call: where it happened.
-    steps = list(TraceEvent.objects.filter(unit_id=unit.pk).values_list("kind", flat=True))
-    assert steps.index("note") == steps.index("tool_call") + 1
+    # Right after the first tool call, before the next model step: where it happened.
+    steps = list(
+        TraceEvent.objects.filter(unit_id=unit.pk).order_by("seq").values_list("kind", "name")
+    )
+    first_call = next(i for i, (kind, _) in enumerate(steps) if kind == "tool_call")
+    assert steps.index(("note", "followup")) == first_call + 1
 
 
 def test_a_unit_that_has_ended_refuses_a_followup_naming_what_to_do(
