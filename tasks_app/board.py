@@ -26,7 +26,7 @@ from django.utils import timezone
 from django.utils.functional import cached_property
 
 from agents_app.models import ModeTransition, Project, TransitionStatus
-from tasks_app.lifecycle import recovery_actions
+from tasks_app.lifecycle import ACTION_LABELS, recovery_actions
 from tasks_app.merge_conflicts import (
     WAITING_TO_MERGE,
     Conflict,
@@ -83,6 +83,18 @@ class BoardRow:
     def actions(self) -> list[str]:
         """Recovery buttons for this row: retry, skip, cancel (tasks_app.engine.recovery)."""
         return recovery_actions(self.task.status)
+
+    @property
+    def buttons(self) -> list[tuple[str, str]]:
+        """The recovery buttons as (action, words): Stop is "Stop after this step"."""
+        runtime = getattr(self.task, "runtime", None)  # a running unit's, with any stop asked
+        asked = runtime.stop_kind if runtime is not None else ""
+        shown = [
+            action
+            for action in self.actions
+            if not (asked == "cancel" and action == "cancel") and not (asked and action == "stop")
+        ]
+        return [(action, ACTION_LABELS.get(action, action.capitalize())) for action in shown]
 
     @property
     def retries(self) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -48,6 +49,8 @@ from tasks_app.engine.mcp import unit_mcp_servers
 from tasks_app.engine.outcome import unit_complete, unit_fail
 from tasks_app.engine.prompts import unit_messages
 from tasks_app.engine.reservations import budget_more, unit_budget, unit_reservation, unit_settle
+from tasks_app.engine.resuming import resumption_of, resumption_record
+from tasks_app.engine.stopping import StopWatch
 from tasks_app.engine.system_faults import SYSTEM_FAULTS, unit_system_fault
 from tasks_app.engine.values import UnitOptions, UnitReport
 from tasks_app.engine.worktrees import worktree_ensure
@@ -83,12 +86,17 @@ def unit_run(*, task_id: int, worker: str, options: UnitOptions | None = None) -
         # Beating from the claim to the end: creating a large worktree, the verify
         # commands (a test suite may run for minutes) and the review all take longer
         # than SF_WORKER_STALE_AFTER, and a silent unit is taken for a dead one.
-        with Heartbeat(task.pk, beat_now=False):  # _start wrote the first beat
+        # The heartbeat thread also watches for a person's stop of this unit (a Cancel
+        # cuts the model's answer at once: ``stopping``).
+        watch = StopWatch(task.pk)
+        with Heartbeat(task.pk, beat_now=False, watch=watch):  # _start wrote the first beat
             worktree_ensure(ws)
-            hooks = EngineHooks(session_id=task.plan.session_id, task=task)
+            hooks = EngineHooks(session_id=task.plan.session_id, task=task, watch=watch)
             blocked, resources = worktree_prepare(task=task, unit=unit, ws=ws)
             result = blocked or _agent(task, unit, ws, options, hooks, resources)
-            return unit_complete(task=task, unit=unit, ws=ws, result=result, cause=hooks.cause)
+            return unit_complete(
+                task=task, unit=unit, ws=ws, result=result, cause=hooks.cause, stop=watch.request
+            )
     except SYSTEM_FAULTS as exc:  # the disk, git under SF, the database: not the agent's
         return unit_system_fault(task=task, unit=unit, error=exc)
     except SfError as exc:
@@ -238,7 +246,7 @@ def _agent(
     with unit_mcp_servers(
         session=session, skills=skills, worktree=ws.path, recorder=recorder
     ) as mcp:
-        router = _router(session, options, unit.pk, hooks.started)
+        router = _router(session, options, unit.pk, hooks)
         try:
             loop = AgentLoop(
                 router=router,
@@ -261,6 +269,10 @@ def _agent(
             messages = _messages(
                 task, unit, skills, router, mcp.prompt_section(session.permission_profile)
             )
+            resumed = resumption_of(task, unit)
+            if resumed is not None:  # an approved call: go on from where it waited
+                messages, loop.pending = resumed.messages, resumed.calls
+                resumption_record(resumed, recorder)
             # Setting up (the worktree's environment, skills, MCP servers, the model's
             # first import) is not the model being silent: the idle timeout counts from
             # the loop's start.
@@ -322,7 +334,7 @@ def _messages(
 
 
 def _router(
-    session: AgentSession, options: UnitOptions, unit_id: int, started: float
+    session: AgentSession, options: UnitOptions, unit_id: int, hooks: EngineHooks
 ) -> ModelRouter:
     """The mode's model with its endpoint and tool-call style (a project's model settings
     override the environment's), and the fallback; a replay has neither. A live model is
@@ -330,8 +342,9 @@ def _router(
     if options.replay:
         completion = options.completion or _with_idle_timeout
         return ModelRouter(model=replay_activate(options.replay), completion=completion)
-    deadline = started + settings.SF_UNIT_HARD_TIMEOUT.total_seconds()
-    completion = options.completion or _streamed(unit_id, deadline)
+    deadline = hooks.started + settings.SF_UNIT_HARD_TIMEOUT.total_seconds()
+    cut = hooks.watch.cut if hooks.watch is not None else None
+    completion = options.completion or _streamed(unit_id, deadline, cut)
     project_models = session.project.parsed_policy.models
     chosen = model_settings_for(session.model_mode, options.model, project_models)
     fallback = model_settings_for("fallback", None, project_models)
@@ -343,7 +356,9 @@ def _router(
     )
 
 
-def _streamed(unit_id: int, deadline: float) -> Callable[..., Any]:
+def _streamed(
+    unit_id: int, deadline: float, cut: threading.Event | None = None
+) -> Callable[..., Any]:
     """Streamed: the idle timeout is the silence between two chunks, not the answer's
     whole time; the text so far goes to the unit page, redacted like everything shown.
     An answer still being written at the unit's hard timeout is cut off there."""
@@ -357,7 +372,9 @@ def _streamed(unit_id: int, deadline: float) -> Callable[..., Any]:
 
     def completion(**kwargs: Any) -> Any:
         idle = settings.SF_UNIT_IDLE_TIMEOUT.total_seconds()
-        return streamed_completion(idle_timeout=idle, on_text=show, deadline=deadline, **kwargs)
+        return streamed_completion(
+            idle_timeout=idle, on_text=show, deadline=deadline, cut=cut, **kwargs
+        )
 
     return completion
 
