@@ -50,6 +50,7 @@ from tasks_app.models import (
     Worker,
 )
 from tasks_app.scheduler import Edge, blockers_of, claims_overlap, edges_by
+from tasks_app.waiting import queue_positions
 
 ACTIVE_STATUSES = frozenset({"in_progress", "verifying", "retrying"})
 # Rows on one page of the board: a screenful or two, and a render well under 50 ms.
@@ -78,6 +79,7 @@ class BoardRow:
     stale: bool
     overlaps: list[str] = field(default_factory=list)
     ready: bool = False  # runnable now: todo, unblocked, not claimed by a worker yet
+    queue_position: int | None = None  # sent to the workers, none has taken it yet
 
     @property
     def actions(self) -> list[str]:
@@ -293,11 +295,14 @@ def _rows(
     grouped = edges_by(edges)
     stale_after = settings.SF_WORKER_STALE_AFTER.total_seconds()
     rows = []
+    sent = [task.pk for task in tasks if _waits_for_worker(task)]
+    positions = queue_positions(sent)
     for task in tasks:
         blocked = blockers_of(str(task.pk), grouped, statuses)
         blockers = [b.describe(keys[int(b.on)]) for b in blocked]
         flagged = overlaps.get(task.key, []) + conflicts.get(task.pk, [])
         rows.append(_row(task, blockers, now, stale_after, flagged))
+        rows[-1].queue_position = positions.get(task.pk)
     return rows
 
 
@@ -319,6 +324,13 @@ def _row(
         and not blockers
         and _schedule(task) != ScheduleStatus.CLAIMED,
     )
+
+
+def _waits_for_worker(task: Task) -> bool:
+    schedule = getattr(task, "schedule", None)
+    if schedule is None or schedule.enqueued_at is None:
+        return False
+    return schedule.status in (ScheduleStatus.DUE, ScheduleStatus.CLAIMED)
 
 
 def _is_stale(task: Task, heartbeat_age: float | None, stale_after: float) -> bool:

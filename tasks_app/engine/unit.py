@@ -28,7 +28,7 @@ from agents_app.axes import RunControl, WorkMode
 from agents_app.gate.redaction import redact_text
 from agents_app.gate.session import SessionGate
 from agents_app.models import Activity, AgentSession, PauseCause, SessionDriver, SessionStatus
-from agents_app.runtime.context import context_window
+from agents_app.runtime.context import context_window, token_count
 from agents_app.runtime.llm import ModelRouter, complete, model_settings_for
 from agents_app.runtime.loop import AgentLoop, LoopResult
 from agents_app.runtime.model_settings import PromptProfile
@@ -65,6 +65,7 @@ from tasks_app.models import (
     Unit,
 )
 from tasks_app.replays import unit_replay
+from tasks_app.waiting import model_request_answered, model_request_sent
 from tasks_app.workspaces import Workspace, workspace_of
 
 # The options and the report are defined in ``values`` (``outcome`` builds the report
@@ -344,7 +345,7 @@ def _router(
         return ModelRouter(model=replay_activate(options.replay), completion=completion)
     deadline = hooks.started + settings.SF_UNIT_HARD_TIMEOUT.total_seconds()
     cut = hooks.watch.cut if hooks.watch is not None else None
-    completion = options.completion or _streamed(unit_id, deadline, cut)
+    completion = options.completion or _streamed(hooks.task.pk, unit_id, deadline, cut)
     project_models = session.project.parsed_policy.models
     chosen = model_settings_for(session.model_mode, options.model, project_models)
     fallback = model_settings_for("fallback", None, project_models)
@@ -357,14 +358,19 @@ def _router(
 
 
 def _streamed(
-    unit_id: int, deadline: float, cut: threading.Event | None = None
+    task_id: int, unit_id: int, deadline: float, cut: threading.Event | None = None
 ) -> Callable[..., Any]:
     """Streamed: the idle timeout is the silence between two chunks, not the answer's
     whole time; the text so far goes to the unit page, redacted like everything shown.
-    An answer still being written at the unit's hard timeout is cut off there."""
+    An answer still being written at the unit's hard timeout is cut off there. Until
+    its first words arrive the page says the model is being waited for (``waiting``)."""
     group = Groups.unit(unit_id)
+    waiting = [False]
 
     def show(text: str) -> None:
+        if waiting[0]:
+            waiting[0] = False
+            model_request_answered(task_id=task_id, unit_id=unit_id)
         # The last word may be half a key still arriving: it waits until it is whole,
         # so the redaction sees every secret entire.
         whole = text[: max(text.rfind(" "), text.rfind("\n")) + 1]
@@ -372,11 +378,27 @@ def _streamed(
 
     def completion(**kwargs: Any) -> Any:
         idle = settings.SF_UNIT_IDLE_TIMEOUT.total_seconds()
-        return streamed_completion(
-            idle_timeout=idle, on_text=show, deadline=deadline, cut=cut, **kwargs
-        )
+        tokens = _prompt_tokens(kwargs)
+        waiting[0] = True
+        model_request_sent(task_id=task_id, unit_id=unit_id, tokens=tokens)
+        try:
+            return streamed_completion(
+                idle_timeout=idle, on_text=show, deadline=deadline, cut=cut, **kwargs
+            )
+        finally:
+            if waiting[0]:
+                waiting[0] = False
+                model_request_answered(task_id=task_id, unit_id=unit_id)
 
     return completion
+
+
+def _prompt_tokens(request: dict[str, Any]) -> int:
+    """The request's prompt in tokens, as litellm counts them (0 if it cannot)."""
+    try:
+        return token_count(request["model"], request["messages"], request.get("tools") or [])
+    except Exception:  # a count is for people to read; never a reason to fail a step
+        return 0
 
 
 def _with_idle_timeout(**kwargs: Any) -> Any:
