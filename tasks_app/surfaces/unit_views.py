@@ -57,9 +57,9 @@ def model_wait(unit: Unit) -> dict[str, object]:
         return {}
     runtime = TaskRuntime.objects.filter(task_id=unit.task_id).exclude(model_request_at=None)
     found = runtime.values_list("model_request_at", "model_request_tokens").first()
-    if found is None:
+    sent, tokens = found if found is not None else (None, None)
+    if sent is None:
         return {}
-    sent, tokens = found
     return {
         "waiting_age": max(0, int((timezone.now() - sent).total_seconds())),
         "waiting_tokens": tokens,
