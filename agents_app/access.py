@@ -263,6 +263,7 @@ def repo_path_check(repo_path: str, *, by_person: bool) -> Path:
 RECOVERY_ACTIONS: dict[str, Action] = {
     "retry": Action.RECOVER_TASK,
     "resume": Action.RECOVER_TASK,
+    "stop": Action.RECOVER_TASK,
     "cancel": Action.RECOVER_TASK,
     "skip": Action.SKIP_TASK,
 }

@@ -26,7 +26,7 @@ from django.utils import timezone
 from django.utils.functional import cached_property
 
 from agents_app.models import ModeTransition, Project, TransitionStatus
-from tasks_app.lifecycle import recovery_actions
+from tasks_app.lifecycle import ACTION_LABELS, recovery_actions
 from tasks_app.merge_conflicts import (
     WAITING_TO_MERGE,
     Conflict,
@@ -50,6 +50,7 @@ from tasks_app.models import (
     Worker,
 )
 from tasks_app.scheduler import Edge, blockers_of, claims_overlap, edges_by
+from tasks_app.waiting import queue_positions
 
 ACTIVE_STATUSES = frozenset({"in_progress", "verifying", "retrying"})
 # Rows on one page of the board: a screenful or two, and a render well under 50 ms.
@@ -78,11 +79,24 @@ class BoardRow:
     stale: bool
     overlaps: list[str] = field(default_factory=list)
     ready: bool = False  # runnable now: todo, unblocked, not claimed by a worker yet
+    queue_position: int | None = None  # sent to the workers, none has taken it yet
 
     @property
     def actions(self) -> list[str]:
         """Recovery buttons for this row: retry, skip, cancel (tasks_app.engine.recovery)."""
         return recovery_actions(self.task.status)
+
+    @property
+    def buttons(self) -> list[tuple[str, str]]:
+        """The recovery buttons as (action, words): Stop is "Stop after this step"."""
+        runtime = getattr(self.task, "runtime", None)  # a running unit's, with any stop asked
+        asked = runtime.stop_kind if runtime is not None else ""
+        shown = [
+            action
+            for action in self.actions
+            if not (asked == "cancel" and action == "cancel") and not (asked and action == "stop")
+        ]
+        return [(action, ACTION_LABELS.get(action, action.capitalize())) for action in shown]
 
     @property
     def retries(self) -> str:
@@ -281,11 +295,14 @@ def _rows(
     grouped = edges_by(edges)
     stale_after = settings.SF_WORKER_STALE_AFTER.total_seconds()
     rows = []
+    sent = [task.pk for task in tasks if _waits_for_worker(task)]
+    positions = queue_positions(sent)
     for task in tasks:
         blocked = blockers_of(str(task.pk), grouped, statuses)
         blockers = [b.describe(keys[int(b.on)]) for b in blocked]
         flagged = overlaps.get(task.key, []) + conflicts.get(task.pk, [])
         rows.append(_row(task, blockers, now, stale_after, flagged))
+        rows[-1].queue_position = positions.get(task.pk)
     return rows
 
 
@@ -307,6 +324,13 @@ def _row(
         and not blockers
         and _schedule(task) != ScheduleStatus.CLAIMED,
     )
+
+
+def _waits_for_worker(task: Task) -> bool:
+    schedule = getattr(task, "schedule", None)
+    if schedule is None or schedule.enqueued_at is None:
+        return False
+    return schedule.status in (ScheduleStatus.DUE, ScheduleStatus.CLAIMED)
 
 
 def _is_stale(task: Task, heartbeat_age: float | None, stale_after: float) -> bool:

@@ -53,13 +53,20 @@ ALLOWED: dict[str, frozenset[str]] = {
 
 
 # What a person may do to a task in each status (``tasks_app.engine.recovery``): retry a
-# failed one; resume a paused one; skip or cancel one that no unit is running.
+# failed one; resume a paused one; skip one that no unit is running; cancel any that is
+# not finished (a running unit is cut: ``tasks_app.engine.stopping``); stop a running
+# one after its current step (paused, to be resumed).
 RECOVERY_ACTIONS: dict[str, frozenset[str]] = {
     "retry": frozenset({S.FAILED}),
     "resume": frozenset({S.PAUSED}),
+    "stop": frozenset({S.IN_PROGRESS}),
     "skip": frozenset({S.TODO, S.BLOCKED, S.PAUSED, S.FAILED}),
-    "cancel": frozenset({S.TODO, S.RETRYING, S.REVIEW, S.BLOCKED, S.PAUSED, S.FAILED}),
+    "cancel": frozenset(
+        {S.TODO, S.IN_PROGRESS, S.VERIFYING, S.RETRYING, S.REVIEW, S.BLOCKED, S.PAUSED, S.FAILED}
+    ),
 }
+# The words of each action's button (the board, the unit page).
+ACTION_LABELS = {"stop": "Stop after this step"}
 
 
 def recovery_actions(status: str) -> list[str]:

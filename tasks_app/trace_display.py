@@ -54,6 +54,9 @@ def event_blocks(kind: str, name: str, payload: dict[str, Any]) -> list[Block]:
         for call in payload.get("tool_calls") or []:
             name = str(call.get("name", "?"))
             blocks.append(Block("call", call_gist(name, call.get("arguments")), name))
+        # What SF made of the answer: calls it refused or recognised in the text, a cut
+        # conversation, a format it had to drop. Shown where it happened, not only in the API.
+        blocks.extend(Block("note", "SF", str(note)) for note in payload.get("notes") or [])
         return blocks
     if kind == TraceKind.TOOL_CALL:
         blocks = call_blocks(name, payload.get("arguments"))

@@ -63,6 +63,11 @@ MAX_SERVER_RETRIES = 3
 DEFAULT_MAX_TOKENS = 4096
 
 
+class AnswerCut(Exception):
+    """The model's answer was cut short on purpose (a person cancelled the unit): not
+    the provider's failure, so the router neither retries nor falls back."""
+
+
 class ProviderAuthError(SfError):
     """The provider refused our credentials or billing: the session must pause."""
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any, Protocol
@@ -36,7 +36,13 @@ from agents_app.runtime.context import (
     refused_window,
     token_count,
 )
-from agents_app.runtime.llm import ContextWindowExceeded, ModelRouter, ModelStep, ToolCallRequest
+from agents_app.runtime.llm import (
+    AnswerCut,
+    ContextWindowExceeded,
+    ModelRouter,
+    ModelStep,
+    ToolCallRequest,
+)
 from agents_app.runtime.model_settings import PromptProfile, ToolCallStyle
 from agents_app.runtime.replay import Replay
 from agents_app.runtime.textcalls import ONE_CALL, recognise_step, step_note
@@ -108,6 +114,9 @@ class LoopResult:
     question: str = ""
     detail: str = ""
     model: str = ""
+    # Blocked on a call waiting for approval: the conversation and the calls to make
+    # once approved (``AgentLoop._calls``).
+    resume: dict[str, Any] | None = None
 
 
 @dataclass
@@ -124,6 +133,8 @@ class AgentLoop:
     # engine reserves it from the session's unreserved remainder.
     budget_more: Callable[[Decimal], Decimal | None] | None = None
     replay: Replay | None = None
+    # Calls to make before the first model step: a resumed conversation's approved call.
+    pending: list[ToolCallRequest] = field(default_factory=list)
     clock: Callable[[], float] = time.monotonic
     result: LoopResult = field(init=False)
     # The next answer's max_tokens: what the window leaves beside the fitted prompt.
@@ -131,6 +142,10 @@ class AgentLoop:
 
     def run(self, messages: list[dict[str, Any]]) -> LoopResult:
         self.result = LoopResult(outcome=Outcome.STEP_LIMIT, model=self.router.model)
+        # A resumed conversation first makes the calls it stopped at (the approved one).
+        ended = self._calls(self.pending, messages, set()) if self.pending else None
+        if ended is not None:
+            return ended
         text_only = idle = 0
         while self.result.steps < self.max_steps:
             stop = self.hooks.before_model()
@@ -138,7 +153,10 @@ class AgentLoop:
                 return self._end(Outcome.INTERRUPTED, detail=stop)
             for note in self.hooks.notes():
                 append_note(messages, note)
-            step = self._fitted_step(messages)
+            try:
+                step = self._fitted_step(messages)
+            except AnswerCut as answer_cut:  # the hooks' stop, seen while the model answered
+                return self._end(Outcome.INTERRUPTED, detail=str(answer_cut))
             if isinstance(step, str):
                 return self._end(Outcome.CONTEXT_FULL, detail=step)
             # Over it, not at it: a budget may be spent in full, and a model that costs
@@ -157,17 +175,34 @@ class AgentLoop:
                 continue
             text_only = idle = 0
             cut = cut_off(step.tool_calls) if step.finish_reason == "length" else set()
-            for call in step.tool_calls:
-                if call.id in cut:
-                    note = call_cut_message(call, self._answer_tokens())
-                    self._answer(call, messages, note, timezone.now())
-                    continue
-                ended = self._tool_call(call, messages)
-                if ended is not None:
-                    return ended
+            ended = self._calls(step.tool_calls, messages, cut)
+            if ended is not None:
+                return ended
             if step.note:
                 append_note(messages, step.note)
         return self._end(Outcome.STEP_LIMIT, detail=f"{self.max_steps} model steps")
+
+    def _calls(
+        self, calls: list[ToolCallRequest], messages: list[dict[str, Any]], cut: set[str]
+    ) -> LoopResult | None:
+        """Make one answer's calls in order; the result if one ends the loop. A call that
+        waits for approval keeps the conversation before it and the calls from it on
+        (``LoopResult.resume``): once approved, the next attempt goes on from there."""
+        for index, call in enumerate(calls):
+            if call.id in cut:
+                note = call_cut_message(call, self._answer_tokens())
+                self._answer(call, messages, note, timezone.now())
+                continue
+            ended = self._tool_call(call, messages)
+            if ended is not None:
+                if ended.outcome == Outcome.BLOCKED:
+                    ended.resume = {
+                        "messages": messages[:-1],  # not its "waiting for approval" answer
+                        "calls": [asdict(later) for later in calls[index:]],
+                        "decision_id": ended.decision_id,
+                    }
+                return ended
+        return None
 
     def _text_note(self, step: ModelStep, last_try: bool = False) -> str:
         """What a model that answered without a call is told; before its last try (text

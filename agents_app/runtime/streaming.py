@@ -17,13 +17,18 @@ as an answer cut off (``finish_reason`` "length"), and the unit stops at its nex
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
-from agents_app.runtime.llm import complete, litellm_module
+from django.db import connections
+
+from agents_app.runtime.llm import AnswerCut, complete, litellm_module
 
 TextListener = Callable[[str], None]
+CUT_POLL = 0.1  # seconds between looks at ``cut`` while the answer is awaited
 
 
 def streamed_completion(
@@ -34,10 +39,50 @@ def streamed_completion(
     deadline: float | None = None,
     clock: Callable[[], float] = time.monotonic,
     completion: Callable[..., Any] = complete,
+    cut: threading.Event | None = None,
     **request: Any,
 ) -> Any:
     """One completion asked with ``stream=True``, returned as a whole response; cut off
-    at ``deadline`` (a ``clock`` reading) if it is still being written then."""
+    at ``deadline`` (a ``clock`` reading) if it is still being written then.
+
+    With ``cut``, the request runs in a thread of its own and this returns at once when
+    ``cut`` is set, raising ``AnswerCut``: while the model still reads the prompt no byte
+    arrives to wake a reading thread, so the caller never waits for one. The thread
+    hangs up on the server as soon as it holds the stream (the server stops writing)."""
+    ask = partial(_stream, idle_timeout, on_text, every, deadline, clock, completion, cut, request)
+    if cut is None:
+        return ask()
+    outcome: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            outcome["response"] = ask()
+        except BaseException as exc:  # handed to the caller's thread below
+            outcome["error"] = exc
+        finally:
+            done.set()
+            connections.close_all()  # this thread's (a live update's commit hook opens one)
+
+    threading.Thread(target=run, name="sf-model-answer", daemon=True).start()
+    while not done.wait(CUT_POLL):
+        if cut.is_set():
+            raise AnswerCut("the model's answer was cut: the unit was cancelled")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["response"]
+
+
+def _stream(
+    idle_timeout: float,
+    on_text: TextListener | None,
+    every: float,
+    deadline: float | None,
+    clock: Callable[[], float],
+    completion: Callable[..., Any],
+    cut: threading.Event | None,
+    request: dict[str, Any],
+) -> Any:
     if _usage_asked(str(request.get("model", ""))):
         # OpenAI-compatible servers report a streamed answer's tokens only when asked:
         # without it every streamed step was recorded as 0 tokens, and cost $0.
@@ -46,8 +91,11 @@ def streamed_completion(
     chunks: list[Any] = []
     text: list[str] = []
     shown = clock()
-    cut = False
+    ended = False
     for chunk in stream:
+        if cut is not None and cut.is_set():
+            _close(stream)
+            raise AnswerCut("the model's answer was cut: the unit was cancelled")
         chunks.append(chunk)
         piece = _text_of(chunk)
         if piece:
@@ -56,14 +104,14 @@ def streamed_completion(
                 on_text("".join(text))
                 shown = clock()
         if deadline is not None and clock() >= deadline:
-            cut = True
+            ended = True
             break
-    if cut:
+    if ended:
         _close(stream)
     if on_text is not None:
         on_text("")  # complete: the step itself is shown now
     response = litellm_module().stream_chunk_builder(chunks, messages=request.get("messages"))
-    if cut and response is not None and response.choices:
+    if ended and response is not None and response.choices:
         response.choices[0].finish_reason = "length"
     return response
 

@@ -120,14 +120,18 @@ def task_review(*, token: ApiToken, task_id: int, data: TaskReviewIn) -> TaskOut
     return task_out(task)
 
 
-def task_recover(*, token: ApiToken, task_id: int, action: str) -> TaskOut:
-    """``retry``, ``cancel`` or ``skip`` a task, as the board's buttons do."""
+def task_recover(*, token: ApiToken, task_id: int, action: str, reason: str = "") -> TaskOut:
+    """``retry``, ``resume``, ``stop``, ``cancel`` or ``skip`` a task, as the board's
+    buttons do (``tasks_app.engine.recovery``)."""
     service = RECOVERY.get(action)
     if service is None:
-        raise ApiProblem(404, "not-found", f"no task action {action!r}; retry, cancel, skip")
+        known = ", ".join(RECOVERY)
+        raise ApiProblem(404, "not-found", f"no task action {action!r}; {known}")
     task = _task(token, task_id)
     require(token.user, task.plan.session.project, RECOVERY_ACTIONS[action])
-    return task_out(service(task=task, actor=Actor.of(token.user)))
+    task = service(task=task, actor=Actor.of(token.user), reason=reason[:500])
+    task.refresh_from_db()
+    return task_out(task)
 
 
 def followup_send(

@@ -90,10 +90,16 @@ def unit_followup(request: HttpRequest, unit_id: int, data: FollowUpIn) -> Follo
 
 @router.post("/tasks/{task_id}/{action}", response={200: TaskOut, **ERRORS})
 def task_recover(
-    request: HttpRequest, task_id: int, action: Literal["retry", "cancel", "skip"]
+    request: HttpRequest,
+    task_id: int,
+    action: Literal["retry", "resume", "stop", "cancel", "skip"],
+    reason: str = "",
 ) -> TaskOut:
-    """``retry``, ``cancel`` or ``skip`` a task, as the board's buttons do."""
-    return ops.task_recover(token=api_token(request), task_id=task_id, action=action)
+    """``retry`` a failed task, ``resume`` a paused one, ``cancel`` or ``skip`` a task, as
+    the board's buttons do. ``cancel`` of a running task cuts its unit's model answer
+    (the unit ends cancelled, its worktree kept); ``stop`` ends a running unit after its
+    current step (the task is paused, to be resumed). ``reason`` is recorded with it."""
+    return ops.task_recover(token=api_token(request), task_id=task_id, action=action, reason=reason)
 
 
 @router.get("/units/{unit_id}", response={200: UnitOut, **ERRORS})

@@ -133,6 +133,25 @@ def test_a_task_is_cancelled_and_an_unknown_action_is_a_validation_problem(
     assert again.json()["code"] == "conflict"
 
 
+def test_a_paused_task_is_resumed_and_only_a_running_one_is_stopped(
+    api: Api, agent_session: AgentSession, user: User
+) -> None:
+    task = make_plan(agent_session, task_data("a")).tasks.get()
+    Task.objects.filter(pk=task.pk).update(status="paused", hold_reason="stopped")
+    not_running = api.post(f"/tasks/{task.pk}/stop")
+    assert not_running.status_code == 409, not_running.content
+    assert "only a running task can be stopped" in not_running.json()["detail"]
+    resumed = api.post(f"/tasks/{task.pk}/resume?reason=go on")
+    assert resumed.status_code == 200, resumed.content
+    assert resumed.json()["status"] == "todo"
+    task.refresh_from_db()
+    assert (task.status, task.hold_reason) == ("todo", "")
+    assert task.status_reason.startswith(f"resumed by {user.username}: go on")
+    again = api.post(f"/tasks/{task.pk}/resume")
+    assert again.status_code == 409
+    assert "only a task that is paused can be resumed" in again.json()["detail"]
+
+
 def test_decisions_are_listed_and_reviewed_with_a_scope(
     api: Api, agent_session: AgentSession
 ) -> None:

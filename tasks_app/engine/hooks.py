@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from django.conf import settings
-from django.db import DatabaseError, close_old_connections
+from django.db import DatabaseError, close_old_connections, connection
 from django.db.models import F
 from django.utils import timezone
 
@@ -19,8 +19,9 @@ from agents_app.runtime.trace import TraceRecorder
 from agents_app.services import DispatchPoint, session_apply_due, session_read
 from sf_core.db import relaxed_commit, relaxed_update
 from tasks_app.engine.followups import followups_take
+from tasks_app.engine.stopping import POLL, StopWatch
 from tasks_app.engine.stuck import detect
-from tasks_app.models import Task, TaskRuntime
+from tasks_app.models import StopKind, Task, TaskRuntime
 
 logger = logging.getLogger("sf.engine")
 
@@ -43,15 +44,20 @@ class StopCause(StrEnum):
     STOPPED = "stopped"  # /stop
     SESSION_PAUSED = "session_paused"
     SESSION_ENDED = "session_ended"
+    CANCELLED = "cancelled"  # a person cancelled this unit (``stopping``)
+    AFTER_STEP = "after_step"  # a person stopped it after its step (``stopping``)
 
 
 class Heartbeat:
     """Refreshes the task's runtime heartbeat from a thread while the unit runs, so a
     long model call is not mistaken for a dead worker (and a dead worker is noticed)."""
 
-    def __init__(self, task_id: int, *, beat_now: bool = True) -> None:
+    def __init__(
+        self, task_id: int, *, beat_now: bool = True, watch: StopWatch | None = None
+    ) -> None:
         self.task_id = task_id
         self.beat_now = beat_now
+        self.watch = watch  # polled between beats: a Cancel cuts the model's answer
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._run, name=f"sf-unit-{task_id}", daemon=True)
 
@@ -69,10 +75,22 @@ class Heartbeat:
         TaskRuntime.objects.filter(task_id=self.task_id).update(last_heartbeat_at=timezone.now())
 
     def _run(self) -> None:
+        try:
+            self._beat_until_stopped()
+        finally:
+            connection.close()  # this thread's own: nobody else would close it
+
+    def _beat_until_stopped(self) -> None:
         interval = settings.SF_WORKER_HEARTBEAT.total_seconds()
-        while not self.stopping.wait(interval):
+        wake = min(interval, POLL) if self.watch is not None else interval
+        last = time.monotonic()
+        while not self.stopping.wait(wake):
             try:
-                self.beat()
+                if time.monotonic() - last >= interval - wake / 2:
+                    self.beat()
+                    last = time.monotonic()
+                if self.watch is not None:
+                    self.watch.poll()
             except DatabaseError:
                 # Keep beating: the database may be back next time (a terminated
                 # connection reconnects). A thread that died here would let the sweep
@@ -104,8 +122,12 @@ class EngineHooks:
     # step (``followups``). Set by the unit once its loop starts.
     unit_id: int | None = None
     recorder: TraceRecorder | None = None
+    watch: StopWatch | None = None  # a person's stop of this unit (``stopping``)
 
     def before_model(self) -> str | None:
+        stop = self._person_stop(at_step=True)
+        if stop:
+            return stop
         now = time.monotonic()
         if now - self.started > settings.SF_UNIT_HARD_TIMEOUT.total_seconds():
             return self._stop(StopCause.TIMEOUT, f"hard timeout ({settings.SF_UNIT_HARD_TIMEOUT})")
@@ -140,6 +162,9 @@ class EngineHooks:
         # and otherwise ``forget``s it and the loop comes back here for a fresh one. The
         # gate also sets the activity to the tool's with the decision (the next model
         # step sets it back to the unit; the unit's end, to idle).
+        stop = self._person_stop(at_step=False)
+        if stop:
+            return stop
         if self.session is None or not self.reuse_readings:
             self._read(DispatchPoint.BEFORE_TOOL)
         return self._session_stop()
@@ -203,6 +228,17 @@ class EngineHooks:
         if session.status != SessionStatus.ACTIVE:
             return self._stop(StopCause.SESSION_ENDED, f"session {session.status}")
         return None
+
+    def _person_stop(self, *, at_step: bool) -> str | None:
+        """A Cancel stops the unit at any dispatch point; a Stop-after-step before its
+        next model step. Read afresh before a model step, else as the heartbeat saw it."""
+        if self.watch is None:
+            return None
+        request = self.watch.poll() if at_step else self.watch.request
+        if request is None or (request.kind == StopKind.AFTER_STEP and not at_step):
+            return None
+        cancel = request.kind == StopKind.CANCEL
+        return self._stop(StopCause.CANCELLED if cancel else StopCause.AFTER_STEP, request.words())
 
     def _stop(self, cause: StopCause, words: str) -> str:
         self.cause = cause

@@ -43,6 +43,7 @@ from tasks_app.engine.hooks import StopCause
 from tasks_app.engine.outage import provider_outage, provider_recovered
 from tasks_app.engine.reservations import unit_settle
 from tasks_app.engine.review import review_start
+from tasks_app.engine.stopping import StopRequest, stop_read
 from tasks_app.engine.stuck import detect
 from tasks_app.engine.values import UnitReport
 from tasks_app.engine.verification import verify
@@ -51,12 +52,14 @@ from tasks_app.lifecycle import task_transition
 from tasks_app.models import (
     HoldReason,
     ScheduleStatus,
+    StopKind,
     Task,
     TaskSchedule,
     TaskStatus,
     Unit,
     UnitStatus,
 )
+from tasks_app.services import schedule_ready
 from tasks_app.workspaces import Workspace
 
 logger = logging.getLogger("sf.engine")
@@ -71,15 +74,28 @@ HELD_BY_CAUSE: dict[StopCause, tuple[TaskStatus, HoldReason, UnitStatus]] = {
         UnitStatus.CANCELLED,
     ),
     StopCause.SESSION_ENDED: (TaskStatus.PAUSED, HoldReason.SESSION_ENDED, UnitStatus.CANCELLED),
+    # A person's stop stays until a person resumes it (not lifted as the session runs).
+    StopCause.AFTER_STEP: (TaskStatus.PAUSED, HoldReason.PERSON, UnitStatus.CANCELLED),
 }
 
 
+PERSON_STOPS = (StopCause.CANCELLED, StopCause.AFTER_STEP)
+
+
 def unit_complete(
-    *, task: Task, unit: Unit, ws: Workspace, result: LoopResult, cause: StopCause | None = None
+    *,
+    task: Task,
+    unit: Unit,
+    ws: Workspace,
+    result: LoopResult,
+    cause: StopCause | None = None,
+    stop: StopRequest | None = None,
 ) -> UnitReport:
     """Record the unit and move the task on, according to how its loop ended.
 
-    ``cause`` is why the engine's hooks stopped the loop (``Outcome.INTERRUPTED``)."""
+    ``cause`` is why the engine's hooks stopped the loop (``Outcome.INTERRUPTED``);
+    ``stop``, a person's stop of the unit (``stopping``): a Cancel asked by the loop's
+    end ends it so, whatever the loop's outcome (no verification, no review)."""
     if _superseded(unit):
         return _superseded_report(task, unit)
     commit = _checkpoint(task, unit, ws)
@@ -88,8 +104,14 @@ def unit_complete(
         if result.steps:
             provider_recovered(session_id=task.plan.session_id)
     task.refresh_from_db()
+    stop = stop_read(task.pk) or stop
+    if stop is not None and stop.kind == StopKind.CANCEL:
+        cause = StopCause.CANCELLED
+        result.outcome, result.detail = Outcome.INTERRUPTED, stop.words()
     outcome, detail = str(result.outcome), result.detail or result.summary
-    if result.outcome == Outcome.FINISHED:
+    if result.outcome == Outcome.INTERRUPTED and cause in PERSON_STOPS and stop is not None:
+        _person_stopped(task, unit, stop)
+    elif result.outcome == Outcome.FINISHED:
         outcome, detail = _verify_and_review(task, unit, ws, result, commit)
     elif result.outcome in (Outcome.BLOCKED, Outcome.NEEDS_PERSON):
         _wait_for_person(task, unit, result)
@@ -148,6 +170,8 @@ def _wait_for_person(task: Task, unit: Unit, result: LoopResult) -> None:
         result.question or f"{APPROVAL_NEEDED} (decision {result.decision_id}): {result.detail}"
     )
     _end_unit(unit, UnitStatus.BLOCKED, summary=waiting)
+    if result.resume:  # what the next attempt goes on from once approved (``resuming``)
+        Unit.objects.filter(pk=unit.pk).update(resume_state=result.resume)
     hold = HoldReason.QUESTION if asked else HoldReason.APPROVAL_NEEDED
     task_transition(task=task, to=TaskStatus.BLOCKED, reason=waiting, hold=hold)
 
@@ -161,6 +185,20 @@ def _interrupted(task: Task, unit: Unit, detail: str, cause: StopCause) -> None:
     status, hold, unit_status = HELD_BY_CAUSE[cause]
     _end_unit(unit, unit_status, summary=detail)
     task_transition(task=task, to=status, reason=detail, hold=hold)
+
+
+def _person_stopped(task: Task, unit: Unit, stop: StopRequest) -> None:
+    """A person's Cancel ends the task (its worktree kept for inspection); a Stop after
+    this step pauses it, its work kept for Resume. Either way with their name."""
+    words = stop.words()
+    _end_unit(unit, UnitStatus.CANCELLED, summary=words)
+    if stop.kind == StopKind.CANCEL:
+        task_transition(task=task, to=TaskStatus.CANCELLED, reason=words, actor=stop.actor)
+        schedule_ready(plan=task.plan)  # its dependents: blocked, unless ``always``
+        return
+    task_transition(
+        task=task, to=TaskStatus.PAUSED, reason=words, actor=stop.actor, hold=HoldReason.PERSON
+    )
 
 
 def unit_fail(*, task: Task, unit: Unit, ws: Workspace, error: SfError) -> UnitReport:
@@ -266,6 +304,10 @@ def _verify_and_review(
         Unit.objects.filter(pk=unit.pk).update(
             verification_passed=verification.passed, verification_output=report
         )
+        late = stop_read(task.pk)  # a Cancel while the verify commands ran
+        if late is not None and late.kind == StopKind.CANCEL:
+            _person_stopped(task, unit, late)
+            return str(Outcome.INTERRUPTED), late.words()
         if not verification.passed:
             _end_unit(unit, UnitStatus.FAILED, summary=result.summary)
             _retry_or_fail(task, unit, "verification failed", verification_failed=True)

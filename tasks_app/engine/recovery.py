@@ -2,8 +2,9 @@
 
 Each is one logged lifecycle move with the person's ``Actor``, taken under the lock
 of the task's schedule row — the lock a unit's claim takes — so it never races a unit
-starting. A task whose unit is running (in progress, verifying) is refused: stop the
-session first (``/stop``), then act on the paused task.
+starting. A task whose unit is running (in progress, verifying) can be cancelled or
+stopped after its step (``tasks_app.engine.stopping``: the unit honours it); the other
+actions are refused for it.
 
 - ``task_retry``: failed → todo, a new attempt. The failed attempt's worktree and
   branch are removed (checked gone), ``Task.branch_attempt`` grows by one so the next
@@ -11,7 +12,9 @@ session first (``/stop``), then act on the paused task.
   and checkpoint start over, dependents held by its failure are released, and a
   finished plan and session re-open (``tasks_app.completion.plan_reopen``).
 - ``task_resume``: paused → todo, the work so far kept (worktree, branch, retries).
-- ``task_cancel``: → cancelled; worktree and branch go, nothing is merged. Its
+- ``task_stop``: a running task is paused after its current step, its work kept.
+- ``task_cancel``: → cancelled; worktree and branch go, nothing is merged (a running
+  task's unit is cut and its worktree kept for inspection). Its
   dependents never run unless they depend on it with ``always``.
 - ``task_skip``: todo | blocked | paused | failed → skipped; worktree and branch go,
   nothing is merged. Skipped counts as finished without a merge: dependents waiting
@@ -39,9 +42,10 @@ from sf_core.actors import Actor
 from sf_core.errors import InvalidTransition
 from tasks_app.completion import plan_reopen, plan_settle
 from tasks_app.engine.dispatch import dispatch_on_commit
+from tasks_app.engine.stopping import stop_request
 from tasks_app.engine.worktrees import worktree_remove
 from tasks_app.lifecycle import RECOVERY_ACTIONS, task_transition
-from tasks_app.models import ScheduleStatus, Task, TaskSchedule, TaskStatus
+from tasks_app.models import ScheduleStatus, StopKind, Task, TaskSchedule, TaskStatus
 from tasks_app.services import dependents_release, schedule_ready
 from tasks_app.workspaces import workspace_of
 
@@ -91,9 +95,34 @@ def task_resume(*, task: Task, actor: Actor, reason: str = "") -> Task:
 
 
 def task_cancel(*, task: Task, actor: Actor, reason: str = "") -> Task:
-    """Cancel a task that is not running: final, nothing merged (module docstring)."""
+    """Cancel a task: final, nothing merged (module docstring). A running one is asked to
+    stop now (``stopping``): its unit ends cancelled, its worktree kept."""
+    with transaction.atomic():
+        running = _running(task)
+        if running is not None:
+            return stop_request(task=running, actor=actor, kind=StopKind.CANCEL, reason=reason)
     why = f"cancelled by {actor}" + (f": {reason}" if reason else "")
     return _end(task, S.CANCELLED, CANCELLABLE, why, actor)
+
+
+def task_stop(*, task: Task, actor: Actor, reason: str = "") -> Task:
+    """Stop a running task after its current step (``stopping``): paused, resumable."""
+    with transaction.atomic():
+        running = _running(task)
+        if running is None:
+            task.refresh_from_db()
+            raise InvalidTransition(
+                f"task {task.key} is {task.status}; only a running task can be stopped "
+                "after its step"
+            )
+        return stop_request(task=running, actor=actor, kind=StopKind.AFTER_STEP, reason=reason)
+
+
+def _running(task: Task) -> Task | None:
+    """The task, fresh and under its schedule row's lock, if a unit is running it."""
+    TaskSchedule.objects.select_for_update().filter(task_id=task.pk).first()
+    task = Task.objects.select_related("plan__session").get(pk=task.pk)
+    return task if task.status in (S.IN_PROGRESS, S.VERIFYING) else None
 
 
 def task_skip(*, task: Task, actor: Actor, reason: str = "") -> Task:
@@ -153,4 +182,10 @@ def _lift_assisted_pause(task: Task, actor: Actor) -> None:
         )
 
 
-RECOVERY = {"retry": task_retry, "resume": task_resume, "cancel": task_cancel, "skip": task_skip}
+RECOVERY = {
+    "retry": task_retry,
+    "resume": task_resume,
+    "stop": task_stop,
+    "cancel": task_cancel,
+    "skip": task_skip,
+}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -27,7 +28,7 @@ from agents_app.axes import RunControl, WorkMode
 from agents_app.gate.redaction import redact_text
 from agents_app.gate.session import SessionGate
 from agents_app.models import Activity, AgentSession, PauseCause, SessionDriver, SessionStatus
-from agents_app.runtime.context import context_window
+from agents_app.runtime.context import context_window, token_count
 from agents_app.runtime.llm import ModelRouter, complete, model_settings_for
 from agents_app.runtime.loop import AgentLoop, LoopResult
 from agents_app.runtime.model_settings import PromptProfile
@@ -50,6 +51,8 @@ from tasks_app.engine.mcp import unit_mcp_servers
 from tasks_app.engine.outcome import unit_complete, unit_fail
 from tasks_app.engine.prompts import unit_messages
 from tasks_app.engine.reservations import budget_more, unit_budget, unit_reservation, unit_settle
+from tasks_app.engine.resuming import resumption_of, resumption_record
+from tasks_app.engine.stopping import StopWatch
 from tasks_app.engine.system_faults import SYSTEM_FAULTS, unit_system_fault
 from tasks_app.engine.values import UnitOptions, UnitReport
 from tasks_app.engine.worktrees import worktree_ensure
@@ -64,6 +67,7 @@ from tasks_app.models import (
     Unit,
 )
 from tasks_app.replays import unit_replay
+from tasks_app.waiting import model_request_answered, model_request_sent
 from tasks_app.workspaces import Workspace, workspace_of
 
 # The options and the report are defined in ``values`` (``outcome`` builds the report
@@ -85,12 +89,17 @@ def unit_run(*, task_id: int, worker: str, options: UnitOptions | None = None) -
         # Beating from the claim to the end: creating a large worktree, the verify
         # commands (a test suite may run for minutes) and the review all take longer
         # than SF_WORKER_STALE_AFTER, and a silent unit is taken for a dead one.
-        with Heartbeat(task.pk, beat_now=False):  # _start wrote the first beat
+        # The heartbeat thread also watches for a person's stop of this unit (a Cancel
+        # cuts the model's answer at once: ``stopping``).
+        watch = StopWatch(task.pk)
+        with Heartbeat(task.pk, beat_now=False, watch=watch):  # _start wrote the first beat
             worktree_ensure(ws)
-            hooks = EngineHooks(session_id=task.plan.session_id, task=task)
+            hooks = EngineHooks(session_id=task.plan.session_id, task=task, watch=watch)
             blocked, resources = worktree_prepare(task=task, unit=unit, ws=ws)
             result = blocked or _agent(task, unit, ws, options, hooks, resources)
-            return unit_complete(task=task, unit=unit, ws=ws, result=result, cause=hooks.cause)
+            return unit_complete(
+                task=task, unit=unit, ws=ws, result=result, cause=hooks.cause, stop=watch.request
+            )
     except SYSTEM_FAULTS as exc:  # the disk, git under SF, the database: not the agent's
         return unit_system_fault(task=task, unit=unit, error=exc)
     except SfError as exc:
@@ -240,7 +249,7 @@ def _agent(
     with unit_mcp_servers(
         session=session, skills=skills, worktree=ws.path, recorder=recorder
     ) as mcp:
-        router = _router(session, options, unit.pk, hooks.started)
+        router = _router(session, options, unit.pk, hooks)
         try:
             loop = AgentLoop(
                 router=router,
@@ -264,7 +273,13 @@ def _agent(
                 task=task, worktree=ws.path, router=router, recorder=recorder, replay=options.replay
             )
             extras = (mcp.prompt_section(session.permission_profile), instructions)
-            messages = _messages(task, unit, skills, router, extras, recorder)
+            resumed = resumption_of(task, unit)
+            # A resumed conversation is the one that waited: people's follow-ups reach
+            # it before its next step (the hooks), not in a brief it never reads.
+            messages = _messages(task, unit, skills, router, extras, recorder, resumed is None)
+            if resumed is not None:  # an approved call: go on from where it waited
+                messages, loop.pending = resumed.messages, resumed.calls
+                resumption_record(resumed, recorder)
             # From here on, people's follow-ups reach the model before each step.
             hooks.unit_id, hooks.recorder = unit.pk, recorder
             # Setting up (the worktree's environment, skills, MCP servers, the model's
@@ -319,10 +334,12 @@ def _messages(
     router: ModelRouter,
     sections: tuple[str, str],
     recorder: TraceRecorder,
+    with_followups: bool = True,
 ) -> list[dict[str, Any]]:
     """The unit's first messages (and its model, recorded on the unit and the runtime);
     ``sections``: the MCP servers' and the repository's instructions; with the
-    follow-ups people sent since the last unit (now delivered, traced)."""
+    follow-ups people sent since the last unit (now delivered, traced) unless
+    ``with_followups`` is off (they wait for the loop's next step)."""
     mcp_section, instructions = sections
     previous = Unit.objects.filter(task=task, attempt__lt=unit.attempt).order_by("-attempt").first()
     with transaction.atomic():  # one commit, not two
@@ -332,7 +349,11 @@ def _messages(
         part for part in (_skills_section(skills, task, router), mcp_section) if part
     )
     compact = router.prompt_profile == PromptProfile.COMPACT
-    followups = followups_brief(task_id=task.pk, unit_id=unit.pk, recorder=recorder)
+    followups = (
+        followups_brief(task_id=task.pk, unit_id=unit.pk, recorder=recorder)
+        if with_followups
+        else ""
+    )
     return unit_messages(
         task=task,
         skills=extras,
@@ -344,7 +365,7 @@ def _messages(
 
 
 def _router(
-    session: AgentSession, options: UnitOptions, unit_id: int, started: float
+    session: AgentSession, options: UnitOptions, unit_id: int, hooks: EngineHooks
 ) -> ModelRouter:
     """The mode's model with its endpoint and tool-call style (a project's model settings
     override the environment's), and the fallback; a replay has neither. A live model is
@@ -352,8 +373,9 @@ def _router(
     if options.replay:
         completion = options.completion or _with_idle_timeout
         return ModelRouter(model=replay_activate(options.replay), completion=completion)
-    deadline = started + settings.SF_UNIT_HARD_TIMEOUT.total_seconds()
-    completion = options.completion or _streamed(unit_id, deadline)
+    deadline = hooks.started + settings.SF_UNIT_HARD_TIMEOUT.total_seconds()
+    cut = hooks.watch.cut if hooks.watch is not None else None
+    completion = options.completion or _streamed(hooks.task.pk, unit_id, deadline, cut)
     project_models = session.project.parsed_policy.models
     chosen = model_settings_for(session.model_mode, options.model, project_models)
     fallback = model_settings_for("fallback", None, project_models)
@@ -365,13 +387,20 @@ def _router(
     )
 
 
-def _streamed(unit_id: int, deadline: float) -> Callable[..., Any]:
+def _streamed(
+    task_id: int, unit_id: int, deadline: float, cut: threading.Event | None = None
+) -> Callable[..., Any]:
     """Streamed: the idle timeout is the silence between two chunks, not the answer's
     whole time; the text so far goes to the unit page, redacted like everything shown.
-    An answer still being written at the unit's hard timeout is cut off there."""
+    An answer still being written at the unit's hard timeout is cut off there. Until
+    its first words arrive the page says the model is being waited for (``waiting``)."""
     group = Groups.unit(unit_id)
+    waiting = [False]
 
     def show(text: str) -> None:
+        if waiting[0]:
+            waiting[0] = False
+            model_request_answered(task_id=task_id, unit_id=unit_id)
         # The last word may be half a key still arriving: it waits until it is whole,
         # so the redaction sees every secret entire.
         whole = text[: max(text.rfind(" "), text.rfind("\n")) + 1]
@@ -379,9 +408,27 @@ def _streamed(unit_id: int, deadline: float) -> Callable[..., Any]:
 
     def completion(**kwargs: Any) -> Any:
         idle = settings.SF_UNIT_IDLE_TIMEOUT.total_seconds()
-        return streamed_completion(idle_timeout=idle, on_text=show, deadline=deadline, **kwargs)
+        tokens = _prompt_tokens(kwargs)
+        waiting[0] = True
+        model_request_sent(task_id=task_id, unit_id=unit_id, tokens=tokens)
+        try:
+            return streamed_completion(
+                idle_timeout=idle, on_text=show, deadline=deadline, cut=cut, **kwargs
+            )
+        finally:
+            if waiting[0]:
+                waiting[0] = False
+                model_request_answered(task_id=task_id, unit_id=unit_id)
 
     return completion
+
+
+def _prompt_tokens(request: dict[str, Any]) -> int:
+    """The request's prompt in tokens, as litellm counts them (0 if it cannot)."""
+    try:
+        return token_count(request["model"], request["messages"], request.get("tools") or [])
+    except Exception:  # a count is for people to read; never a reason to fail a step
+        return 0
 
 
 def _with_idle_timeout(**kwargs: Any) -> Any:

@@ -25,7 +25,14 @@ from tasks_app.models.plan import (
 )
 from tasks_app.models.request import PlanRequest, PlanRequestStatus
 from tasks_app.models.review import DiffComment, DiffSide, SetupStatus, WorktreeSetup
-from tasks_app.models.runtime import ScheduleStatus, TaskRuntime, TaskSchedule, Unit, UnitStatus
+from tasks_app.models.runtime import (
+    ScheduleStatus,
+    StopKind,
+    TaskRuntime,
+    TaskSchedule,
+    Unit,
+    UnitStatus,
+)
 from tasks_app.models.schedules import (
     STARTED_RUN_STATUSES,
     Schedule,
@@ -68,6 +75,7 @@ __all__ = [
     "ScheduleRunTrigger",
     "ScheduleStatus",
     "SetupStatus",
+    "StopKind",
     "Task",
     "TaskDependency",
     "TaskKind",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.urls import reverse
@@ -56,6 +57,11 @@ class TaskSchedule(models.Model):
         return f"{self.task_id}: {self.status}"
 
 
+class StopKind(models.TextChoices):
+    CANCEL = "cancel"
+    AFTER_STEP = "after_step"
+
+
 class TaskRuntime(models.Model):
     """What is running the task right now. Ephemeral: cleared when the unit ends."""
 
@@ -66,6 +72,20 @@ class TaskRuntime(models.Model):
     current_model = models.CharField(max_length=200, blank=True)
     context_usage_percent = models.FloatField(null=True, blank=True)
     last_heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # A person's stop of this unit (``tasks_app.engine.stopping``): "cancel" cuts the
+    # model's answer and ends the unit now; "after_step" ends it at its next model step.
+    stop_kind = models.CharField(max_length=12, choices=StopKind.choices, blank=True)
+    stop_reason = models.CharField(max_length=500, blank=True)
+    stop_actor_kind = models.CharField(max_length=12, blank=True)
+    stop_actor_label = models.CharField(max_length=150, blank=True)
+    stop_actor_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    stop_requested_at = models.DateTimeField(null=True, blank=True)
+    # The model request in flight, for the unit page's "waiting for the model" (its
+    # start and the prompt's tokens); cleared when its answer starts or ends.
+    model_request_at = models.DateTimeField(null=True, blank=True)
+    model_request_tokens = models.PositiveIntegerField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"{self.task_id} on {self.worker or '-'}"
@@ -100,6 +120,9 @@ class Unit(models.Model):
     # Per-unit resources (docs/worktree-environment.md), e.g. {"SF_PORT": "40123"}.
     resources = models.JSONField(default=dict, blank=True)
     summary = models.TextField(blank=True)
+    # Blocked on a call waiting for approval: the conversation so far and the calls from
+    # that one on, for the next attempt once approved (``tasks_app.engine.resuming``).
+    resume_state = models.JSONField(default=dict, blank=True)
     started_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
 

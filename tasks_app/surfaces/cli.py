@@ -165,7 +165,7 @@ class TasksCommand(Subcommand):
     name = "tasks"
     help = (
         "The task board: lifecycle, runtime, blockers, retries, budget, next action; "
-        "retry, cancel or skip a task."
+        "retry, resume, stop (after its step), cancel or skip a task."
     )
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
@@ -196,7 +196,7 @@ class TasksCommand(Subcommand):
         return self._board(session.pk, options)
 
     def _recover(self, session: AgentSession, actor: Actor, options: dict[str, Any]) -> int:
-        """``sf tasks retry|cancel|skip KEY --session N``: one service call, one line."""
+        """``sf tasks retry|resume|stop|cancel|skip KEY --session N``: one service call."""
         require_actor(actor, session.project, RECOVERY_ACTIONS[options["action"]])
         task = find_task(session.pk, options["key"])
         task = RECOVERY[options["action"]](task=task, actor=actor, reason=options["reason"])

@@ -15,11 +15,13 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Hashable
+from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qs
 
 from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
+from django.utils import timezone
 
 from agents_app.access import Action, projects_visible, require
 from agents_app.badge import badge_for
@@ -171,6 +173,17 @@ class UnitConsumer(LivePartialConsumer):
         """What the model has written of its current step (already redacted): only the
         stream box is swapped, not the whole trace."""
         html = render_to_string("tasks_app/unit_detail.html#stream", {"text": event["text"]})
+        await self.send(text_data=html)
+
+    async def unit_waiting(self, event: dict[str, Any]) -> None:
+        """A model request sent (its time and tokens) or answered (none): only the
+        waiting box is swapped; the page counts the seconds itself."""
+        context: dict[str, Any] = {}
+        if event["sent_at"]:
+            sent = datetime.fromisoformat(event["sent_at"])
+            age = max(0, int((timezone.now() - sent).total_seconds()))
+            context = {"waiting_age": age, "waiting_tokens": event["tokens"]}
+        html = render_to_string("tasks_app/unit_detail.html#waiting", context)
         await self.send(text_data=html)
 
     async def tasks_changed(self, event: dict[str, Any]) -> None:

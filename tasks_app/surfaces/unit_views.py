@@ -6,6 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
@@ -20,7 +21,7 @@ from tasks_app.engine.environment import setup_rows_of
 from tasks_app.engine.instructions import unit_instruction_files
 from tasks_app.engine.review import task_approve, task_request_changes
 from tasks_app.features.line_comments import carried_comments
-from tasks_app.models import Task, Unit
+from tasks_app.models import Task, TaskRuntime, Unit
 from tasks_app.selectors import (
     changes_requested_before,
     unit_end_reason,
@@ -47,6 +48,23 @@ def unit_context(unit: Unit) -> dict[str, object]:
         "spend": unit_spend(unit),
         "reason": unit_end_reason(unit, latest),
         "merge": unit_merge(unit),  # its verification on the merged tree, if any
+        **model_wait(unit),
+    }
+
+
+def model_wait(unit: Unit) -> dict[str, object]:
+    """The model request the running ``unit`` waits on, for the page's "waiting for the
+    model" (``tasks_app.waiting``): its age in seconds and its prompt's tokens."""
+    if unit.status != "running":
+        return {}
+    runtime = TaskRuntime.objects.filter(task_id=unit.task_id).exclude(model_request_at=None)
+    found = runtime.values_list("model_request_at", "model_request_tokens").first()
+    sent, tokens = found if found is not None else (None, None)
+    if sent is None:
+        return {}
+    return {
+        "waiting_age": max(0, int((timezone.now() - sent).total_seconds())),
+        "waiting_tokens": tokens,
     }
 
 

@@ -7,6 +7,7 @@ from django.db.models import QuerySet
 from django.http import Http404, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
@@ -22,6 +23,7 @@ from skills_app.selectors import invalid_skills
 from tasks_app.engine.recovery import RECOVERY
 from tasks_app.features.schedules.selectors import schedules_upcoming
 from tasks_app.intake import plan_start, units_problem
+from tasks_app.lifecycle import ACTION_LABELS
 from tasks_app.models import Plan, PlanStatus, Task, TaskStatus
 from tasks_app.plan_edit import plan_document, plan_lint_of
 from tasks_app.plan_lint import lint_dicts
@@ -110,9 +112,13 @@ def task_recover_view(request: AuthedRequest, task_id: int, action: str) -> Http
     require(request.user, task.plan.session.project, RECOVERY_ACTIONS[action])
     error = ""
     try:
-        service(task=task, actor=Actor.of(request.user))
+        service(task=task, actor=Actor.of(request.user), reason=request.POST.get("reason", ""))
     except SfError as exc:
         error = str(exc)
+    if request.htmx and request.htmx.target == "stop-result":  # the unit page's buttons
+        # 200: htmx swaps the words in (it drops 4xx bodies); the live state follows.
+        words = error or f"{ACTION_LABELS.get(action, action.capitalize())}: asked"
+        return HttpResponse(format_html('<p class="{}">{}</p>', "error" if error else "", words))
     session_id, statuses = board_filters(request.GET.get("session"), request.GET.getlist("status"))
     if not request.htmx:
         return redirect(f"{reverse('task-board')}?session={task.plan.session_id}")

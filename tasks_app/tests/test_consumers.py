@@ -122,6 +122,12 @@ def new_unit(session: AgentSession) -> int:
     return Unit.objects.create(task=plan.tasks.get(), attempt=1).pk
 
 
+def new_unit_task(unit_id: int) -> int:
+    from tasks_app.models import Unit
+
+    return Unit.objects.values_list("task_id", flat=True).get(pk=unit_id)
+
+
 async def test_the_unit_page_shows_what_the_model_is_writing_redacted(
     session_cookie: bytes,
     agent_session: AgentSession,
@@ -137,7 +143,8 @@ async def test_the_unit_page_shows_what_the_model_is_writing_redacted(
     try:
         assert connected
         assert 'id="unit-stream" class="streaming" hidden' in await communicator.receive_from(5)
-        ask = _streamed(unit_id, time.monotonic() + 60)
+        task_id = await database_sync_to_async(new_unit_task)(unit_id)
+        ask = _streamed(task_id, unit_id, time.monotonic() + 60)
         response = await sync_to_async(ask)(
             model="openai/qwen",
             messages=[{"role": "user", "content": "go"}],

@@ -225,11 +225,13 @@ def test_an_ask_blocks_the_task_until_a_reviewer_approves(
         decision_review(decision=decision, reviewer=reviewer, approve=True, scope="once")
     task = plan.tasks.get()
     assert task.status == "todo"
-    finish = ScriptedModel(push, ("done", [("finish", {"summary": "pushed"})]))
+    # The next attempt goes on from the blocked conversation: the approved push is made
+    # first, and the model is asked only what comes after it (``engine.resuming``).
+    finish = ScriptedModel(("done", [("finish", {"summary": "pushed"})]))
     assert run_next(session, finish).outcome == "verified"
     assert (
         "exit code"
-        in [m for m in finish.calls[1]["messages"] if m["role"] == "tool"][-1]["content"]
+        in [m for m in finish.calls[0]["messages"] if m["role"] == "tool"][-1]["content"]
     )
 
 

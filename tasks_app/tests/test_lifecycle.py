@@ -79,12 +79,20 @@ def test_skipped_is_final_and_reachable_only_while_no_unit_runs() -> None:
 
 
 def test_recovery_actions_are_moves_of_the_table() -> None:
-    targets = {"retry": S.TODO, "resume": S.TODO, "skip": S.SKIPPED, "cancel": S.CANCELLED}
+    targets = {
+        "retry": S.TODO,
+        "resume": S.TODO,
+        "stop": S.PAUSED,  # after its step
+        "skip": S.SKIPPED,
+        "cancel": S.CANCELLED,
+    }
     for action, sources in RECOVERY_ACTIONS.items():
         assert all(allowed(source, targets[action]) for source in sources), action
     assert recovery_actions(S.FAILED) == ["retry", "skip", "cancel"]
     assert recovery_actions(S.PAUSED) == ["resume", "skip", "cancel"]
-    assert recovery_actions(S.IN_PROGRESS) == []
+    assert recovery_actions(S.IN_PROGRESS) == ["stop", "cancel"]  # the unit honours them
+    assert recovery_actions(S.VERIFYING) == ["cancel"]
+    assert recovery_actions(S.DONE) == []
 
 
 def test_done_is_reachable_only_from_review() -> None:

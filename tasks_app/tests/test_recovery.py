@@ -14,7 +14,7 @@ from sf_core.actors import Actor
 from sf_core.errors import InvalidTransition
 from tasks_app.completion import plan_outcome
 from tasks_app.engine.recovery import task_cancel, task_retry, task_skip
-from tasks_app.models import Task, TaskTransition
+from tasks_app.models import Task, TaskRuntime, TaskTransition
 from tasks_app.schemas import plan_spec_parse
 from tasks_app.selectors import task_board
 from tasks_app.services import plan_accept, plan_create
@@ -181,13 +181,24 @@ def test_skip_lets_success_dependents_proceed(repo: Path) -> None:
     assert_clean(repo)
 
 
-def test_a_running_task_is_not_recovered(repo: Path) -> None:
+def test_a_running_task_is_not_recovered_but_its_unit_is_asked_to_stop(repo: Path) -> None:
     _, plan = start(repo, hello())
     task = plan.tasks.get()
     Task.objects.filter(pk=task.pk).update(status="in_progress")
     with pytest.raises(InvalidTransition, match="a unit is running"):
+        task_skip(task=task, actor=Actor.system("ada"))
+    # In progress with no unit running it (a dead worker's): nothing to ask, said so.
+    with pytest.raises(InvalidTransition, match="no unit is running it now"):
         task_cancel(task=task, actor=Actor.system("ada"))
-    assert Task.objects.get(pk=task.pk).status == "in_progress"
+    TaskRuntime.objects.create(task=task, worker="w1")
+    task_cancel(task=task, actor=Actor.system("ada"), reason="wrong")
+    runtime = TaskRuntime.objects.get(task=task)
+    assert (runtime.stop_kind, runtime.stop_reason, runtime.stop_actor_label) == (
+        "cancel",
+        "wrong",
+        "ada",
+    )
+    assert Task.objects.get(pk=task.pk).status == "in_progress"  # the unit ends it
 
 
 @pytest.mark.parametrize(
