@@ -70,7 +70,8 @@ def test_an_approved_call_resumes_the_blocked_work(
     second = in_thread(lambda: Unit.objects.get(task=task, attempt=2).pk)
     page.goto(f"{web.url}/units/{second}/")
     trace = page.locator("#unit-trace")
-    resumed = trace.locator('li[data-kind="note"]').first
+    # The repository's instructions note comes first; the resumption's follows it.
+    resumed = trace.locator('li[data-kind="note"]').filter(has_text="resumed from attempt 1")
     expect(resumed).to_contain_text(
         f"resumed from attempt 1 at the call approved in decision {decision.pk}"
     )
