@@ -158,10 +158,10 @@ def unit_end_reason(unit: Unit, latest: Unit | None) -> str:
     return move.reason if move is not None else ""
 
 
-def changes_requested_before(unit: Unit) -> str:
-    """What the reviewer of the attempt before ``unit`` asked for when they sent it back
-    ("changes requested by ada: …"), or "" when that attempt was not sent back."""
-    previous = Unit.objects.filter(task_id=unit.task_id, attempt=unit.attempt - 1).first()
+def changes_requested_before(unit: Unit, previous: Unit | None) -> str:
+    """What the reviewer of ``previous``, the attempt before ``unit``, asked for when
+    they sent it back ("changes requested by ada: …"), or "" when that attempt was not
+    sent back (or there is none)."""
     if previous is None:
         return ""
     sent_back = TaskTransition.objects.filter(
