@@ -47,6 +47,8 @@ class TaskBoardConsumer(LivePartialConsumer):
     """The board, filtered and on the page the browser shows (its websocket URL carries
     the page's query string): a live update never sends it back to page 1."""
 
+    last_change: tuple[str, ...] | None = None  # the change's messages sent last
+
     def resolve_groups(self) -> list[str]:
         query = parse_qs(self.scope.get("query_string", b"").decode())
         self.session_id, self.statuses = board_filters(
@@ -123,8 +125,17 @@ class TaskBoardConsumer(LivePartialConsumer):
         messages = await SHARED_RENDERS.render(
             key, since, lambda: self.render_change(task_id, shown)
         )
+        if messages is self.last_change:
+            # This very render already went to this browser (events that came while it
+            # ran share it), and nothing since: sending it again changes nothing.
+            return
+        self.last_change = messages
         for html in messages:
             await self.send(text_data=html)
+
+    async def push(self, event: dict[str, Any] | None = None) -> None:
+        self.last_change = None  # a change's render sent after the board is news again
+        await super().push(event)
 
     async def session_changed(self, event: dict[str, Any]) -> None:
         """The session's axes or pause: the badge alone (a session's board only)."""

@@ -282,3 +282,38 @@ async def test_a_session_change_sends_the_badge_alone(
         await browser.disconnect()
     assert html.lstrip().startswith('<span id="mode-badge"')
     assert "task-" not in html
+
+
+async def test_changes_that_share_one_render_send_it_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Events that arrive while a change's render runs share it (SharedRenders): the
+    browser gets its messages once, and again only after something else was sent."""
+    from sf_core.consumers import SHARED_RENDERS
+    from tasks_app.surfaces.consumers import TaskBoardConsumer
+
+    shared = ("<section id='board-totals'></section>", '<tr id="task-7"></tr>')
+
+    async def render(key: Any, since: float, render: Any) -> tuple[str, ...]:
+        return shared
+
+    sent: list[str] = []
+    consumer = TaskBoardConsumer()
+    consumer.session_id, consumer.statuses, consumer.page = 1, [], "1"
+    consumer.last_html = '<div id="task-board"><tr id="task-7" data-task="a"></div>'
+
+    async def send(text_data: str) -> None:
+        sent.append(text_data)
+
+    async def push(event: Any = None) -> None:
+        sent.append("board")
+
+    monkeypatch.setattr(SHARED_RENDERS, "render", render)
+    monkeypatch.setattr(consumer, "send", send)
+    monkeypatch.setattr(consumer, "_push_since", lambda since: push())
+    for _ in range(3):
+        await consumer.tasks_changed({"type": "tasks.changed", "task_id": 7})
+    assert sent == list(shared)
+    await consumer.tasks_changed({"type": "tasks.changed"})  # no task: the whole board
+    await consumer.tasks_changed({"type": "tasks.changed", "task_id": 7})
+    assert sent == [*shared, "board", *shared]
