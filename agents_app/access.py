@@ -28,6 +28,7 @@ an acting user) is not a member and is never refused here.
 
 from __future__ import annotations
 
+import functools
 import logging
 from enum import StrEnum
 from pathlib import Path
@@ -136,9 +137,19 @@ def role_of(user: AnyUser | None, project: Project | None) -> str | None:
 
 
 def may(user: AnyUser | None, project: Project | None, action: Action) -> bool:
-    if action in SERVER_PERMISSIONS:
-        return _holds(user, SERVER_PERMISSIONS[action])
-    return role_rank(role_of(user, project)) >= role_rank(ACTION_ROLES[action])
+    return may_each(user, project, action)[0]
+
+
+def may_each(user: AnyUser | None, project: Project | None, *actions: Action) -> list[bool]:
+    """``may`` for each of ``actions``, the user's role read once (a page that checks
+    access and then shows what the person may do asks twice)."""
+    role = functools.cache(lambda: role_of(user, project))
+    return [
+        _holds(user, SERVER_PERMISSIONS[action])
+        if action in SERVER_PERMISSIONS
+        else role_rank(role()) >= role_rank(ACTION_ROLES[action])
+        for action in actions
+    ]
 
 
 def _holds(user: AnyUser | None, permission: str) -> bool:

@@ -7,7 +7,7 @@ import contextlib
 import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
@@ -18,6 +18,8 @@ from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
 from django.http import Http404
 
 from sf_core.live import BROADCAST_ID, SEQUENCE
+
+Rendered = TypeVar("Rendered")
 
 # Close codes in the application range (4000-4999): the browser sees why it was refused.
 CLOSE_UNAUTHENTICATED = 4401
@@ -149,8 +151,8 @@ class LivePartialConsumer(AsyncWebsocketConsumer):
 
 
 @dataclass
-class _Render:
-    result: asyncio.Future[str]
+class _Render(Generic[Rendered]):
+    result: asyncio.Future[Rendered]
     # time.monotonic() when it began reading the database, on the thread that does
     # database work; None while it waits for that thread (it will begin after now).
     started: float | None = None
@@ -175,7 +177,7 @@ class SharedRenders:
     MAX_KEYS = 2048  # of renders kept, and of messages remembered
 
     def __init__(self) -> None:
-        self.latest: dict[Hashable, _Render] = {}
+        self.latest: dict[Hashable, _Render[Any]] = {}
         self.first_seen: dict[str, float] = {}
 
     def since(self, event: dict[str, Any] | None) -> float:
@@ -190,7 +192,7 @@ class SharedRenders:
                 del self.first_seen[old]
         return self.first_seen.setdefault(message_id, now)
 
-    async def render(self, key: Hashable, since: float, render: Callable[[], str]) -> str:
+    async def render(self, key: Hashable, since: float, render: Callable[[], Rendered]) -> Rendered:
         """The HTML of a render of ``key`` (``render`` run where database work runs)
         that began at or after ``since``: one running, waiting or done if it qualifies,
         else a new one that later callers may share."""
@@ -201,18 +203,19 @@ class SharedRenders:
         # One browser leaving must not cancel the render the others are waiting for.
         return await asyncio.shield(current.result)
 
-    def _start(self, key: Hashable, render: Callable[[], str]) -> _Render:
-        def timed() -> str:
+    def _start(self, key: Hashable, render: Callable[[], Rendered]) -> _Render[Rendered]:
+        def timed() -> Rendered:
             entry.started = time.monotonic()  # before the first query
             return render()
 
-        entry = _Render(result=asyncio.ensure_future(database_sync_to_async(timed)()))
+        result = asyncio.ensure_future(database_sync_to_async(timed)())
+        entry: _Render[Rendered] = _Render(result=result)
         entry.result.add_done_callback(lambda done: self._forget_failed(key, done))
         self._trim()
         self.latest[key] = entry
         return entry
 
-    def _forget_failed(self, key: Hashable, done: asyncio.Future[str]) -> None:
+    def _forget_failed(self, key: Hashable, done: asyncio.Future[Any]) -> None:
         failed = done.cancelled() or done.exception() is not None
         if failed and (entry := self.latest.get(key)) is not None and entry.result is done:
             del self.latest[key]

@@ -11,11 +11,12 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Prefetch, Sum
+from django.db.models import Exists, Prefetch, Q, Sum
 from django.utils import timezone
 
 from agents_app.models import AgentSession, ModelCall
 from tasks_app.board import (
+    CLOSED_STATUSES,
     Board,
     BoardRow,
     attempts_prefetch,
@@ -24,6 +25,7 @@ from tasks_app.board import (
     row_json,
     task_board,
 )
+from tasks_app.merge_conflicts import WAITING_TO_MERGE
 from tasks_app.models import (
     MergeRequest,
     Plan,
@@ -47,6 +49,21 @@ __all__ = [
     "row_json",
     "task_board",
 ]
+
+
+def rows_touched(task_id: int, shown: frozenset[int]) -> list[int]:
+    """The rows among ``shown`` (a board page's tasks) that a change to task ``task_id``
+    can change, the task first: besides its own, its dependents' blockers; with a
+    claim, the overlap flags of the open tasks with a claim; and the merge-conflict
+    flags of the tasks waiting to merge. One query."""
+    changed_claims = Exists(Task.objects.filter(pk=task_id).exclude(intent_claim=[]))
+    neighbours = (
+        Q(pk__in=TaskDependency.objects.filter(depends_on_id=task_id).values("task_id"))
+        | Q(status__in=WAITING_TO_MERGE)
+        | (Q(changed_claims) & ~Q(intent_claim=[]) & ~Q(status__in=CLOSED_STATUSES))
+    )
+    found = Task.objects.filter(pk__in=shown - {task_id}).filter(neighbours)
+    return [task_id, *sorted(found.values_list("pk", flat=True))]
 
 
 def plan_waves(plan: Plan) -> list[list[Task]]:
@@ -141,10 +158,10 @@ def unit_end_reason(unit: Unit, latest: Unit | None) -> str:
     return move.reason if move is not None else ""
 
 
-def changes_requested_before(unit: Unit) -> str:
-    """What the reviewer of the attempt before ``unit`` asked for when they sent it back
-    ("changes requested by ada: …"), or "" when that attempt was not sent back."""
-    previous = Unit.objects.filter(task_id=unit.task_id, attempt=unit.attempt - 1).first()
+def changes_requested_before(unit: Unit, previous: Unit | None) -> str:
+    """What the reviewer of ``previous``, the attempt before ``unit``, asked for when
+    they sent it back ("changes requested by ada: …"), or "" when that attempt was not
+    sent back (or there is none)."""
     if previous is None:
         return ""
     sent_back = TaskTransition.objects.filter(

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from agents_app.models import TraceEvent, TraceKind
 from sf_core.actors import Actor
-from tasks_app.models import Unit
+from tasks_app.models import DiffComment, Unit
 from tasks_app.schemas import plan_spec_parse
 from tasks_app.services import plan_accept, plan_create
 from tests.access_world import task_in, world_make
@@ -22,6 +22,10 @@ from tests.access_world import task_in, world_make
 pytestmark = pytest.mark.django_db
 
 BOUNDS = {"dashboard": 30, "board": 25, "unit": 25}
+# A later attempt's unit page, with comments carried from the attempt before: 11 when
+# this was written (session, user, unit, role, attempts, trace, merge, set-up, carried
+# comments, the sending back, comments).
+UNIT_PAGE = 12
 
 
 def grow(session: Any, unit: Unit, tasks: int, events: int) -> None:
@@ -68,3 +72,26 @@ def test_pages_take_a_bounded_number_of_queries(
         for name, path in pages.items():
             with django_assert_max_num_queries(BOUNDS[name]):
                 assert client.get(path).status_code == 200, (size, name)
+
+
+def test_a_later_attempts_page_reads_the_role_and_the_attempts_once(
+    tmp_path: Path, django_assert_max_num_queries: Any
+) -> None:
+    """The unit page of a second attempt shows the comments carried from the first:
+    the person's role (for the page and for its review buttons) is one query, and the
+    attempt before is found among the task's attempts the page reads anyway."""
+    world = world_make(tmp_path, "admin")
+    _, plan = task_in(world, "failed")
+    first = Unit.objects.get(task__plan=plan)
+    second = Unit.objects.create(task=first.task, attempt=2, started_at=timezone.now())
+    DiffComment.objects.create(unit=first, path="a.py", line=1, text="Name it plainly.")
+    client = Client()
+    client.force_login(world.bob)
+    client.get(f"/units/{second.pk}/")  # the session, once per process caches
+    with django_assert_max_num_queries(UNIT_PAGE) as queries:
+        page = client.get(f"/units/{second.pk}/")
+    assert page.status_code == 200
+    assert "Name it plainly." in page.content.decode()
+    sql = [query["sql"] for query in queries.captured_queries]
+    assert sum('FROM "agents_app_projectmembership"' in each for each in sql) == 1, sql
+    assert sum('FROM "tasks_app_unit"' in each for each in sql) == 2, sql

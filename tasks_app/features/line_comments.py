@@ -82,9 +82,9 @@ def previous_unit(unit: Unit) -> Unit | None:
     return Unit.objects.filter(task_id=unit.task_id, attempt=unit.attempt - 1).first()
 
 
-def carried_comments(unit: Unit) -> list[DiffComment]:
-    """The comments on the attempt before ``unit`` (what its reviewer sent back)."""
-    previous = previous_unit(unit)
+def carried_comments(previous: Unit | None) -> list[DiffComment]:
+    """The comments on ``previous``, the attempt before a unit (``previous_unit``): what
+    its reviewer sent back. The caller has it (the unit page reads every attempt)."""
     return list(DiffComment.objects.filter(unit=previous)) if previous else []
 
 

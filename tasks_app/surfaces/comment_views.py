@@ -93,8 +93,8 @@ def diff_comment_addressed(request: AuthedRequest, comment_id: int) -> HttpRespo
     unit = Unit.objects.get(task_id=comment.unit.task_id, attempt=comment.unit.attempt + 1)
     context = {
         "unit": unit,
-        "carried": carried_comments(unit),
-        "requested": changes_requested_before(unit),
+        "carried": carried_comments(comment.unit),
+        "requested": changes_requested_before(unit, previous=comment.unit),
         "can_review": True,
     }
     return render(request, f"{PAGE}#carried-comments", context)

@@ -1,13 +1,18 @@
 """The live task board: a transition anywhere moves the card in every open browser.
 
 A session's board, unfiltered, is sent whole on connect; after that a task's change
-sends what it changed: the task's row (``tr#task-N``, only to the browsers whose page
-shows it), the totals and the warnings, each swapped by id (htmx's websocket extension
-swaps every top-level element out of band). Those parts are rendered once per change
-for every browser of the process (``SharedRenders``), ~2 KB instead of the ~35 KB
-board. A change without a task (a plan accepted), a filtered board, the board of all
-sessions, and a consumer that missed a message (``missed_before``) get the whole
-partial, as before; a browser that reconnects gets it on connect.
+sends what it changed: the totals and the warnings, then the rows it touched among
+those the browser's page shows (the task's ``tr#task-N``, its dependents', the rows
+whose flags it can move: ``rows_touched``), each row in a message of its own, all
+swapped by id (htmx's websocket extension swaps every top-level element out of band).
+A row travels alone because htmx parses a message as body content, where a ``<tr>``
+after other elements loses its tags; a message that is one ``<tr>`` is parsed as a
+table's (tests/browser/test_board_pages.py). Those messages are rendered once per
+change for every browser of the process (``SharedRenders``), ~2 KB instead of the
+~35 KB board. A change without a task (a plan accepted), a change to a task the page
+does not show, a filtered board, the board of all sessions, and a consumer that
+missed a message (``missed_before``) get the whole partial; a browser that
+reconnects gets it on connect.
 """
 
 from __future__ import annotations
@@ -30,7 +35,12 @@ from sf_core.consumers import SHARED_RENDERS, LivePartialConsumer
 from sf_core.live import Groups
 from tasks_app.lifecycle import task_groups
 from tasks_app.models import Unit
-from tasks_app.selectors import session_plan_requests, session_plans, task_board
+from tasks_app.selectors import (
+    rows_touched,
+    session_plan_requests,
+    session_plans,
+    task_board,
+)
 from tasks_app.surfaces.unit_views import unit_context
 from tasks_app.surfaces.views import board_context, board_filters
 
@@ -38,6 +48,8 @@ from tasks_app.surfaces.views import board_context, board_filters
 class TaskBoardConsumer(LivePartialConsumer):
     """The board, filtered and on the page the browser shows (its websocket URL carries
     the page's query string): a live update never sends it back to page 1."""
+
+    last_change: tuple[str, ...] | None = None  # the change's messages sent last
 
     def resolve_groups(self) -> list[str]:
         query = parse_qs(self.scope.get("query_string", b"").decode())
@@ -67,18 +79,26 @@ class TaskBoardConsumer(LivePartialConsumer):
             html += render_to_string("agents_app/_badge.html", context)
         return html
 
-    def render_change(self, task_id: int, with_row: bool) -> str:
-        """The totals and warnings, and the task's row if ``with_row`` (its buttons
-        carry this browser's page, as the whole board's do)."""
-        board = task_board(session_id=self.session_id, only=[task_id] if with_row else [])
+    def render_change(self, task_id: int, shown: frozenset[int]) -> tuple[str, ...]:
+        """The messages for a change to ``task_id``: the totals and warnings, then each
+        row it touched among ``shown`` (``rows_touched``), one message per row: htmx
+        parses a message as body content, where a ``<tr>`` after other elements is
+        dropped (tags and all), while a message that is one ``<tr>`` is parsed as a
+        table's. Its buttons carry this browser's page, as the whole board's do."""
+        only = rows_touched(task_id, shown)
+        board = task_board(session_id=self.session_id, only=only)
         # The row asks only whether the board is a session's (it links plans if not).
-        session = AgentSession(pk=self.session_id)
-        context = {"board": board, "session": session, "ws_query": self.ws_query()}
-        parts = ["totals", *(["row"] * len(board.rows))]
-        return "".join(
-            render_to_string(f"tasks_app/board.html#{part}", {**context, "row": row})
-            for part, row in zip(parts, [None, *board.rows], strict=True)
+        context = {
+            "board": board,
+            "session": AgentSession(pk=self.session_id),
+            "ws_query": self.ws_query(),
+        }
+        totals = render_to_string("tasks_app/board.html#totals", context)
+        rows = (
+            render_to_string("tasks_app/board.html#row", {**context, "row": row})
+            for row in sorted(board.rows, key=lambda row: only.index(row.task.pk))
         )
+        return (totals, *rows)
 
     def render_badge(self) -> str:
         assert self.session_id is not None  # only a session's board has a badge
@@ -91,26 +111,33 @@ class TaskBoardConsumer(LivePartialConsumer):
         return f"session={self.session_id}{page}"
 
     async def tasks_changed(self, event: dict[str, Any]) -> None:
-        if not ROW_UPDATES:
-            await self.push()
-            return
         task_id = event.get("task_id")
         whole = self.session_id is None or self.statuses or self.last_html is None
         if self.missed_before(event) or whole or not isinstance(task_id, int):
             await self.push()
             return
-        with_row = task_id in rows_shown(self.last_html or "")
-        if not with_row:
+        shown = rows_shown(self.last_html or "")
+        if task_id not in shown:
             # A task this browser's page does not show (another page, or new): the whole
             # partial, as the board's own pagination renders it.
             await self.push()
             return
-        key = ("tasks-board-change", self.session_id, task_id, self.page)
+        key = ("tasks-board-change", self.session_id, task_id, self.page, shown)
         since = SHARED_RENDERS.since(event)
-        html = await SHARED_RENDERS.render(
-            key, since, lambda: self.render_change(task_id, with_row)
+        messages = await SHARED_RENDERS.render(
+            key, since, lambda: self.render_change(task_id, shown)
         )
-        await self.send(text_data=html)
+        if messages is self.last_change:
+            # This very render already went to this browser (events that came while it
+            # ran share it), and nothing since: sending it again changes nothing.
+            return
+        self.last_change = messages
+        for html in messages:
+            await self.send(text_data=html)
+
+    async def push(self, event: dict[str, Any] | None = None) -> None:
+        self.last_change = None  # a change's render sent after the board is news again
+        await super().push(event)
 
     async def session_changed(self, event: dict[str, Any]) -> None:
         """The session's axes or pause: the badge alone (a session's board only)."""
@@ -124,9 +151,6 @@ class TaskBoardConsumer(LivePartialConsumer):
         await self.send(text_data=html)
 
 
-# Sending the changed row alone is off: a browser's htmx did not apply the bare ``<tr>``
-# (tests/browser/test_board_pages.py, page two, stop 26); the whole partial until it does.
-ROW_UPDATES = False
 ROW_ID = re.compile(r'<tr id="task-(\d+)"')
 
 

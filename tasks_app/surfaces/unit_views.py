@@ -11,7 +11,7 @@ from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from agents_app.access import Action, may, require
+from agents_app.access import Action, may_each, require
 from agents_app.badge import badge_for
 from sf_core.actors import Actor
 from sf_core.errors import InvalidTransition, SfError
@@ -74,19 +74,25 @@ def unit_detail(request: AuthedRequest, unit_id: int) -> HttpResponse:
     unit = get_object_or_404(
         Unit.objects.select_related("task__plan__session__project"), pk=unit_id
     )
-    require(request.user, unit.task.plan.session.project, Action.VIEW)
+    project = unit.task.plan.session.project
+    may_view, can_review = may_each(request.user, project, Action.VIEW, Action.REVIEW_TASK)
+    if not may_view:
+        require(request.user, project, Action.VIEW)  # refused, and logged
     # The diff is page-only: the live partials (state, trace) never carry it.
     finished = unit.finished_at is not None  # its patch is final: parsed once per process
     files = (diff_files_finished if finished else diff_files)(unit.checkpoint_patch)
     added, removed = diff_totals(files)
     context = unit_context(unit) | {"files": files, "added": added, "removed": removed}
+    # The attempt before this one, from the task's attempts the context already read.
+    units: list[Unit] = context["units"]  # type: ignore[assignment]
+    previous = next((each for each in units if each.attempt == unit.attempt - 1), None)
     context |= {
         "setups": setup_rows_of(unit),
         "instructions": unit_instruction_files(unit.pk),
         "comments": unit.diff_comments.all(),
-        "carried": carried_comments(unit),
-        "requested": changes_requested_before(unit),
-        "can_review": may(request.user, unit.task.plan.session.project, Action.REVIEW_TASK),
+        "carried": carried_comments(previous),
+        "requested": changes_requested_before(unit, previous),
+        "can_review": can_review,
     }
     context |= followups_context(request.user, unit.task)
     return render(request, "tasks_app/unit_detail.html", context)

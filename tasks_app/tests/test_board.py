@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.test import Client
@@ -15,7 +16,8 @@ from conftest import make_git_repo, websocket
 from sf_core.actors import Actor
 from tasks_app.board import task_board
 from tasks_app.merge_conflicts import branch_heads, ordered_pairs
-from tasks_app.models import Task
+from tasks_app.models import Plan, Task
+from tasks_app.selectors import rows_touched
 from tasks_app.services import plan_accept
 from tasks_app.tests.conftest import make_plan, task_data
 
@@ -120,3 +122,27 @@ def test_only_the_asked_pairs_are_ordered() -> None:
     depends_on = {3: [2], 2: [1], 5: [4]}
     assert ordered_pairs(depends_on) == {(2, 3), (1, 3), (1, 2), (4, 5)}
     assert ordered_pairs(depends_on, among=[1, 3, 5]) == {(1, 3)}
+
+
+def test_a_change_touches_its_row_its_dependents_and_the_rows_whose_flags_it_moves(
+    diamond_plan: Plan, django_assert_num_queries: Any
+) -> None:
+    """a → (b, c) → d; c and d claim the same file."""
+    plan_accept(plan=diamond_plan, actor=Actor.system("t"), start=False)
+    ids = dict(diamond_plan.tasks.values_list("key", "pk"))
+    shown = frozenset(ids.values())
+    with django_assert_num_queries(1):
+        assert rows_touched(ids["a"], shown) == [ids["a"], ids["b"], ids["c"]]
+    assert rows_touched(ids["a"], frozenset({ids["a"], ids["d"]})) == [ids["a"]], "page only"
+    assert rows_touched(ids["b"], shown) == [ids["b"], ids["d"]]
+    # A claim of a's own: the open tasks with a claim (their overlap flags may move).
+    Task.objects.filter(pk=ids["a"]).update(intent_claim=["src/shared.py"])
+    assert rows_touched(ids["a"], shown) == [ids[key] for key in "abcd"]
+    Task.objects.filter(pk=ids["d"]).update(status="done")  # closed: flags no longer
+    assert rows_touched(ids["a"], shown) == [ids[key] for key in "abc"]
+    # A task waiting to merge may gain or lose a conflict with any change.
+    Task.objects.filter(pk=ids["d"]).update(status="review")
+    assert rows_touched(ids["b"], shown) == [ids["b"], ids["d"]]
+    assert rows_touched(ids["c"], frozenset({ids["c"], ids["b"]})) == [ids["c"]]
+    Task.objects.filter(pk=ids["b"]).update(status="review")
+    assert rows_touched(ids["c"], frozenset({ids["c"], ids["b"]})) == [ids["c"], ids["b"]]

@@ -17,7 +17,6 @@ from sf_core.actors import Actor
 from tasks_app.lifecycle import task_transition
 from tasks_app.models import Plan
 from tasks_app.services import plan_accept
-from tasks_app.surfaces import consumers as board_consumers
 from tests.fake_provider import fake_provider, openai_text  # noqa: F401 - fixture
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
@@ -199,40 +198,47 @@ async def connected_board(session: AgentSession, cookie: bytes) -> Any:
     return communicator
 
 
-async def test_a_change_sends_its_row_and_the_totals_rendered_once_for_every_browser(
+async def test_a_change_sends_its_rows_and_the_totals_rendered_once_for_every_browser(
     session_cookie: bytes,
     diamond_plan: Plan,
     plan_session: AgentSession,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(board_consumers, "ROW_UPDATES", True)  # the row path, though off
     from tasks_app.surfaces.consumers import TaskBoardConsumer
 
     renders: list[int] = []
     render_change = TaskBoardConsumer.render_change
 
-    def counted(self: TaskBoardConsumer, task_id: int, with_row: bool) -> str:
+    def counted(self: TaskBoardConsumer, task_id: int, shown: frozenset[int]) -> tuple[str, ...]:
         renders.append(task_id)
-        return render_change(self, task_id, with_row)
+        return render_change(self, task_id, shown)
 
     monkeypatch.setattr(TaskBoardConsumer, "render_change", counted)
     task_id = await database_sync_to_async(accept)(diamond_plan)
+    ids = await database_sync_to_async(lambda: dict(diamond_plan.tasks.values_list("key", "pk")))()
     browsers = [await connected_board(plan_session, session_cookie) for _ in range(3)]
     try:
         await database_sync_to_async(move_a)(diamond_plan)
-        received = [await receive_until(b, 'data-status="in_progress"', LOADED) for b in browsers]
+        # The totals, then a's row and its dependents' (their blockers), one message each.
+        received = [
+            [await browser.receive_from(timeout=LOADED) for _ in range(4)] for browser in browsers
+        ]
     finally:
         for browser in browsers:
             await browser.disconnect()
-    html = received[0]
-    assert received == [html] * 3, "every browser gets the same message"
+    assert received == [received[0]] * 3, "every browser gets the same messages"
     assert renders == [task_id], "rendered once for the three browsers"
-    assert 'id="task-board"' not in html
-    assert html.lstrip().startswith('<section id="board-totals"')
-    assert 'id="board-warnings"' in html
-    assert html.count("<tr ") == 1
-    assert f'<tr id="task-{task_id}"' in html
-    assert 'data-count="in_progress">in_progress 1<' in html
+    totals, *rows = received[0]
+    assert all('id="task-board"' not in html for html in received[0])
+    assert totals.lstrip().startswith('<section id="board-totals"')
+    assert 'id="board-warnings"' in totals
+    assert "<tr" not in totals
+    assert 'data-count="in_progress">in_progress 1<' in totals
+    for row, key in zip(rows, "abc", strict=True):
+        assert row.strip().startswith(f'<tr id="task-{ids[key]}"'), "a message is one row"
+        assert row.strip().endswith("</tr>")
+        assert row.count("<tr") == 1
+    assert 'data-status="in_progress"' in rows[0]
 
 
 async def test_a_browser_that_missed_a_message_gets_the_whole_board(
@@ -241,7 +247,6 @@ async def test_a_browser_that_missed_a_message_gets_the_whole_board(
     plan_session: AgentSession,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(board_consumers, "ROW_UPDATES", True)  # the row path, though off
     from channels.layers import get_channel_layer
 
     from sf_core.live import SEQUENCE as STAMP
@@ -255,8 +260,12 @@ async def test_a_browser_that_missed_a_message_gets_the_whole_board(
         for number, whole in ((1, False), (2, False), (4, True), (3, False)):
             message = {"type": "tasks.changed", "task_id": task_id, STAMP: ["w1", group, number]}
             await layer.group_send(group, message)
-            html = await browser.receive_from(timeout=LOADED)
-            assert ('id="task-board"' in html) == whole, number
+            # The whole board in one message; else the totals and the rows a touches.
+            received = [
+                await browser.receive_from(timeout=LOADED) for _ in range(1 if whole else 4)
+            ]
+            assert [('id="task-board"' in html) for html in received] == [whole] * len(received)
+        assert await browser.receive_nothing(timeout=1)
     finally:
         await browser.disconnect()
 
@@ -280,3 +289,38 @@ async def test_a_session_change_sends_the_badge_alone(
         await browser.disconnect()
     assert html.lstrip().startswith('<span id="mode-badge"')
     assert "task-" not in html
+
+
+async def test_changes_that_share_one_render_send_it_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Events that arrive while a change's render runs share it (SharedRenders): the
+    browser gets its messages once, and again only after something else was sent."""
+    from sf_core.consumers import SHARED_RENDERS
+    from tasks_app.surfaces.consumers import TaskBoardConsumer
+
+    shared = ("<section id='board-totals'></section>", '<tr id="task-7"></tr>')
+
+    async def render(key: Any, since: float, render: Any) -> tuple[str, ...]:
+        return shared
+
+    sent: list[str] = []
+    consumer = TaskBoardConsumer()
+    consumer.session_id, consumer.statuses, consumer.page = 1, [], "1"
+    consumer.last_html = '<div id="task-board"><tr id="task-7" data-task="a"></div>'
+
+    async def send(text_data: str) -> None:
+        sent.append(text_data)
+
+    async def push(event: Any = None) -> None:
+        sent.append("board")
+
+    monkeypatch.setattr(SHARED_RENDERS, "render", render)
+    monkeypatch.setattr(consumer, "send", send)
+    monkeypatch.setattr(consumer, "_push_since", lambda since: push())
+    for _ in range(3):
+        await consumer.tasks_changed({"type": "tasks.changed", "task_id": 7})
+    assert sent == list(shared)
+    await consumer.tasks_changed({"type": "tasks.changed"})  # no task: the whole board
+    await consumer.tasks_changed({"type": "tasks.changed", "task_id": 7})
+    assert sent == [*shared, "board", *shared]

@@ -88,3 +88,83 @@ def test_the_pages_fit_a_phone(
     expect(page.locator("nav.pages a[rel=next]")).to_have_count(0)
     page.screenshot(path="/tmp/board-pages-390.png", full_page=True)
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+
+
+# Marks the page (a reload would drop it) and records the parts htmx found no target for.
+OOB_ERRORS = """
+window.__notReloaded = true;
+window.__oobErrors = [];
+document.body.addEventListener("htmx:oobErrorNoTarget", (event) => {
+  window.__oobErrors.push(String(event.detail.target));
+});
+"""
+
+
+@pytest.fixture
+def failed_on_both_pages(big_board: Any) -> Any:
+    """The big board with t10, on page 1, failed too."""
+    Task.objects.filter(plan__session=big_board, key="t10").update(
+        status="failed", status_reason="verification failed"
+    )
+    return big_board
+
+
+def _watching(browser: Browser, web: WebProcess, user: User, path: str) -> tuple[Page, list[str]]:
+    """A logged-in page at ``path`` and the websocket frames it receives from now on."""
+    page = browser.new_context().new_page()
+    frames: list[str] = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda data: frames.append(str(data))))
+    page.goto(web.url + "/login/?next=" + path.replace("&", "%26"))
+    page.fill("input[name=username]", user.get_username())
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(web.url + path)
+    expect(page.locator("#task-board")).to_be_visible()
+    return page, frames
+
+
+def _row_applied(page: Page, frames: list[str], key: str) -> None:
+    """The row of ``key`` came alone (no whole board) and is a whole row of the table."""
+    row = page.locator(f'table.board tbody > tr[data-task="{key}"]')
+    expect(row).to_have_attribute("data-status", "todo", timeout=15_000)
+    expect(row.locator("> td")).to_have_count(10)
+    row_id = row.get_attribute("id")
+    changed = f'<tr id="{row_id}" data-task="{key}" data-status="todo"'
+    carried = [frame for frame in frames if changed in frame]
+    assert carried, f"no frame carried {row_id}"
+    assert all('id="task-board"' not in frame for frame in carried), "the whole board came"
+    expect(page.locator("table.board tbody > tr")).to_have_count(50)
+    assert page.evaluate("window.__oobErrors") == [], "a part found nowhere to go"
+
+
+def test_a_changed_row_sent_alone_applies_on_pages_one_and_two(
+    failed_on_both_pages: Any, user: User, web: WebProcess, browser: Browser
+) -> None:
+    """A change to a task a page shows sends that row alone (and the totals), not the
+    board: htmx must swap the bare ``<tr>`` into the table, on page 1 and on page 2, and
+    the buttons of the swapped row must work."""
+    board = f"/tasks/?session={failed_on_both_pages.pk}"
+    first, first_frames = _watching(browser, web, user, board)
+    second, second_frames = _watching(browser, web, user, f"{board}&page=2")
+    for page in (first, second):
+        page.evaluate(OOB_ERRORS)
+    first.wait_for_timeout(300)  # let the websockets connect
+
+    clicking = logged_in_page(browser, web, user, board)
+    clicking.click('tr[data-task="t10"] button[data-action="retry"]')
+    expect(clicking.locator('tr[data-task="t10"]')).to_have_attribute("data-status", "todo")
+    _row_applied(first, first_frames, "t10")
+    expect(first.locator("[data-count=failed]")).to_have_text("failed 2")
+
+    clicking.goto(f"{web.url}{board}&page=2")
+    clicking.click('tr[data-task="t60"] button[data-action="retry"]')
+    _row_applied(second, second_frames, "t60")
+    expect(second.locator("[data-count=failed]")).to_have_text("failed 1")
+    _on_page_two(second)
+
+    # The swapped-in row's own button works (htmx processed the new row).
+    first.click('tr[data-task="t10"] button[data-action="skip"]')
+    expect(first.locator('tr[data-task="t10"]')).to_have_attribute("data-status", "skipped")
+    for page in (first, second):
+        assert page.evaluate("window.__notReloaded") is True
+        assert page.evaluate("window.__oobErrors") == []
