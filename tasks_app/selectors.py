@@ -33,6 +33,7 @@ from tasks_app.models import (
     PlanStatus,
     Task,
     TaskDependency,
+    TaskSchedule,
     TaskStatus,
     TaskTransition,
     Unit,
@@ -40,6 +41,7 @@ from tasks_app.models import (
     Worker,
 )
 from tasks_app.scheduler import Edge, compute_waves
+from tasks_app.waiting import WAITING_FOR_WORKER
 
 __all__ = [
     "Board",
@@ -54,12 +56,14 @@ __all__ = [
 def rows_touched(task_id: int, shown: frozenset[int]) -> list[int]:
     """The rows among ``shown`` (a board page's tasks) that a change to task ``task_id``
     can change, the task first: besides its own, its dependents' blockers; with a
-    claim, the overlap flags of the open tasks with a claim; and the merge-conflict
-    flags of the tasks waiting to merge. One query."""
+    claim, the overlap flags of the open tasks with a claim; the merge-conflict flags of
+    the tasks waiting to merge; and the queue positions of the tasks waiting for a
+    worker (one taken or sent moves the others). One query."""
     changed_claims = Exists(Task.objects.filter(pk=task_id).exclude(intent_claim=[]))
     neighbours = (
         Q(pk__in=TaskDependency.objects.filter(depends_on_id=task_id).values("task_id"))
         | Q(status__in=WAITING_TO_MERGE)
+        | Q(pk__in=TaskSchedule.objects.filter(WAITING_FOR_WORKER).values("task_id"))
         | (Q(changed_claims) & ~Q(intent_claim=[]) & ~Q(status__in=CLOSED_STATUSES))
     )
     found = Task.objects.filter(pk__in=shown - {task_id}).filter(neighbours)

@@ -22,10 +22,10 @@ from tests.access_world import task_in, world_make
 pytestmark = pytest.mark.django_db
 
 BOUNDS = {"dashboard": 30, "board": 25, "unit": 25}
-# A later attempt's unit page, with comments carried from the attempt before: 11 when
-# this was written (session, user, unit, role, attempts, trace, merge, set-up, carried
-# comments, the sending back, comments).
-UNIT_PAGE = 12
+# A later attempt's unit page, with comments carried from the attempt before: 14 (session,
+# user, unit, role, attempts, trace times, costs, merge, the model wait, set-up, trace,
+# carried comments, the sending back, the follow-ups).
+UNIT_PAGE = 14
 
 
 def grow(session: Any, unit: Unit, tasks: int, events: int) -> None:

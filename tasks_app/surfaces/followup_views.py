@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from agents_app.access import Action, AnyUser, may, projects_visible, require
+from agents_app.access import Action, may, projects_visible, require
 from sf_core.actors import Actor
 from sf_core.errors import SfError
 from sf_core.http import AuthedRequest
@@ -22,12 +22,12 @@ from tasks_app.models import MAX_FOLLOWUP_CHARS, FollowUp, Task, Unit
 from tasks_app.surfaces import views
 
 
-def followups_context(user: AnyUser, task: Task) -> dict[str, object]:
-    """What the unit page's follow-up section shows of ``task``."""
-    project = task.plan.session.project
+def followups_context(task: Task, *, may_steer: bool) -> dict[str, object]:
+    """What the unit page's follow-up section shows of ``task`` (``may_steer``: the
+    person's role lets them send one; read with the page's other role checks)."""
     return {
         "followups": task_followups(task),
-        "can_follow_up": task.status not in FINAL and may(user, project, Action.STEER),
+        "can_follow_up": task.status not in FINAL and may_steer,
         "followup_max": MAX_FOLLOWUP_CHARS,
     }
 
@@ -58,7 +58,8 @@ def task_followup_view(request: AuthedRequest, task_id: int) -> HttpResponse:
         return redirect(reverse("unit-detail", args=[latest.pk]) if latest else "task-board")
     task.refresh_from_db()
     unit = _shown_unit(task, request.POST.get("unit", ""))
-    context = followups_context(request.user, task) | {
+    may_steer = may(request.user, task.plan.session.project, Action.STEER)
+    context = followups_context(task, may_steer=may_steer) | {
         "task": task,
         "unit": unit,
         "followup_error": error,

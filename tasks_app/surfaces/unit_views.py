@@ -75,7 +75,9 @@ def unit_detail(request: AuthedRequest, unit_id: int) -> HttpResponse:
         Unit.objects.select_related("task__plan__session__project"), pk=unit_id
     )
     project = unit.task.plan.session.project
-    may_view, can_review = may_each(request.user, project, Action.VIEW, Action.REVIEW_TASK)
+    may_view, can_review, may_steer = may_each(
+        request.user, project, Action.VIEW, Action.REVIEW_TASK, Action.STEER
+    )
     if not may_view:
         require(request.user, project, Action.VIEW)  # refused, and logged
     # The diff is page-only: the live partials (state, trace) never carry it.
@@ -94,7 +96,7 @@ def unit_detail(request: AuthedRequest, unit_id: int) -> HttpResponse:
         "requested": changes_requested_before(unit, previous),
         "can_review": can_review,
     }
-    context |= followups_context(request.user, unit.task)
+    context |= followups_context(unit.task, may_steer=may_steer)
     return render(request, "tasks_app/unit_detail.html", context)
 
 
