@@ -32,9 +32,10 @@ Three asterisks, a space, the words, a space, three asterisks. Nothing else in t
 # Qwen2.5-Coder-1.5B at temperature 0, offered the skill by its description alone, writes
 # banner.txt without loading it (2026-11-28, the CI run of issue 29): whether a small
 # model loads a skill unprompted is the model's business. The task here names the skill
-# and the tool, so that the recorded run shows SF's side of a load. Told only the name,
-# it called load_skill with file="release-banner" too (the compact specs give the
-# parameters without their descriptions), refused three times: hence the exact call.
+# and the tool, so that the recorded run shows SF's side of a load. Told the name, and
+# then the exact arguments, it still called load_skill with file="release-banner" too
+# (the compact specs give the parameters without their descriptions) and was refused:
+# no successful load is recorded yet (2026-11-28).
 SKILL_PLAN = """summary: The release banner
 intent: We need the release banner file.
 tasks:

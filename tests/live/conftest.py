@@ -80,11 +80,22 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         _start()
 
 
+def _stop(server: subprocess.Popen[str]) -> None:
+    """SIGTERM; a server still loading the model answers it only once loaded: then KILL."""
+    server.terminate()
+    try:
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait(timeout=30)
+    if server.stdout is not None:
+        server.stdout.close()
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """A server started for a run that never used it (interrupted, all skipped) ends too."""
     if _server is not None and _server.poll() is None:
-        _server.terminate()
-        _server.wait(timeout=30)
+        _stop(_server)
 
 
 @pytest.fixture(scope="session")
@@ -98,7 +109,4 @@ def local_model() -> Iterator[LocalModel]:
         assert line.startswith("ready "), f"the model server did not start: {line!r}"
         yield LocalModel(name=f"openai/{MODEL}", api_base=line.split()[1])
     finally:
-        server.terminate()
-        server.wait(timeout=30)
-        if server.stdout is not None:
-            server.stdout.close()
+        _stop(server)
