@@ -19,8 +19,7 @@ from tasks_app.surfaces import consumers as board_consumers
 from tests.access_world import task_in, world_make
 from tests.processes import WebServerProcess
 
-# unsettled: errors at teardown here (stop 26), not yet understood.
-pytestmark = [pytest.mark.slow, pytest.mark.unsettled, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
 def get(url: str, cookie: str) -> str:
