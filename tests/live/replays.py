@@ -135,6 +135,7 @@ def test_the_model_loads_the_skill_lazily_and_its_body_reaches_it_through_the_to
         assert use.by_model
         assert use.allowed == (body in call.payload["output"]), call.payload
         assert use.kind == ("file" if call.payload["arguments"].get("file") else "load")
+        assert call.finished_at is not None
         assert call.started_at <= use.created_at <= call.finished_at
     # The body went back to the model as the tool's answer, in the requests after it.
     assert any(body in text for text in requests.texts[1:])
