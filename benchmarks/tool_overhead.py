@@ -111,7 +111,13 @@ class RecordedRouter(ModelRouter):
         super().__init__(model=steps[0].model if steps else "recorded")
         self.queue = list(steps)
 
-    def step(self, messages: Any, tools: Any, response_format: Any = None) -> ModelStep:
+    def step(
+        self,
+        messages: Any,
+        tools: Any,
+        response_format: Any = None,
+        max_tokens: int | None = None,
+    ) -> ModelStep:
         if not self.queue:  # a recorded unit that did not finish (failed, interrupted)
             raise RecordingEnded
         return self.queue.pop(0)

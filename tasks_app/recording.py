@@ -31,6 +31,8 @@ def task_plan_yaml(task: Task) -> str:
         "mutation_scope": task.mutation_scope,
         "task_kind": task.task_kind,
         "intent_claim": list(task.intent_claim),
+        # A replay retries as the recording did: a failed attempt's steps, then the next's.
+        "max_retries": task.max_retries,
     }
     plan = {"summary": task.plan.summary or task.title, "tasks": [spec]}
     if task.plan.intent:

@@ -10,8 +10,10 @@ at a time (most of their time is spent waiting for the processes they start).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -37,20 +39,45 @@ def run_smoke(script: str) -> tuple[str, int, str, str, float]:
         "PYTHONUNBUFFERED": "1",
     }
     started = time.monotonic()
+    # Its own process group: whatever the script starts (Celery workers, daphne, uvicorn)
+    # ends with it, even when it times out or forgets one.
+    script_process = subprocess.Popen(
+        [sys.executable, f"benchmarks/{script}", "--smoke"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
-        done = subprocess.run(
-            [sys.executable, f"benchmarks/{script}", "--smoke"],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT_S,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:  # reported with the others, not alone
-        said = [str(text or "") for text in (exc.stdout, exc.stderr)]
-        return script, -1, said[0], f"timed out after {TIMEOUT_S} s\n{said[1]}", TIMEOUT_S
-    return script, done.returncode, done.stdout, done.stderr, time.monotonic() - started
+        output, errors = script_process.communicate(timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:  # reported with the others, not alone
+        group_end(script_process.pid)
+        output, errors = script_process.communicate()
+        return script, -1, output, f"timed out after {TIMEOUT_S} s\n{errors}", TIMEOUT_S
+    left = group_end(script_process.pid)
+    if left:
+        errors += f"\nleft running after it exited (ended here): {left}"
+        return script, -2, output, errors, time.monotonic() - started
+    return script, script_process.returncode, output, errors, time.monotonic() - started
+
+
+def group_end(group: int) -> list[str]:
+    """End every process still in ``group``; their command lines."""
+    left = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == group:
+            continue
+        try:
+            if os.getpgid(int(pid)) != group:
+                continue
+            left.append(Path(f"/proc/{pid}/cmdline").read_text().replace("\0", " ")[:120])
+        except (OSError, ProcessLookupError):
+            continue
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, signal.SIGKILL)
+    return left
 
 
 @pytest.mark.unsettled  # chaos.py's smoke run alone takes minutes; tool_overhead.py exits 1

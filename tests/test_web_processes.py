@@ -15,11 +15,11 @@ import pytest
 from django.test import Client
 
 from tasks_app.models import Task
+from tasks_app.surfaces import consumers as board_consumers
 from tests.access_world import task_in, world_make
 from tests.processes import WebServerProcess
 
-# unsettled: errors at teardown here (stop 26), not yet understood.
-pytestmark = [pytest.mark.slow, pytest.mark.unsettled, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
 def get(url: str, cookie: str) -> str:
@@ -91,4 +91,5 @@ def test_a_change_through_one_process_reaches_a_browser_on_the_other(tmp_path: P
             server.stop()
     task.refresh_from_db()
     assert task.status == "cancelled"
-    assert 'id="task-board"' not in html, "the change alone, not the whole board"
+    # The board's partial again, or the changed row alone once row updates are on.
+    assert ('id="task-board"' in html) is not board_consumers.ROW_UPDATES, html[:300]

@@ -1,21 +1,20 @@
 """The whole engine against a real model served on this machine (``-m live_model``).
 
 An intent goes in through ``sf headless``; the model plans it (planning asks the deep
-mode, here the local model), units run in git worktrees through the gate, verify
-commands run, trusted review merges. A small model may fail a task: what must hold
-every time is that the run ends cleanly — exit 0 or 1, no traceback, every task in a
-final state (or blocked on a dependency that failed) with its reason, no worktree left
-behind, the session finished. The runs are unattended as a team's CI run would be: an
-answers file tells ask_user to decide alone and rejects every approval. A rejected ask
-(say the model's `python3 -c` under trusted) leaves its task blocked on the rejection
-for a person, the engine's rule for any rejection: such a run ends with exit 10 and the
-reason, which is clean too.
+mode, here the local model), the unit runs in a git worktree through the gate, the
+model's tool calls are written as text and recognised, the verify command runs, trusted
+review merges. What must hold every time is that the run ends cleanly — exit 0 or 1, no
+traceback, every task in a final state (or blocked on a dependency that failed) with
+its reason, no worktree left behind, the session finished — and the simplest task must
+succeed: a model that cannot write one file through SF's tools would mean the tool-call
+path is broken, not that the model is small. The run is unattended as a team's CI run
+would be: an answers file tells ask_user to decide alone and rejects every approval.
 
-The simplest task must also succeed: a model that cannot write one file through SF's
-tools would mean the tool-call path is broken, not that the model is small. The model's
-sampling is not deterministic even at temperature 0 (llama.cpp's server gave two
-different answers to one prompt here) and Qwen2.5-Coder-1.5B passes it about half the
-time (docs/performance.md), so it gets up to three runs, each of which must end cleanly.
+SF sends temperature 0 by default, so a second run at 0 would repeat the first; the
+retry (only when the first run did not merge) samples at ``RETRY_TEMPERATURE``. The
+harder intents check what the engine does with whatever the model does: they are to
+move to recorded runs of this model, replayed (tests/test_live_replays.py), once
+recorded (tests/fixtures/record_live_traces.py calc greeter).
 """
 
 from __future__ import annotations
@@ -29,6 +28,7 @@ import pytest
 from agents_app.models import AgentSession
 from tasks_app.models import HoldReason, Task
 from tests.headless_runs import Run, headless
+from tests.live.cases import CASES
 from tests.live.conftest import LocalModel
 from tests.live.unattended import BOUNDS, answers_write, repo_make, units_record
 
@@ -36,8 +36,10 @@ pytestmark = [pytest.mark.live_model, pytest.mark.slow, pytest.mark.django_db(tr
 FINAL = {"done", "failed", "cancelled", "skipped"}
 TIMEOUT = 900  # s: planning and a few units on two busy cores
 # Writing hello.txt takes two or three steps (write, maybe a check, finish): a model that
-# has not done it in eight is lost, and its run ends as failed instead of going on.
-HELLO_BOUNDS = {**BOUNDS, "SF_UNIT_MAX_STEPS": "8"}
+# has not done it in six is lost, and its unit ends instead of going on. The steps bound
+# the unit, not the clock: on a busy machine one step of this model took 3 minutes, and
+# a unit cut by its hard timeout in the middle of a step is retried from nothing.
+HELLO_BOUNDS = {"SF_UNIT_MAX_STEPS": "6", "SF_UNIT_HARD_TIMEOUT": "600s"}
 
 
 @dataclass(frozen=True)
@@ -50,25 +52,20 @@ class Case:
 HELLO = Case(
     "hello", {"README.md": "# notes\n"}, "Create a file hello.txt whose only line is: hello"
 )
-CALC = Case(
-    "calc",
-    {
-        "calc.py": "def add(a, b):\n    return a + b\n",
-        "test_calc.py": (
-            "import unittest\n\nfrom calc import add\n\n\n"
-            "class CalcTest(unittest.TestCase):\n"
-            "    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n"
-        ),
-    },
-    "Add a function subtract(a, b) to calc.py that returns a minus b, with a unit test",
-)
-GREETER = Case("greeter", {}, "Add a --shout flag to greet.py that prints the greeting in capitals")
+HELLO_RUNS = 2
+RETRY_TEMPERATURE = 0.7
+# Not yet recorded (tests/fixtures/record_live_traces.py calc greeter): until then live.
+CALC = Case("calc", CASES["calc"].files, CASES["calc"].intent)
+GREETER = Case("greeter", CASES["greeter"].files, CASES["greeter"].intent)
 
 
-HELLO_RUNS = 3
-
-
-def run_intent(case: Case, repo: Path, model: LocalModel, bounds: dict[str, str] = BOUNDS) -> Run:
+def run_intent(
+    case: Case,
+    repo: Path,
+    model: LocalModel,
+    bounds: dict[str, str] = BOUNDS,
+    temperature: float = 0.0,
+) -> Run:
     answers = answers_write(repo)
     run = headless(
         "--project",
@@ -83,7 +80,7 @@ def run_intent(case: Case, repo: Path, model: LocalModel, bounds: dict[str, str]
         "--answers",
         str(answers),
         timeout=TIMEOUT,
-        **model.environment(),
+        **model.environment(temperature),
         **bounds,
     )
     units_record(run, case.name)
@@ -142,7 +139,8 @@ def test_the_simplest_intent_is_planned_built_verified_and_merged(
 ) -> None:
     for attempt in range(1, HELLO_RUNS + 1):
         repo = repo_make(HELLO.files, tmp_path / f"{HELLO.name}-{attempt}")
-        run = run_intent(HELLO, repo, local_model, HELLO_BOUNDS)
+        temperature = 0.0 if attempt == 1 else RETRY_TEMPERATURE
+        run = run_intent(HELLO, repo, local_model, HELLO_BOUNDS, temperature)
         assert_ended_cleanly(run, repo)
         if run.code == 0:
             break

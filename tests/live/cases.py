@@ -1,0 +1,97 @@
+"""The live model's runs that are recorded once (tests/fixtures/record_live_traces.py)
+and replayed in the fast layer (tests/test_live_replays.py): what the engine does with
+whatever the model happened to do, without asking the model again."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tests.live.unattended import BOUNDS
+
+
+@dataclass(frozen=True)
+class LiveCase:
+    name: str
+    files: dict[str, str]  # the repository's first commit
+    plan: str  # the plan file headless runs (YAML), or "" to plan from the intent
+    intent: str
+    limits: dict[str, str]  # the unit bounds of the run (environment)
+    why: str  # what the recording is for, and how its prompt differs from the product's
+
+
+SKILL = """---
+name: release-banner
+description: Use when creating or changing banner.txt, the release banner of this project.
+---
+The release banner has a fixed house format. banner.txt holds exactly one line:
+
+    *** SF release 7 ***
+
+Three asterisks, a space, the words, a space, three asterisks. Nothing else in the file.
+"""
+# Qwen2.5-Coder-1.5B at temperature 0, offered the skill by its description alone, writes
+# banner.txt without loading it (2026-11-28, the CI run of issue 29): whether a small
+# model loads a skill unprompted is the model's business. The task here names the skill
+# and the tool, so that the recorded run shows SF's side of a load. Told the name, and
+# then the exact arguments, it still called load_skill with file="release-banner" too
+# (the compact specs give the parameters without their descriptions) and was refused:
+# no successful load is recorded yet (2026-11-28).
+SKILL_PLAN = """summary: The release banner
+intent: We need the release banner file.
+tasks:
+  - key: banner
+    title: Create banner.txt in the project's release banner format
+    description: >-
+      The house format of the release banner is written only in the project's skill
+      release-banner. First read it: call load_skill with exactly the arguments
+      {"name": "release-banner"} and nothing else. Then create banner.txt with the
+      banner for release 7 in exactly that format.
+    acceptance_criteria:
+      - banner.txt holds the release banner in the house format
+    verify:
+      - grep -qx '\\*\\*\\* SF release 7 \\*\\*\\*' banner.txt
+    risk_level: low
+    max_retries: 0
+"""
+# Recording is not timed: on a busy machine one model step can take minutes, and a unit
+# cut by its hard timeout mid-step records nothing of use. The steps bound the run.
+RECORDING = {"SF_UNIT_HARD_TIMEOUT": "40m", "SF_UNIT_IDLE_TIMEOUT": "40m"}
+
+CASES = {
+    "skill": LiveCase(
+        name="skill",
+        files={"README.md": "# notes\n", ".agents/skills/release-banner/SKILL.md": SKILL},
+        plan=SKILL_PLAN,
+        intent="",
+        # The load is the first step; the one line and finishing take two more.
+        limits={**BOUNDS, "SF_UNIT_MAX_STEPS": "6", **RECORDING},
+        why=(
+            "the model loads a skill through load_skill and works from its body; the task "
+            "names the skill and the tool (unnamed, this model at temperature 0 does not load it)"
+        ),
+    ),
+    # Harder intents, planned by the model: what the engine does with whatever it does.
+    "calc": LiveCase(
+        name="calc",
+        files={
+            "calc.py": "def add(a, b):\n    return a + b\n",
+            "test_calc.py": (
+                "import unittest\n\nfrom calc import add\n\n\n"
+                "class CalcTest(unittest.TestCase):\n"
+                "    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n"
+            ),
+        },
+        plan="",
+        intent="Add a function subtract(a, b) to calc.py that returns a minus b, with a unit test",
+        limits={**BOUNDS, **RECORDING},
+        why="a harder intent: the run ends cleanly whatever the model does with it",
+    ),
+    "greeter": LiveCase(
+        name="greeter",
+        files={},  # examples/sample-repo
+        plan="",
+        intent="Add a --shout flag to greet.py that prints the greeting in capitals",
+        limits={**BOUNDS, **RECORDING},
+        why="a harder intent: the run ends cleanly whatever the model does with it",
+    ),
+}
