@@ -153,6 +153,8 @@ class SkillLoader:
 
     def load(self, name: str, file: str = "") -> str:
         skill = next((s for s in self.skills if s.name == name), None)
+        if skill is not None and names_the_body(skill, file):
+            file = ""  # a small model fills in every parameter: the body it asked for
         try:
             text = self.read(skill, name, file)
         except SfError as exc:
@@ -273,3 +275,16 @@ def invocations_claim(loader: SkillLoader) -> str:
         args = f" with: {use.detail}" if use.detail else ""
         parts.append(f"### {use.skill.name}{args}\n{body}")
     return "\n\n".join(parts)
+
+
+def names_the_body(skill: Skill, file: str) -> bool:
+    """Whether ``file`` names the skill's own SKILL.md rather than a supporting file: its
+    name, ``SKILL.md`` or the path to it (small models pass ``file=<the skill's name>``
+    with the name; refusing that left them without the body they asked for)."""
+    plain = file.strip().removeprefix("./")
+    return plain in {
+        "SKILL.md",
+        skill.name,
+        f"{skill.name}/SKILL.md",
+        f".agents/skills/{skill.name}/SKILL.md",
+    }

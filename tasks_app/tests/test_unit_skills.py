@@ -83,6 +83,33 @@ def test_a_skill_loads_lazily_and_its_load_is_traced(repo: Path) -> None:
     ]
 
 
+def test_a_file_naming_the_skill_itself_loads_its_body(repo: Path) -> None:
+    """Seen with Qwen2.5-Coder-1.5B: ``load_skill(name=X, file=X)`` (it fills in every
+    parameter of the compact spec). The body it asked for, not a refusal; a supporting
+    file that does not exist is still refused, naming it."""
+    add_skill(repo, "greeting-style", description="How greetings are worded")
+    commit(repo)
+    session, _ = start(repo, task_spec())
+    model = ScriptedModel(
+        ("own", [("load_skill", {"name": "greeting-style", "file": "greeting-style"})]),
+        ("md", [("load_skill", {"name": "greeting-style", "file": "./SKILL.md"})]),
+        ("other", [("load_skill", {"name": "greeting-style", "file": "notes.md"})]),
+        *writes("hello"),
+    )
+    report = run_next(session, model)
+    assert report.outcome == "verified", report.detail
+    assert "UNIQUE-BODY-MARKER" in tool_answers(model, 1)[-1]
+    assert "UNIQUE-BODY-MARKER" in tool_answers(model, 2)[-1]
+    assert "notes.md" in tool_answers(model, 3)[-1]
+    assert "UNIQUE-BODY-MARKER" not in tool_answers(model, 3)[-1]
+    uses = SkillUse.objects.filter(skill__name="greeting-style").order_by("pk")
+    assert [(u.kind, u.detail, u.allowed) for u in uses][:2] == [
+        ("load", "", True),
+        ("load", "", True),
+    ]
+    assert not uses[2].allowed
+
+
 def test_skills_the_model_may_not_invoke_are_never_offered(repo: Path) -> None:
     add_skill(repo, "style")
     add_skill(repo, "prod-deploy", extra="side-effects: production-mutation\n")
@@ -128,9 +155,12 @@ def test_a_skill_above_the_sessions_profile_asks_before_it_loads(
     grant(staff_user, session.project, "approver")
     with django_capture_on_commit_callbacks(execute=True):
         decision_review(decision=decision, reviewer=staff_user, approve=True, scope="once")
-    model = ScriptedModel(load, *writes("hello"))
+    # The next attempt resumes at the approved load (made once, not asked for again):
+    # the model's first request already holds the body.
+    model = ScriptedModel(*writes("hello"))
     assert run_next(session, model).outcome == "verified"
-    assert "UNIQUE-BODY-MARKER" in tool_answers(model, 1)[-1]
+    assert "UNIQUE-BODY-MARKER" in tool_answers(model, 0)[-1]
+    assert SkillUse.objects.filter(skill__name="release", allowed=True).count() == 1
 
 
 def test_many_skills_are_listed_within_budget_and_found_by_search(
