@@ -162,6 +162,18 @@ fn gitleaks_rule(rule: &'static gitleaks::GitleaksRule) -> Rule {
     }
 }
 
+/// SF's rules in the order they are tried: its own tokens, vendors' token shapes, the
+/// formats gitleaks lacks, more vendors, keys, then assignments.
+fn builtin_specs() -> Vec<Spec> {
+    let mut specs = formats::sf_specs();
+    specs.extend(rules::vendor_specs());
+    specs.extend(formats::format_specs());
+    specs.extend(rules::more_vendor_specs());
+    specs.extend(rules::key_specs());
+    specs.extend(rules::assignment_specs());
+    specs
+}
+
 fn compile(extra: &[(String, String)], with_gitleaks: bool) -> NativeResult<Rules> {
     let mut list = extra_rules(extra)?;
     let mut keywords: Vec<&'static str> = Vec::new();
@@ -172,7 +184,7 @@ fn compile(extra: &[(String, String)], with_gitleaks: bool) -> NativeResult<Rule
         check,
         keywords: words,
         multiline,
-    } in rules::builtin_specs()
+    } in builtin_specs()
     {
         let index = list.len();
         let has_keywords = !words.is_empty();

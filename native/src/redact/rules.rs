@@ -120,18 +120,8 @@ fn assignment(name: &str, bytes: bool, bare: &str) -> String {
     )
 }
 
-pub fn builtin_specs() -> Vec<Spec> {
-    let mut specs = super::formats::sf_specs();
-    specs.extend(vendor_specs());
-    specs.extend(super::formats::format_specs());
-    specs.extend(more_vendor_specs());
-    specs.extend(key_specs());
-    specs.extend(assignment_specs());
-    specs
-}
-
 /// Tokens with a vendor's own shape, found wherever they are.
-fn vendor_specs() -> Vec<Spec> {
+pub(super) fn vendor_specs() -> Vec<Spec> {
     vec![
         Spec {
             kind: "private_key",
@@ -163,7 +153,7 @@ fn vendor_specs() -> Vec<Spec> {
     ]
 }
 
-fn more_vendor_specs() -> Vec<Spec> {
+pub(super) fn more_vendor_specs() -> Vec<Spec> {
     vec![
         spec(
             "gitlab_token",
@@ -206,7 +196,7 @@ fn more_vendor_specs() -> Vec<Spec> {
     ]
 }
 
-fn key_specs() -> Vec<Spec> {
+pub(super) fn key_specs() -> Vec<Spec> {
     vec![
         spec(
             "google_api_key",
@@ -243,7 +233,7 @@ fn key_specs() -> Vec<Spec> {
 }
 
 /// Secrets known by what they are assigned to, where they sit in a URL or a command.
-fn assignment_specs() -> Vec<Spec> {
+pub(super) fn assignment_specs() -> Vec<Spec> {
     let keyword = r"(?:(?:api|secret|private|access|auth|signing|encryption|master|client)[_.-]?key|secret|token|passw(?:or)?d|passphrase|pwd|credentials?)";
     let generic_name = format!(r"(?i-u:[A-Za-z0-9_.-]*{keyword}(?:[_.-]?(?:id|value|[0-9]+))?)");
     // A Django/Flask secret key may hold `(`, `)` and `#`, never quotes or brackets.
