@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 
 from django.db.models import Q
 from django.utils import timezone
@@ -37,6 +38,14 @@ def queue_positions(task_ids: Iterable[int]) -> dict[int, int]:
         for place, task_id in enumerate(order.values_list("task_id", flat=True), start=1)
         if task_id in wanted
     }
+
+
+def waiting_context(sent: datetime, tokens: int | None) -> dict[str, object]:
+    """The unit page's "waiting for the model" box for a request sent at ``sent``: its
+    age in whole seconds (shown) and in milliseconds (the page counts on from it, so a
+    box rendered 0.9 s into a second does not start a second behind)."""
+    age_ms = max(0, int((timezone.now() - sent).total_seconds() * 1000))
+    return {"waiting_age": age_ms // 1000, "waiting_age_ms": age_ms, "waiting_tokens": tokens}
 
 
 def model_request_sent(*, task_id: int, unit_id: int, tokens: int) -> None:

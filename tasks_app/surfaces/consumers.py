@@ -26,7 +26,6 @@ from urllib.parse import parse_qs
 
 from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
-from django.utils import timezone
 
 from agents_app.access import Action, projects_visible, require
 from agents_app.badge import badge_for
@@ -43,6 +42,7 @@ from tasks_app.selectors import (
 )
 from tasks_app.surfaces.unit_views import unit_context
 from tasks_app.surfaces.views import board_context, board_filters
+from tasks_app.waiting import waiting_context
 
 
 class TaskBoardConsumer(LivePartialConsumer):
@@ -204,9 +204,7 @@ class UnitConsumer(LivePartialConsumer):
         waiting box is swapped; the page counts the seconds itself."""
         context: dict[str, Any] = {}
         if event["sent_at"]:
-            sent = datetime.fromisoformat(event["sent_at"])
-            age = max(0, int((timezone.now() - sent).total_seconds()))
-            context = {"waiting_age": age, "waiting_tokens": event["tokens"]}
+            context = waiting_context(datetime.fromisoformat(event["sent_at"]), event["tokens"])
         html = render_to_string("tasks_app/unit_detail.html#waiting", context)
         await self.send(text_data=html)
 

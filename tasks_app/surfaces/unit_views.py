@@ -6,7 +6,6 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
@@ -30,6 +29,7 @@ from tasks_app.selectors import (
 )
 from tasks_app.surfaces.followup_views import followups_context
 from tasks_app.trace_html import trace_html
+from tasks_app.waiting import waiting_context
 
 
 def unit_context(unit: Unit) -> dict[str, object]:
@@ -62,10 +62,7 @@ def model_wait(unit: Unit) -> dict[str, object]:
     sent, tokens = found if found is not None else (None, None)
     if sent is None:
         return {}
-    return {
-        "waiting_age": max(0, int((timezone.now() - sent).total_seconds())),
-        "waiting_tokens": tokens,
-    }
+    return waiting_context(sent, tokens)
 
 
 @require_GET
