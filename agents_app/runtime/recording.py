@@ -19,6 +19,8 @@ from agents_app.runtime.instructions import TRACE_NAME as INSTRUCTIONS
 from agents_app.runtime.replay import TRACE_FORMAT
 from agents_app.runtime.tools import TOOLS
 
+RESUMED = "resumed"  # the note of a unit that went on from an approved call (tasks_app)
+
 
 def trace_export(*, unit_id: int, header: dict[str, Any]) -> list[dict[str, Any]]:
     """A unit's trace as replayable records (model steps, executed tool calls, and the
@@ -38,6 +40,8 @@ def trace_export(*, unit_id: int, header: dict[str, Any]) -> list[dict[str, Any]
             )
         elif event.kind == TraceKind.NOTE and event.name == INSTRUCTIONS:
             records.append({"type": "instructions", **event.payload})
+        elif event.kind == TraceKind.NOTE and event.name == RESUMED:
+            records.append({"type": "resumed", **event.payload})
         elif event.kind == TraceKind.TOOL_CALL:
             records.append(
                 {

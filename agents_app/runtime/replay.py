@@ -3,11 +3,12 @@
 A trace file is JSON Lines: a ``header`` line, then ``model_step`` and ``tool_call``
 lines in the order they happened (and an ``instructions`` line per unit: the
 repository's instructions as that unit's prompt held them, given to the replayed unit
-instead of what its worktree has now). Replaying, the provider (model ``replay/<id>``)
-returns the recorded model steps one by one, and the agent loop checks every tool
-call it is about to execute against the next recorded one, by tool name and input
-hash. Any difference is a ``ReplayMiss``: the unit fails, and no live model is ever
-called — replay never falls back.
+instead of what its worktree has now; a ``resumed`` line where a unit went on from an
+approved call of the attempt before, which the replayed unit does too, and only then).
+Replaying, the provider (model ``replay/<id>``) returns the recorded model steps one by
+one, and the agent loop checks every tool call it is about to execute against the next
+recorded one, by tool name and input hash. Any difference is a ``ReplayMiss``: the unit
+fails, and no live model is ever called — replay never falls back.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ class Replay:
     model_steps: list[dict[str, Any]]
     tool_calls: list[dict[str, Any]]
     instructions: list[dict[str, Any]] = field(default_factory=list)
+    # The units (1: the first with an instructions line) that resumed at an approved call.
+    resumed_units: frozenset[int] = frozenset()
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     next_step: int = 0
     next_call: int = 0
@@ -69,6 +72,10 @@ class Replay:
             return None
         self.next_instructions += 1
         return self.instructions[self.next_instructions - 1]
+
+    def resumes(self) -> bool:
+        """Whether the unit whose instructions were taken last resumed when recorded."""
+        return self.next_instructions in self.resumed_units
 
     def expect_tool_call(self, name: str, input_hash: str) -> None:
         """Raise ``ReplayMiss`` unless this is the next recorded tool call."""
@@ -116,7 +123,18 @@ def replay_load(path: str | Path) -> Replay:
     instructions = [r for r in records if r.get("type") == "instructions"]
     if any(not isinstance(r.get("section"), str) for r in instructions):
         raise TraceFileInvalid(f"{path}: every instructions line needs a string section")
-    return Replay(header=records[0], model_steps=steps, tool_calls=calls, instructions=instructions)
+    resumed, units = set(), 0
+    for record in records:
+        units += record.get("type") == "instructions"
+        if record.get("type") == "resumed":
+            resumed.add(units)
+    return Replay(
+        header=records[0],
+        model_steps=steps,
+        tool_calls=calls,
+        instructions=instructions,
+        resumed_units=frozenset(resumed),
+    )
 
 
 # --- the litellm provider -------------------------------------------------------------

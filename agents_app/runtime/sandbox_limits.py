@@ -25,6 +25,7 @@ import contextlib
 import logging
 import os
 import signal
+import time
 import uuid
 from functools import cache
 from pathlib import Path
@@ -40,6 +41,7 @@ CGROUP_V2 = Path("/sys/fs/cgroup")
 MEMORY_V1 = Path("/sys/fs/cgroup/memory")
 CGROUP_PARENT = "sf-sandbox"
 CGROUP_SWEEP_AT = 32  # remove empty leftovers once this many are there
+CGROUP_SWEEP_AFTER = 60.0  # seconds: a younger group may be about to be joined
 
 
 def prlimit_argv(limits: SandboxLimits) -> list[str]:
@@ -212,13 +214,18 @@ def memory_killed(group: Path | None) -> bool:
 
 
 def _sweep(parent: Path) -> None:
+    """Remove the groups left behind; never one made in the last ``CGROUP_SWEEP_AFTER``
+    seconds: a command in another worker made it and has not joined it yet (an empty
+    group is removable, and its command then failed with "Directory nonexistent")."""
     with contextlib.suppress(OSError):
         children = [child for child in parent.iterdir() if child.is_dir()]
         if len(children) < CGROUP_SWEEP_AT:
             return
+        settled = time.time() - CGROUP_SWEEP_AFTER
         for child in children:
             with contextlib.suppress(OSError):
-                child.rmdir()  # refused while it still has processes
+                if child.stat().st_mtime < settled:
+                    child.rmdir()  # refused while it still has processes
 
 
 # --- telling a limit from a failure -----------------------------------------------------

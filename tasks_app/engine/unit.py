@@ -273,7 +273,10 @@ def _agent(
                 task=task, worktree=ws.path, router=router, recorder=recorder, replay=options.replay
             )
             extras = (mcp.prompt_section(session.permission_profile), instructions)
-            resumed = resumption_of(task, unit)
+            # A replay resumes where its recording did, and only there.
+            replayed = options.replay
+            resumes = replayed is None or replayed.resumes()
+            resumed = resumption_of(task, unit) if resumes else None
             # A resumed conversation is the one that waited: people's follow-ups reach
             # it before its next step (the hooks), not in a brief it never reads.
             messages = _messages(task, unit, skills, router, extras, recorder, resumed is None)

@@ -170,17 +170,23 @@ def test_an_unclassed_tool_asks_blocks_the_task_and_runs_once_approved(
             decision=decision, reviewer=staff_user, approve=True, scope=scope, match=match
         )
     assert Task.objects.get(plan=plan).status == "todo"
-    provider.answer(drop, finish())
+    # The next attempt resumes at the approved call (made once, not asked again); with a
+    # session-wide approval the model's own second call is allowed by it too.
+    if scope == "once":
+        provider.answer(finish())
+    else:
+        provider.answer(drop, finish())
     again = run_unit(session)
     assert again.outcome == "verified", again.detail
-    assert tool_results(provider, 2)[-1] == "dropped 1 items"
+    assert tool_results(provider, 1)[-1] == "dropped 1 items"
     allowed = RiskDecision.objects.filter(tool="mcp__tracker__drop_all").exclude(pk=decision.pk)
     if scope == "once":
         assert RiskDecision.objects.get(pk=decision.pk).used_at is not None  # spent
     else:
+        # The resumed call and the model's second one, both under the approval.
         assert [d.rule for d in allowed] == [
             "allow.approved:mcp__tracker__drop_all:mcp__tracker__drop_all …"
-        ]
+        ] * 2
     assert not items.exists()
     assert not alive(word)
 
