@@ -32,7 +32,7 @@ def test_a_healthy_installation_exits_0_with_a_line_per_check() -> None:
     code, out, _ = run_sf("doctor")
     assert code == 0
     assert "ok  database" in out
-    assert out.splitlines()[-1].startswith("healthy (16 checks")
+    assert out.splitlines()[-1].startswith("healthy (17 checks")
 
 
 def test_an_error_exits_1_and_json_follows_the_schema(settings: Any) -> None:

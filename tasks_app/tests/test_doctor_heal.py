@@ -83,7 +83,8 @@ def test_heal_is_refused_when_every_check_passes(agent_session: AgentSession, us
     now = timezone.now()
     Worker.objects.create(hostname="celery@elsewhere", pid=1, started_at=now, last_heartbeat_at=now)
     report = doctor_run()
-    assert report.severity == "ok", report.brief()
+    # Notes (a repository without AGENTS.md) are not failures: nothing to heal either.
+    assert report.severity in {"ok", "info"}, report.brief()
     with pytest.raises(CommandRejected, match="nothing to heal"):
         command_run(session=agent_session, text="/doctor heal", actor=Actor.of(user))
     assert not Plan.objects.exists()
