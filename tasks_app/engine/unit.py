@@ -274,9 +274,8 @@ def _agent(
             )
             extras = (mcp.prompt_section(session.permission_profile), instructions)
             # A replay resumes where its recording did, and only there.
-            replayed = options.replay
-            resumes = replayed is None or replayed.resumes()
-            resumed = resumption_of(task, unit) if resumes else None
+            replaying = options.replay is not None and not options.replay.resumes()
+            resumed = None if replaying else resumption_of(task, unit)
             # A resumed conversation is the one that waited: people's follow-ups reach
             # it before its next step (the hooks), not in a brief it never reads.
             messages = _messages(task, unit, skills, router, extras, recorder, resumed is None)
