@@ -14,20 +14,19 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def _parent_fd(root: Path, target: Path, *, make: bool) -> tuple[int, str]:
-    """A descriptor of ``target``'s directory, reached from ``root`` without a link
-    (made where missing when ``make``), and ``target``'s name in it."""
-    parts = target.relative_to(root).parts
-    if not parts:
-        raise IsADirectoryError(f"{target} is the worktree itself")
-    fd = os.open(root, _DIR)
+def directory_beneath(dir_fd: int, parts: Sequence[str], *, make: bool = False) -> int:
+    """A new descriptor of the directory ``parts`` below the open directory ``dir_fd``
+    (left open), each component opened without following a link (a linked directory
+    fails with ELOOP) and made where missing when ``make``."""
+    fd = os.dup(dir_fd)
     try:
-        for part in parts[:-1]:
+        for part in parts:
             if make:
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(part, dir_fd=fd)
@@ -37,7 +36,20 @@ def _parent_fd(root: Path, target: Path, *, make: bool) -> tuple[int, str]:
     except BaseException:
         os.close(fd)
         raise
-    return fd, parts[-1]
+    return fd
+
+
+def _parent_fd(root: Path, target: Path, *, make: bool) -> tuple[int, str]:
+    """A descriptor of ``target``'s directory, reached from ``root`` without a link
+    (made where missing when ``make``), and ``target``'s name in it."""
+    parts = target.relative_to(root).parts
+    if not parts:
+        raise IsADirectoryError(f"{target} is the worktree itself")
+    root_fd = os.open(root, _DIR)
+    try:
+        return directory_beneath(root_fd, parts[:-1], make=make), parts[-1]
+    finally:
+        os.close(root_fd)
 
 
 def read_beneath(root: Path, target: Path, limit: int) -> bytes:

@@ -34,6 +34,7 @@ from typing import Any
 
 import sf_native
 from agents_app.gate.redaction import redact_text
+from sf_core.beneath import directory_beneath
 
 ROOT_FILES = ("AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md")
 NESTED_FILES = ("AGENTS.md", "CLAUDE.md")
@@ -246,17 +247,7 @@ def _open_parent(root_fd: int, path: str) -> tuple[int, str]:
     """A descriptor of ``path``'s directory (each component opened with O_NOFOLLOW:
     a linked directory fails with ELOOP) and its last component."""
     *directories, name = path.split("/")
-    fd = os.dup(root_fd)
-    try:
-        for part in directories:
-            flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-            child = os.open(part, flags, dir_fd=fd)
-            os.close(fd)
-            fd = child
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, name
+    return directory_beneath(root_fd, directories), name
 
 
 def _read_plain(root_fd: int, path: str, limit: int) -> tuple[int, bytes]:
