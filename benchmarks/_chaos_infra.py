@@ -25,7 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+import _common  # noqa: F401  (puts the checkout on sys.path)
 import psycopg
+
+from sf_core.queues import queues_served
 
 DRIVER_APP = "sf-chaos-driver"  # the benchmark's own connections: never terminated
 WORKER_APP = "sf-chaos-worker"
@@ -241,7 +244,8 @@ class Workers:
         self.started += 1
         hostname = f"{self.queue}-{self.started}@chaos"
         command = [sys.executable, "-m", "celery", "-A", "sf_web", "worker", "--pool=solo"]
-        command += ["-Q", self.queue, "-n", hostname, "--without-gossip", "--without-mingle"]
+        command += ["-Q", queues_served(self.queue), "-n", hostname]
+        command += ["--without-gossip", "--without-mingle"]
         command += ["--loglevel=WARNING"]
         self.log_dir.mkdir(parents=True, exist_ok=True)
         with (self.log_dir / f"worker-{self.started}.log").open("wb") as out:

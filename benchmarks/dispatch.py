@@ -42,6 +42,7 @@ from agents_app.runtime.recording import trace_from_steps, trace_write  # noqa: 
 from agents_app.runtime.replay import replay_load  # noqa: E402
 from agents_app.services import project_create, session_create  # noqa: E402
 from sf_core.actors import Actor  # noqa: E402
+from sf_core.queues import queues_served  # noqa: E402
 from tasks_app.engine.dispatch import dispatch  # noqa: E402
 from tasks_app.engine.replaying import demo_repo_create  # noqa: E402
 from tasks_app.engine.unit import UnitOptions, unit_run  # noqa: E402
@@ -168,7 +169,7 @@ def start_workers(queue: str, count: int) -> list[subprocess.Popen[bytes]]:
     quiet = ["--without-gossip", "--without-mingle", "--loglevel=WARNING"]
     return [
         subprocess.Popen(
-            [*command, "-Q", queue, "-n", f"{queue}-{n}@bench", *quiet],
+            [*command, "-Q", queues_served(queue), "-n", f"{queue}-{n}@bench", *quiet],
             cwd=ROOT,
             env=env,
             stdout=subprocess.DEVNULL,

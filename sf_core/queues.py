@@ -30,10 +30,15 @@ class WorkKind(StrEnum):
     NOTIFY = "notify"
 
 
-def queue_for(kind: WorkKind) -> str:
-    """The queue ``kind`` of work is sent to, now."""
-    base = str(settings.CELERY_TASK_DEFAULT_QUEUE)
+def queue_for(kind: WorkKind, base: str | None = None) -> str:
+    """The queue ``kind`` of work is sent to, now (or for the checkout queue ``base``)."""
+    base = str(settings.CELERY_TASK_DEFAULT_QUEUE) if base is None else base
     return base if kind == WorkKind.UNITS else f"{base}.{kind}"
+
+
+def queues_served(base: str) -> str:
+    """Celery's ``-Q`` for a worker that does every kind of work of the queue ``base``."""
+    return ",".join(queue_for(kind, base) for kind in WorkKind)
 
 
 def queues_all() -> list[str]:
