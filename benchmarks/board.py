@@ -18,6 +18,7 @@ Needs team mode (DATABASE_URL; taken from .sf/env if unset).
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 import time
@@ -25,6 +26,11 @@ import uuid
 from pathlib import Path
 
 from _common import django_team_mode, parse_args, report
+
+# What one render costs: the web's shared render of the last second (SF_PAGE_CACHE,
+# sf_core/microcache.py) would answer every run after the first; pageload.py measures
+# what people get with it.
+os.environ["SF_PAGE_CACHE"] = "0"
 
 django_team_mode()
 

@@ -298,6 +298,9 @@ SF_LIVE_QUEUE = env.integer("SF_LIVE_QUEUE", 2000, minimum=1, maximum=1_000_000)
 # Trace events, risk decisions and the session's activity commit without waiting for
 # the WAL flush (sf_core/db.py, relaxed_commit); 1: wait for it, as other writes do.
 SF_TRACE_SYNCHRONOUS_COMMIT = env.flag("SF_TRACE_SYNCHRONOUS_COMMIT", default=False)
+# How long a web process keeps a shared page part (the board's partial) before it
+# renders it again: sf_core/microcache.py. 0: every request renders its own.
+SF_PAGE_CACHE = env.duration("SF_PAGE_CACHE", timedelta(seconds=1), maximum=timedelta(seconds=30))
 SF_STATUS_REFRESH = env.duration(
     "SF_STATUS_REFRESH", timedelta(seconds=5), minimum=timedelta(milliseconds=200)
 )

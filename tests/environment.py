@@ -20,6 +20,9 @@ os.environ.setdefault("SF_CELERY_QUEUE", "sf-test")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 # Threads of database_sync_to_async must not keep connections that block teardown.
 os.environ.setdefault("SF_DB_CONN_MAX_AGE", "0")
+# Tests look at a page right after changing what it shows, in the same process: the web's
+# one-second shared render (sf_core/microcache.py) has tests of its own that turn it on.
+os.environ.setdefault("SF_PAGE_CACHE", "0")
 # Worktrees and other data of this run live apart from a developer's .sf/.
 os.environ.setdefault("SF_DATA_DIR", tempfile.mkdtemp(prefix="sf-test-data-"))
 

@@ -6,6 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.db.models import QuerySet
 from django.http import Http404, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_POST
@@ -19,6 +20,7 @@ from agents_app.preflight import preflight_of
 from sf_core.actors import Actor
 from sf_core.errors import SfError
 from sf_core.http import AuthedRequest
+from sf_core.microcache import PAGES
 from skills_app.selectors import invalid_skills
 from tasks_app.engine.recovery import RECOVERY
 from tasks_app.features.schedules.selectors import schedules_upcoming
@@ -83,11 +85,19 @@ def session_plans_view(request: AuthedRequest, session_id: int) -> HttpResponse:
 @login_required
 def task_board_view(request: AuthedRequest) -> HttpResponse:
     session_id, statuses = board_filters(request.GET.get("session"), request.GET.getlist("status"))
-    session = board_session(request, session_id)
+    session = board_session(request, session_id)  # the role check: every request
     page = request.GET.get("page")
-    context = board_context(session, statuses, projects_visible(request.user), page=page)
+    board_html, queries = board_shared(request, session, statuses, page)
     if request.htmx:
-        return render(request, "tasks_app/board.html#board", context)
+        return HttpResponse(board_html)
+    context: dict[str, object] = {
+        "session": session,
+        "badge": badge_for(session) if session else None,
+        "all_statuses": TaskStatus.values,
+        "selected_statuses": statuses,
+        "board_html": board_html,
+        **queries,
+    }
     # The notice is the page's, outside the live partial: the consumer's re-render
     # every SF_STATUS_REFRESH does not query skills.
     context["invalid_skills"] = invalid_skills(session.project) if session else []
@@ -127,6 +137,28 @@ def task_recover_view(request: AuthedRequest, task_id: int, action: str) -> Http
     context = board_context(session, statuses, visible, page=request.GET.get("page"))
     context["error"] = error
     return render(request, "tasks_app/board.html#board", context, status=200)
+
+
+def board_shared(
+    request: AuthedRequest, session: AgentSession | None, statuses: list[str], page: str | None
+) -> tuple[str, dict[str, str]]:
+    """The board's live partial and its links' queries, rendered at most once per
+    ``SF_PAGE_CACHE`` in this process for everyone who may view ``session``: it is
+    theirs alike, as the live consumer's shared render is (``sf_core.microcache`` says
+    why a page served from it stays true). The board of every session shows what each
+    person may see, so it is theirs alone."""
+    who = request.user.pk if session is None else None
+    key = ("task-board", session.pk if session else None, tuple(statuses), page, who)
+
+    def draw() -> tuple[str, dict[str, str]]:
+        context = board_context(session, statuses, projects_visible(request.user), page=page)
+        html = render_to_string("tasks_app/board.html#board", context)
+        return html, {
+            "ws_query": str(context["ws_query"]),
+            "page_query": str(context["page_query"]),
+        }
+
+    return PAGES.get(key, draw)
 
 
 def board_filters(session: str | None, statuses: list[str]) -> tuple[int | None, list[str]]:
