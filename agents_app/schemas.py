@@ -157,6 +157,40 @@ class ForgeKind(StrEnum):
     GITLAB = "gitlab"
 
 
+class ForgeIssuesPolicy(BaseModel):
+    """Optional: an open issue carrying ``label`` becomes an intent in a new session of
+    the project (tasks_app/features/issues, docs/forge.md "Work from issues"). Its author
+    has no SF role: the session runs at ``permission_profile`` (never unrestricted) and
+    its plan waits for a person's acceptance in SF unless ``autonomous``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    label: str = Field(min_length=1, max_length=100)
+    permission_profile: str = "normal"
+    autonomous: bool = False
+
+    @field_validator("label")
+    @classmethod
+    def _label(cls, label: str) -> str:
+        if not label.strip() or "," in label:
+            raise ValueError("label must be one label's name (not blank, no comma)")
+        return label.strip()
+
+    @field_validator("permission_profile")
+    @classmethod
+    def _profile(cls, profile: str) -> str:
+        if profile not in ISSUE_PROFILES:
+            raise ValueError(
+                f"permission_profile must be one of {', '.join(ISSUE_PROFILES)}, not "
+                f"{profile!r}: an issue's author has no SF role, so its session never "
+                "runs unrestricted"
+            )
+        return profile
+
+
+ISSUE_PROFILES = ("restricted", "normal", "trusted")
+
+
 class ForgePolicy(BaseModel):
     """Optional: a task waiting for a person's review is pushed to ``remote`` and opened
     as a pull request on the forge; a review there comes back to SF (tasks_app/features/forge.py).
@@ -171,6 +205,7 @@ class ForgePolicy(BaseModel):
     # The variable holding the token: SF_FORGE_TOKEN or SF_FORGE_TOKEN_<NAME>, never
     # another of the worker's variables (it is sent to the forge as a credential).
     token_env: str = Field(default="SF_FORGE_TOKEN", max_length=100)
+    issues: ForgeIssuesPolicy | None = None  # work from labelled issues
 
     @field_validator("api_url")
     @classmethod

@@ -22,6 +22,7 @@ SUBCOMMAND_MODULES = (
     "tasks_app.surfaces.skills_cli",
     "tasks_app.features.schedules.cli",
     "tasks_app.features.followups.cli",
+    "tasks_app.features.issues.cli",
     "mcp_app.cli",
 )
 

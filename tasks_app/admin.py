@@ -1,5 +1,6 @@
 """Admin: plans, tasks (with their read-only transition log, units and merge-queue
-entries), units, workers, and recurring schedules with their read-only runs."""
+entries), units, workers, recurring schedules with their read-only runs, and the issues
+taken from the projects' forges (read-only)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from django.http import HttpRequest
 
 from agents_app.admin_scope import ProjectScopedAdmin, ReadOnlyAdminMixin
 from tasks_app.models import (
+    ForgeIssue,
     MergeRequest,
     Plan,
     Schedule,
@@ -144,3 +146,12 @@ class ScheduleRunAdmin(ReadOnlyAdminMixin, ProjectScopedAdmin):
     list_display = ("schedule", "occurrence", "trigger", "status", "session", "reason")
     list_filter = ("status", "trigger")
     search_fields = ("schedule__name", "reason")
+
+
+@admin.register(ForgeIssue)
+class ForgeIssueAdmin(ReadOnlyAdminMixin, ProjectScopedAdmin):
+    """The issues SF took from the projects' forges (docs/forge.md): evidence."""
+
+    list_display = ("project", "kind", "number", "title", "author", "state", "session", "reason")
+    list_filter = ("state", "kind")
+    search_fields = ("title", "author", "url")

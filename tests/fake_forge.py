@@ -3,6 +3,7 @@ GitLab v4 endpoints SF uses, answering the way those APIs do (status codes, JSON
 shapes), with the reviews scripted by the test.
 
     forge.github_reviews[1] = [{"id": 7, "state": "CHANGES_REQUESTED", ...}]
+    forge.open_issue(1, "Say hello", "…", labels=["sf"]); forge.comment(1, "and hi")
 """
 
 from __future__ import annotations
@@ -30,6 +31,13 @@ class FakeForge:
     github_comments: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     gitlab_reviewers: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     gitlab_notes: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    # Issues, GitHub-shaped (``open_issue``), GitLab-shaped (``gitlab_issues``), and their
+    # comments by issue number (GitHub's) or iid (GitLab's notes).
+    issues: list[dict[str, Any]] = field(default_factory=list)
+    issue_comments: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    gitlab_issues: list[dict[str, Any]] = field(default_factory=list)
+    gitlab_issue_notes: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    next_id: int = 9000
     url: str = ""
     # When set, every answer is this body with status 200 (a proxy's error page, a
     # JSON document of another shape): what a forge must not be trusted to never send.
@@ -40,6 +48,12 @@ class FakeForge:
         self.requests.append((method, path, body))
         if auth not in (f"Bearer {TOKEN}", TOKEN):
             return 401, {"message": "Bad credentials"}
+        issues = re.fullmatch(r"/repos/[^/]+/[^/]+/issues(?:/(\d+)/comments)?", path)
+        if issues:
+            return self._github_issues(method, issues.group(1), body)
+        notes = re.fullmatch(r"/projects/[^/]+/issues(?:/(\d+)/notes)?", path)
+        if notes:
+            return self._gitlab_issues(method, notes.group(1), body)
         github = re.fullmatch(r"/repos/([^/]+)/([^/]+)/pulls(?:/(\d+)/(reviews|comments))?", path)
         if github:
             return self._github(method, github, body)
@@ -49,6 +63,56 @@ class FakeForge:
         if gitlab:
             return self._gitlab(method, gitlab, body)
         return 404, {"message": "Not Found"}
+
+    def open_issue(
+        self, number: int, title: str, body: str, labels: list[str], author: str = "rita"
+    ) -> dict[str, Any]:
+        self.next_id += 1
+        issue = {
+            "id": self.next_id, "number": number, "title": title, "body": body,
+            "user": {"login": author}, "state": "open", "labels": [{"name": n} for n in labels],
+            "html_url": f"{self.url}/acme/greet/issues/{number}",
+        }  # fmt: skip
+        self.issues.append(issue)
+        return issue
+
+    def comment(self, number: int, body: str, author: str = "rita") -> dict[str, Any]:
+        self.next_id += 1
+        made = {"id": self.next_id, "body": body, "user": {"login": author}}
+        self.issue_comments.setdefault(number, []).append(made)
+        return made
+
+    def _github_issues(
+        self, method: str, number: str | None, body: dict[str, Any]
+    ) -> tuple[int, Any]:
+        if number is None:  # GET ?labels=a,b&state=open: every label, ignoring case
+            wanted = {n.strip().casefold() for n in body.get("labels", [""])[0].split(",") if n}
+            found = [
+                i for i in self.issues
+                if i["state"] == body.get("state", ["open"])[0]
+                and wanted <= {label["name"].casefold() for label in i["labels"]}
+            ]  # fmt: skip
+            return 200, found
+        if method == "POST":
+            return 201, self.comment(int(number), body["body"], author="sf-bot")
+        return 200, self.issue_comments.get(int(number), [])
+
+    def _gitlab_issues(self, method: str, iid: str | None, body: dict[str, Any]) -> tuple[int, Any]:
+        if iid is None:
+            wanted = {n.strip().casefold() for n in body.get("labels", [""])[0].split(",") if n}
+            found = [
+                i for i in self.gitlab_issues
+                if i["state"] == body.get("state", ["opened"])[0]
+                and wanted <= {label.casefold() for label in i["labels"]}
+            ]  # fmt: skip
+            return 200, found
+        notes = self.gitlab_issue_notes.setdefault(int(iid), [])
+        if method == "POST":
+            self.next_id += 1
+            notes.append({"id": self.next_id, "body": body["body"], "system": False,
+                          "author": {"username": "sf-bot"}})  # fmt: skip
+            return 201, notes[-1]
+        return 200, notes
 
     def _github(self, method: str, match: re.Match[str], body: dict[str, Any]) -> tuple[int, Any]:
         owner, repo, number, what = match.groups()

@@ -108,7 +108,7 @@ class _Http:
 
 
 @contextmanager
-def _documented(forge: str, what: str) -> Iterator[None]:
+def documented(forge: str, what: str) -> Iterator[None]:
     """An answer that is JSON but not the shape the forge documents is a ForgeError
     (naming what was read), not a KeyError out of the sweep."""
     try:
@@ -146,11 +146,11 @@ class GitHubForge(_Http):
             if not found:
                 raise exc from None
             made = found[0]
-        with _documented(self.kind, "opening a pull request"):
+        with documented(self.kind, "opening a pull request"):
             return Opened(number=int(made["number"]), url=str(made.get("html_url", "")))
 
     def reviews(self, number: int) -> list[Review]:
-        with _documented(self.kind, f"the reviews of pull request {number}"):
+        with documented(self.kind, f"the reviews of pull request {number}"):
             return self._reviews(number)
 
     def _reviews(self, number: int) -> list[Review]:
@@ -191,11 +191,11 @@ class GitLabForge(_Http):
             "description": body,
         }
         made = self.call("POST", f"{self.repo}/merge_requests", json=payload)
-        with _documented(self.kind, "opening a merge request"):
+        with documented(self.kind, "opening a merge request"):
             return Opened(number=int(made["iid"]), url=str(made.get("web_url", "")))
 
     def reviews(self, number: int) -> list[Review]:
-        with _documented(self.kind, f"the reviews of merge request {number}"):
+        with documented(self.kind, f"the reviews of merge request {number}"):
             return self._reviews(number)
 
     def _reviews(self, number: int) -> list[Review]:

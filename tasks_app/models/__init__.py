@@ -5,6 +5,7 @@ by a cron expression; not ``TaskSchedule``, one task's dispatch state)."""
 from tasks_app.models import evidence  # noqa: F401  (the evidence's unit relation)
 from tasks_app.models.followups import MAX_FOLLOWUP_CHARS, FollowUp
 from tasks_app.models.forge import ForgePullRequest, PullRequestState
+from tasks_app.models.issues import ForgeIssue, IssueState
 from tasks_app.models.merge import ACTIVE_MERGE_STATUSES, MergeRequest, MergeStatus
 from tasks_app.models.plan import (
     ENGINE_HOLDS,
@@ -55,8 +56,10 @@ __all__ = [
     "DiffComment",
     "DiffSide",
     "FollowUp",
+    "ForgeIssue",
     "ForgePullRequest",
     "HoldReason",
+    "IssueState",
     "MergeRequest",
     "MergeStatus",
     "MutationScope",
