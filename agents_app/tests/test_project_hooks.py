@@ -3,6 +3,8 @@ does, and runs through the gate and the sandbox — caps, timeouts, precedence, 
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -273,3 +275,12 @@ def test_a_replay_fails_where_no_hook_blocks_a_call_the_recording_blocked(tmp_pa
     handwritten.tool_calls[0].pop("output")  # a hand-written trace: nothing to compare
     unrecorded = ProjectHooks(replay=handwritten)
     assert unrecorded.before(_context(tmp_path), "write_file", {"path": "locked.txt"}) == ""
+
+
+def test_the_example_policy_of_the_docs_is_valid() -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "hooks.md").read_text()
+    found = re.search(r"```json\n(.*?)\n```", text, re.S)
+    assert found is not None
+    example = json.loads(found.group(1))
+    hooks = policy_parse(example).hooks
+    assert {hook.trigger for hook in hooks} == set(HookTrigger)
