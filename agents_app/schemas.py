@@ -18,6 +18,7 @@ from pydantic import (
     model_validator,
 )
 
+from agents_app.hook_schemas import Hook, hooks_problem
 from agents_app.mcp_schemas import McpPolicy
 from sf_core.env import http_url_problem
 from sf_core.errors import PolicyInvalid
@@ -347,6 +348,16 @@ class ProjectPolicy(BaseModel):
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
     # MCP servers started for every unit, and the risk classes of MCP tools (docs/agent-mcp.md).
     mcp: McpPolicy = Field(default_factory=McpPolicy)
+    # Commands run around a unit's work, each at its trigger (docs/hooks.md).
+    hooks: list[Hook] = Field(default_factory=list)
+
+    @field_validator("hooks")
+    @classmethod
+    def _hooks(cls, hooks: list[Hook]) -> list[Hook]:
+        problem = hooks_problem(hooks)
+        if problem:
+            raise ValueError(problem)
+        return hooks
 
     @field_validator("default_verify")
     @classmethod

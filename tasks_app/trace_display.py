@@ -65,11 +65,32 @@ def event_blocks(kind: str, name: str, payload: dict[str, Any]) -> list[Block]:
         return blocks
     if kind == TraceKind.NOTE and name == INSTRUCTIONS and isinstance(payload.get("section"), str):
         return _instruction_blocks(payload)
+    if kind == TraceKind.HOOK:
+        return _hook_blocks(payload)
     if kind == TraceKind.NOTE and name == "followup":  # a person's words to the model
         who = f"from {payload.get('author', '?')}, sent {_when(payload.get('sent_at'))}"
         return [Block("followup", who, str(payload.get("text", "")))]
     shown = {key: value for key, value in payload.items() if key != "decision"}
     return [Block("json", "payload", pretty_json(shown))] if shown else []
+
+
+def _hook_blocks(payload: dict[str, Any]) -> list[Block]:
+    """A run of one of the project's hooks: what ran at which trigger, how it ended
+    (blocked, noted, failed, ran, capped) and what it printed."""
+    trigger = str(payload.get("trigger", "?"))
+    tool = f" {payload['tool']}" if payload.get("tool") else ""
+    blocks = [Block("command", f"{trigger}{tool}", str(payload.get("command", "")))]
+    words = [f"exit {payload['exit_code']}" if payload.get("exit_code") is not None else ""]
+    words.append(f"{payload.get('seconds', 0)} s")
+    words.append(f"run {payload.get('run')} of {payload.get('max_runs')}")
+    words.append(f"output {payload.get('output_mode', '?')}")
+    if payload.get("problem"):
+        words.append(str(payload["problem"]))
+    effect = str(payload.get("effect", "ran"))
+    blocks.append(Block("hook", effect, " · ".join(word for word in words if word)))
+    if payload.get("output"):
+        blocks.append(output_block(payload["output"]))
+    return blocks
 
 
 def _instruction_blocks(payload: dict[str, Any]) -> list[Block]:

@@ -17,6 +17,7 @@ class TraceKind(models.TextChoices):
     DECISION = "decision"
     NOTE = "note"
     ERROR = "error"
+    HOOK = "hook"  # a run of one of the project's hooks (docs/hooks.md)
 
 
 class TraceEvent(models.Model):

@@ -44,6 +44,7 @@ from agents_app.runtime.llm import (
     ToolCallRequest,
 )
 from agents_app.runtime.model_settings import PromptProfile, ToolCallStyle
+from agents_app.runtime.project_hooks import ProjectHooks
 from agents_app.runtime.replay import Replay
 from agents_app.runtime.textcalls import ONE_CALL, recognise_step, step_note
 from agents_app.runtime.tools import (
@@ -135,6 +136,8 @@ class AgentLoop:
     replay: Replay | None = None
     # Calls to make before the first model step: a resumed conversation's approved call.
     pending: list[ToolCallRequest] = field(default_factory=list)
+    # The project's hooks (docs/hooks.md): at the start, around each call, at finish.
+    triggers: ProjectHooks = field(default_factory=ProjectHooks)
     clock: Callable[[], float] = time.monotonic
     result: LoopResult = field(init=False)
     # The next answer's max_tokens: what the window leaves beside the fitted prompt.
@@ -142,6 +145,7 @@ class AgentLoop:
 
     def run(self, messages: list[dict[str, Any]]) -> LoopResult:
         self.result = LoopResult(outcome=Outcome.STEP_LIMIT, model=self.router.model)
+        self.triggers.start(self.context)
         # A resumed conversation first makes the calls it stopped at (the approved one).
         ended = self._calls(self.pending, messages, set()) if self.pending else None
         if ended is not None:
@@ -151,7 +155,7 @@ class AgentLoop:
             stop = self.hooks.before_model()
             if stop:
                 return self._end(Outcome.INTERRUPTED, detail=stop)
-            for note in self.hooks.notes():
+            for note in [*self.hooks.notes(), *self.triggers.notes()]:
                 append_note(messages, note)
             try:
                 step = self._fitted_step(messages)
@@ -348,7 +352,7 @@ class AgentLoop:
             )
         # The tool runs outside any transaction (a command may take minutes); its trace
         # row commits on its own, without waiting for the disk (``TraceRecorder``).
-        ended = self._run_tool(tool, arguments, answer)
+        ended = self._run_tool(tool, arguments, answer, normalized)
         if ended is not None:
             return ended
         stop = self.hooks.after_tool(call.name, input_hash)
@@ -405,12 +409,25 @@ class AgentLoop:
             return None
 
     def _run_tool(
-        self, tool: Tool, arguments: BaseModel, answer: Callable[[str], None]
+        self,
+        tool: Tool,
+        arguments: BaseModel,
+        answer: Callable[[str], None],
+        normalized: dict[str, Any],
     ) -> LoopResult | None:
-        """Run an allowed call and answer the model; a loop-ending tool ends the loop."""
+        """Run an allowed call and answer the model; a loop-ending tool ends the loop.
+        The project's hooks may block the call, or the finish (``project_hooks``)."""
+        blocked = self.triggers.before(self.context, tool.name, normalized)
+        if blocked:
+            answer(blocked)
+            return None
         try:
             output = tool.run(self.context, arguments)
         except Finished as done:
+            refused = self.triggers.stop(self.context, done.summary)
+            if refused:
+                answer(refused)
+                return None
             answer("finished")
             return self._end(Outcome.FINISHED, summary=done.summary)
         except NeedsPerson as asked:
@@ -419,6 +436,7 @@ class AgentLoop:
         except (ToolError, OSError, ValueError) as exc:
             output = f"error: {exc}"
         answer(output)
+        self.triggers.after(self.context, tool.name, normalized, output)
         return None
 
     def _answer(

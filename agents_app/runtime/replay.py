@@ -90,6 +90,13 @@ class Replay:
             )
         self.next_call += 1
 
+    def last_output(self) -> str | None:
+        """The recorded answer of the tool call matched last (None: none recorded)."""
+        if self.next_call == 0:
+            return None
+        output = self.tool_calls[self.next_call - 1].get("output")
+        return output if isinstance(output, str) else None
+
 
 def replay_load(path: str | Path) -> Replay:
     """Read a trace file; a malformed one raises ``TraceFileInvalid`` naming the line."""

@@ -41,6 +41,7 @@ from tasks_app.engine import extensions
 from tasks_app.engine.dispatch import dispatch_on_commit
 from tasks_app.engine.hooks import StopCause
 from tasks_app.engine.outage import provider_outage, provider_recovered
+from tasks_app.engine.project_hooks import unit_pre_verify
 from tasks_app.engine.reservations import unit_settle
 from tasks_app.engine.review import review_start
 from tasks_app.engine.stopping import StopRequest, stop_read
@@ -291,7 +292,8 @@ def _verify_and_review(
     task: Task, unit: Unit, ws: Workspace, result: LoopResult, commit: str | None
 ) -> tuple[str, str]:
     task_transition(task=task, to=TaskStatus.VERIFYING, reason="the agent finished")
-    verification = verify(
+    blocked, notes = unit_pre_verify(task=task, unit=unit, ws=ws)  # the project's hooks
+    verification = blocked or verify(
         ws.path,
         list(task.verify),
         session_id=task.plan.session_id,
@@ -299,7 +301,7 @@ def _verify_and_review(
         accepted_by=task.plan.accepted_by,
         env=Unit.objects.values_list("resources", flat=True).get(pk=unit.pk),
     )
-    report = verification.report()
+    report = notes + verification.report()
     with transaction.atomic():  # the verification, the unit's end and the task's move
         Unit.objects.filter(pk=unit.pk).update(
             verification_passed=verification.passed, verification_output=report

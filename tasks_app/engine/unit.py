@@ -49,6 +49,7 @@ from tasks_app.engine.hooks import EngineHooks, Heartbeat
 from tasks_app.engine.instructions import unit_instructions
 from tasks_app.engine.mcp import unit_mcp_servers
 from tasks_app.engine.outcome import unit_complete, unit_fail
+from tasks_app.engine.project_hooks import unit_loop_started
 from tasks_app.engine.prompts import unit_messages
 from tasks_app.engine.reservations import budget_more, unit_budget, unit_reservation, unit_settle
 from tasks_app.engine.resuming import resumption_of, resumption_record
@@ -282,8 +283,8 @@ def _agent(
             if resumed is not None:  # an approved call: go on from where it waited
                 messages, loop.pending = resumed.messages, resumed.calls
                 resumption_record(resumed, recorder)
-            # From here on, people's follow-ups reach the model before each step.
-            hooks.unit_id, hooks.recorder = unit.pk, recorder
+            # From here on, people's follow-ups and the project's hooks reach the model.
+            unit_loop_started(loop, hooks, session, unit, recorder)
             # Setting up (the worktree's environment, skills, MCP servers, the model's
             # first import) is not the model being silent: the idle timeout counts from
             # the loop's start.
