@@ -6,7 +6,7 @@ class AgentsAppConfig(AppConfig):
     verbose_name = "Agents"
 
     def ready(self) -> None:
-        from agents_app import (  # noqa: F401  (sf.W010 to sf.W014)
+        from agents_app import (  # noqa: F401  (sf.W010 to sf.W015)
             doctor_checks,
             egress_checks,
             sandbox_checks,

@@ -7,6 +7,8 @@
 | sf.W011 | SF_SANDBOX=off: the operator runs agent and verify commands without the sandbox |
 | sf.W013 | SF runs as root and cannot make pids cgroups: the processes limit does not hold |
 | sf.W014 | no memory cgroup SF may make: memory is limited per process only (RLIMIT_AS) |
+| sf.W015 | SF runs as root and bwrap cannot run as the unprivileged SF_SANDBOX_USER:   |
+|         | a command is root to the kernel's file permission checks                   |
 
 Warnings, not errors: without the sandbox SF still runs read-only (``restricted``) sessions.
 """
@@ -22,6 +24,7 @@ from django.core.checks import CheckMessage, Tags, Warning, register
 
 from agents_app.runtime.sandbox import sandbox_state
 from agents_app.runtime.sandbox_limits import memory_cgroup_root, pids_cgroup_root
+from agents_app.runtime.sandbox_user import host_user_problem
 
 
 @register(Tags.security)
@@ -64,6 +67,7 @@ def check_sandbox(app_configs: Sequence[AppConfig] | None, **_: Any) -> list[Che
                 id="sf.W014",
             )
         )
+    found += _host_user_check()
     if os.geteuid() == 0 and pids_cgroup_root() is None:
         found.append(
             Warning(
@@ -77,3 +81,20 @@ def check_sandbox(app_configs: Sequence[AppConfig] | None, **_: Any) -> list[Che
             )
         )
     return found
+
+
+def _host_user_check() -> list[CheckMessage]:
+    problem = host_user_problem()
+    if not problem:
+        return []
+    return [
+        Warning(
+            f"SF runs as root and the sandbox cannot run as an unprivileged user: "
+            f"{problem}. Commands run as root's uid on the host: they may change "
+            "root-owned files bound into the sandbox, the host's device nodes in /dev "
+            "(chmod 0 /dev/null) among them.",
+            hint="Run scripts/setup.sh as root (it creates the system user sf-sandbox), "
+            "or name another unprivileged user in SF_SANDBOX_USER.",
+            id="sf.W015",
+        )
+    ]

@@ -6,9 +6,15 @@ each (``--runs``), interleaved so that every variant sees the same load:
 * ``none``: ``bash -c COMMAND`` as a process group (``group_run``), no sandbox;
 * ``old``: the sandbox argv of main before issue 27 (a copy kept here, only here):
   the host's root read-only, the network and PID namespaces, no user namespace;
-* ``new``: ``sandboxed_run`` as SF runs it: the wrapper, the seccomp filter, the user
-  namespace, the file allowlist, the limits (ulimit in the command's bash) and (as root)
-  a pids and a memory cgroup made and removed.
+* ``before``: the sandbox of main before the unprivileged host user (issue 27's
+  follow-up): the ``sh`` wrapper always (it opens the seccomp filter and joins the
+  cgroups), bwrap started by SF's own user (root here), cgroups as ``new``;
+* ``new``: ``sandboxed_run`` as SF runs it: the seccomp filter, the user namespace, the
+  file allowlist, the limits (ulimit in the command's bash); as root a pids and a memory
+  cgroup made and removed (the ``sh`` wrapper joins them) and bwrap started as the
+  unprivileged ``SF_SANDBOX_USER`` (``setpriv``);
+* ``new_nocg``: ``new`` without cgroups, as SF runs when it is not root: no wrapper,
+  the filter handed over open (as root here, still through ``setpriv``).
 
 ``*_added_p95_ms`` is the p95 of a variant less the p95 of the same command without the
 sandbox; the target is ``new_true_added_p95_ms`` ≤ 15 ms. Needs bubblewrap; team mode
@@ -33,14 +39,18 @@ django_team_mode()
 
 from django.conf import settings  # noqa: E402
 
+import agents_app.runtime.sandbox as sandbox  # noqa: E402
 from agents_app.runtime.sandbox import (  # noqa: E402
+    Launch,
     SandboxPolicy,
     group_run,
     home_dir,
+    sandbox_argv,
     sandbox_state,
     sandboxed_run,
     sf_own_paths,
 )
+from agents_app.runtime.sandbox_limits import pids_cgroup_remove  # noqa: E402
 
 COMMANDS = {"true": "true", "git_status": "git status --short", "python": "python3 -c pass"}
 ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
@@ -71,12 +81,39 @@ def variants(worktree: Path, bwrap: str) -> dict[str, Callable[[str], object]]:
     def old(command: str) -> object:
         return group_run(old_argv(command, worktree, bwrap), cwd=worktree, env=ENV, timeout=30)
 
+    def before(command: str) -> object:
+        groups = sandbox._command_cgroups(POLICY)
+        try:
+            argv = sandbox_argv(
+                command,
+                worktree=worktree,
+                policy=POLICY,
+                bwrap=bwrap,
+                home=home_dir(),
+                hidden=sf_own_paths(),
+                launch=Launch(cgroup=groups),
+            )
+            code, output = group_run(argv, cwd=worktree, env=ENV, timeout=30)
+        finally:
+            for group in groups:
+                pids_cgroup_remove(group)
+        assert code == 0, output
+        return code
+
     def new(command: str) -> object:
         done = sandboxed_run(command, worktree=worktree, policy=POLICY, env=ENV, timeout=30)
         assert done.exit_code == 0, done.output
         return done
 
-    return {"none": none, "old": old, "new": new}
+    def new_nocg(command: str) -> object:
+        made = sandbox._command_cgroups
+        sandbox._command_cgroups = lambda policy: []  # type: ignore[assignment]
+        try:
+            return new(command)
+        finally:
+            sandbox._command_cgroups = made  # type: ignore[assignment]
+
+    return {"none": none, "old": old, "before": before, "new": new, "new_nocg": new_nocg}
 
 
 def measure(worktree: Path, runs: int) -> dict[str, dict[str, list[float]]]:
@@ -99,7 +136,7 @@ def figures(times: dict[str, dict[str, list[float]]]) -> dict[str, float]:
         for command, values in by_command.items():
             out[f"{variant}_{command}_p50_ms"] = round(statistics.median(values) * 1000, 2)
             out[f"{variant}_{command}_p95_ms"] = round(percentile(values, 0.95) * 1000, 2)
-    for variant in ("old", "new"):
+    for variant in ("old", "before", "new", "new_nocg"):
         for command in COMMANDS:
             added = out[f"{variant}_{command}_p95_ms"] - out[f"none_{command}_p95_ms"]
             out[f"{variant}_{command}_added_p95_ms"] = round(added, 2)
@@ -125,7 +162,8 @@ def main() -> None:
     result |= {"runs": args.runs, "load1": round(os.getloadavg()[0], 2)}
     result["root"] = os.geteuid() == 0
     result["sandbox_ro_paths"] = len(settings.SF_SANDBOX_RO_PATHS)
-    for variant in ("old", "new"):
+    result["sandbox_user"] = str(settings.SF_SANDBOX_USER) if os.geteuid() == 0 else ""
+    for variant in ("old", "before", "new", "new_nocg"):
         print(f"{variant}: true p95 +{result[f'{variant}_true_added_p95_ms']} ms")
     report(result)
 

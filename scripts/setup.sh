@@ -68,6 +68,19 @@ if [ ${#packages[@]} -gt 0 ]; then
     "${packages[@]}" >/dev/null
 fi
 
+# When SF runs as root, bwrap runs as this unprivileged system user, so that a command
+# is not root to the kernel's file permission checks (agents_app/runtime/sandbox_user.py).
+SANDBOX_USER=${SF_SANDBOX_USER:-sf-sandbox}
+if [ "$(id -u)" = 0 ] && ! id -u "$SANDBOX_USER" >/dev/null 2>&1; then
+  if command -v useradd >/dev/null; then
+    log "creating the sandbox's user $SANDBOX_USER"
+    useradd --system --user-group --no-create-home --home-dir /nonexistent \
+      --shell /usr/sbin/nologin "$SANDBOX_USER"
+  else
+    log "no useradd: commands will run as root in the sandbox (manage.py check: sf.W015)"
+  fi
+fi
+
 # --- PostgreSQL -----------------------------------------------------------------------
 if ! answers $PG_HOST $PG_PORT; then
   version=$(ls /etc/postgresql | sort -V | tail -n 1)

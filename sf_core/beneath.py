@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -64,10 +64,18 @@ def read_beneath(root: Path, target: Path, limit: int) -> bytes:
 
 
 def write_beneath(
-    root: Path, target: Path, data: bytes, mode: int = 0o644, *, set_mode: bool = False
+    root: Path,
+    target: Path,
+    data: bytes,
+    mode: int = 0o666,
+    *,
+    set_mode: bool = False,
+    opened: Callable[[int], None] | None = None,
 ) -> None:
     """Write ``data`` to ``target`` (inside ``root``, already resolved), making its
-    missing directories; ``mode`` for a new file (and an existing one: ``set_mode``)."""
+    missing directories; ``mode`` for a new file (less the umask, or the directory's
+    default ACL), and for an existing one with ``set_mode``; ``opened`` is called with
+    the file's descriptor once its mode is set (to add an ACL entry)."""
     fd, name = _parent_fd(root, target, make=True)
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
@@ -77,4 +85,6 @@ def write_beneath(
     with os.fdopen(file_fd, "wb") as handle:
         if set_mode:
             os.fchmod(handle.fileno(), mode)
+        if opened is not None:
+            opened(handle.fileno())
         handle.write(data)

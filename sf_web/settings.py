@@ -336,6 +336,9 @@ SF_SANDBOX_BWRAP = env.string("SF_SANDBOX_BWRAP", "/usr/bin/bwrap")
 # Host directories sandboxed commands also see, read-only (a toolchain under /opt);
 # separated by ":". /usr, /bin, /sbin and /lib* are always there.
 SF_SANDBOX_RO_PATHS = [p for p in env.string("SF_SANDBOX_RO_PATHS", "").split(":") if p]
+# When SF runs as root, bwrap runs as this unprivileged host user (a name or a uid;
+# scripts/setup.sh creates sf-sandbox), never as root (agents_app/runtime/sandbox_user.py).
+SF_SANDBOX_USER = env.string("SF_SANDBOX_USER", "sf-sandbox")
 # A due task that no worker has taken for this long is dispatched again (a message
 # lost with a Redis restart); duplicates are harmless because claims are conditional.
 SF_REDISPATCH_AFTER = env.duration(

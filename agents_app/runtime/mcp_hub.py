@@ -33,6 +33,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from agents_app.runtime.egress import EgressProxy, bridge_problem
 from agents_app.runtime.sandbox import (
+    Launch,
     SandboxPolicy,
     SandboxRefused,
     egress_hosts,
@@ -43,6 +44,7 @@ from agents_app.runtime.sandbox import (
     sf_own_paths,
 )
 from agents_app.runtime.sandbox_limits import pids_cgroup
+from agents_app.runtime.sandbox_user import host_user
 from sf_core.errors import SfError
 
 logger = logging.getLogger("sf.mcp")
@@ -195,20 +197,31 @@ class McpHub:
             raise McpStartFailed(f"{launch.name}: {bridge_problem()}")
         # Its only way out, if any: a proxy of its own, stopped with the hub.
         proxy = self._stack.enter_context(EgressProxy(hosts)) if hosts else None
+        launch_as = Launch(
+            user=host_user(),
+            cgroup=pids_cgroup(policy.limits),  # removed by a later sweep once empty
+            proxy=proxy,
+        )
         try:
-            prefix = sandbox_prefix(
-                worktree=self.worktree,
-                policy=policy,
-                bwrap=state.bwrap,
-                home=home_dir(),
-                hidden=sf_own_paths(),
-                expose=[path for path in launch.expose if path.exists()],
-                cgroup=pids_cgroup(policy.limits),  # removed by a later sweep once empty
-                proxy=proxy,
-            )
+            try:
+                prefix = self._prefix(policy, launch, launch_as)
+            except OSError as exc:  # no ACLs here: bwrap runs as SF's user, as before
+                logger.warning("%s: the sandbox runs as SF's user: %s", launch.name, exc)
+                prefix = self._prefix(policy, launch, replace(launch_as, user=None))
         except SandboxRefused as exc:
             raise McpStartFailed(f"{launch.name}: {exc}") from None
         return [*prefix, *program], dict(launch.env)
+
+    def _prefix(self, policy: SandboxPolicy, launch: ServerLaunch, how: Launch) -> list[str]:
+        return sandbox_prefix(
+            worktree=self.worktree,
+            policy=policy,
+            bwrap=sandbox_state().bwrap,
+            home=home_dir(),
+            hidden=sf_own_paths(),
+            expose=[path for path in launch.expose if path.exists()],
+            launch=how,
+        )
 
     async def _serve(
         self,

@@ -11,7 +11,7 @@ import select
 import signal
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -20,12 +20,18 @@ OUTPUT_READ_BYTES = 64 * 1024
 
 
 def group_run(
-    argv: list[str], *, cwd: Path, env: Mapping[str, str], timeout: float
+    argv: list[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float,
+    pass_fds: Sequence[int] = (),
 ) -> tuple[int | None, str]:
     """Run ``argv`` as the leader of a new session; wait up to ``timeout``; then kill
     the whole process group, whether the command finished, timed out or we were
     interrupted. Output goes to a file, so a background process that keeps the
-    descriptor open cannot make us wait for it. Returns (exit code or None, output)."""
+    descriptor open cannot make us wait for it. ``pass_fds``: descriptors the command
+    inherits. Returns (exit code or None, output)."""
     with tempfile.TemporaryFile() as out:
         process = subprocess.Popen(
             argv,
@@ -35,6 +41,7 @@ def group_run(
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            pass_fds=tuple(pass_fds),
         )
         try:
             finished = _wait_unreaped(process.pid, timeout)

@@ -4,11 +4,13 @@ The gate (``agents_app.gate``) decides a command from its text; this module make
 sure that what the command then does stays small whatever the gate missed. With
 bubblewrap (Debian's ``bubblewrap``, ``bwrap``) a command runs:
 
-- as an unprivileged user (uid 1000, ``sandbox``) in a user namespace of its own, with
-  every capability dropped, unable to create further namespaces, under a seccomp filter
-  that refuses mount, umount, pivot_root, ptrace, keyctl, bpf, unshare, setns and the
-  like (``sandbox_seccomp``), in its own PID, IPC, UTS, cgroup and network namespaces:
-  when the command returns, every process it left behind dies with the namespace;
+- as an unprivileged user (uid 1000, ``sandbox``; on the host SF's user, or when SF is
+  root the unprivileged ``SF_SANDBOX_USER``: ``sandbox_user``) in a user namespace of
+  its own, with every capability dropped, unable to create further namespaces, under a
+  seccomp filter that refuses mount, umount, pivot_root, ptrace, keyctl, bpf, unshare,
+  setns and the like (``sandbox_seccomp``), in its own PID, IPC, UTS, cgroup and
+  network namespaces: when the command returns, every process it left behind dies with
+  the namespace;
 - with an allowlist of the host's files (``sandbox_fs``): the toolchain and a minimal
   ``/etc`` read-only, the worktree writable, of the repository's ``.git`` only what a
   commit in a worktree needs, private size-limited ``/tmp`` and ``/dev/shm``, an empty
@@ -31,7 +33,7 @@ import os
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Literal
@@ -41,6 +43,7 @@ from django.conf import settings
 from agents_app.axes import profile_rank
 from agents_app.runtime.egress import EgressProxy, bridge_problem, egress_for
 from agents_app.runtime.process_group import group_run as group_run  # re-exported
+from agents_app.runtime.sandbox_acl import X, grant_path
 from agents_app.runtime.sandbox_fs import (
     SANDBOX_GID,
     SANDBOX_UID,
@@ -57,12 +60,15 @@ from agents_app.runtime.sandbox_limits import (
     memory_cgroup,
     memory_killed,
     pids_cgroup,
+    pids_cgroup_empty,
     pids_cgroup_remove,
     prlimit_argv,
     tmp_sizes,
     ulimit_line,
 )
-from agents_app.runtime.sandbox_seccomp import seccomp_file
+from agents_app.runtime.sandbox_seccomp import filter_fds, seccomp_file
+from agents_app.runtime.sandbox_seccomp import seccomp_fd as seccomp_fd  # re-exported
+from agents_app.runtime.sandbox_user import HostUser, grant_binds, host_user, run_as_argv
 from agents_app.schemas import SandboxLimits
 
 logger = logging.getLogger("sf.sandbox")
@@ -138,7 +144,9 @@ def bwrap_problem(bwrap: str) -> str:
         filter_file = seccomp_file(private_dir())
     except OSError as exc:
         return f"the seccomp filter cannot be built (libseccomp.so.2: {exc})"
-    probe = ["/bin/sh", "-c", WRAPPER, "sf-sandbox", str(filter_file), "--", bwrap]
+    user = host_user()
+    probe = ["/bin/sh", "-c", WRAPPER, "sf-sandbox", str(filter_file), "--"]
+    probe += [*(run_as_argv(user) if user else []), bwrap]
     probe += ["--unshare-all", *identity_args(), *toolchain_binds()]
     probe += ["--proc", "/proc", "--dev", "/dev", "--seccomp", "3", "true"]
     try:
@@ -172,9 +180,8 @@ def profile_problem(profile: str) -> str:
 # --- the bwrap command line -------------------------------------------------------------
 
 # Opens the compiled seccomp filter as descriptor 3 for ``bwrap --seccomp 3``, moves
-# itself into the command's cgroups (each ``cgroup.procs`` named before ``--``: the
-# pids cgroup when SF runs as root, the memory cgroup where there is one), then
-# becomes bwrap.
+# itself into the command's cgroups (each ``cgroup.procs`` named before ``--``), then
+# becomes what follows (as root: setpriv, then bwrap).
 WRAPPER = (
     'exec 3<"$1" || exit 125; shift; '
     'while [ "$1" != -- ]; do echo $$ >"$1" || exit 125; shift; done; shift; exec "$@"'
@@ -189,6 +196,20 @@ def network_args(proxy: EgressProxy | None) -> list[str]:
     return proxy.bwrap_args() if proxy is not None else []
 
 
+@dataclass(frozen=True)
+class Launch:
+    """How bwrap is started, besides its arguments. ``user``: the host user it runs as
+    when SF is root (``sandbox_user``; None: SF's own user). ``seccomp_fd``: the
+    compiled filter already open in SF, handed to the child (``pass_fds``); None: the
+    wrapper opens it. ``cgroup``: the cgroups the wrapper moves the process into."""
+
+    user: HostUser | None = None
+    seccomp_fd: int | None = None
+    cgroup: CgroupArg = None
+    proxy: EgressProxy | None = None
+    git_writable: bool = True
+
+
 def sandbox_argv(
     command: str,
     *,
@@ -198,26 +219,15 @@ def sandbox_argv(
     cwd: Path | None = None,
     home: Path | None = None,
     hidden: Sequence[Path] = (),
-    cgroup: CgroupArg = None,
-    proxy: EgressProxy | None = None,
+    launch: Launch = Launch(),
 ) -> list[str]:
     """The argv that runs ``bash -c command`` in the sandbox. The limits are set by
     that ``bash`` itself (``ulimit``, the line ahead of the command), and by the egress
     bridge's before it starts the relay: no program runs only to set them."""
-    argv = _bwrap_argv(
-        worktree=worktree,
-        policy=policy,
-        bwrap=bwrap,
-        cwd=cwd,
-        home=home,
-        hidden=hidden,
-        expose=(),
-        cgroup=cgroup,
-        proxy=proxy,
-    )
+    argv = _bwrap_argv(worktree, policy, bwrap, cwd, home, hidden, (), launch)
     limits = ulimit_line(policy.limits)
-    if proxy is not None:  # the bridge starts before the command, under the limits
-        argv += proxy.bridge_argv(prelude=limits)
+    if launch.proxy is not None:  # the bridge starts before the command, under the limits
+        argv += launch.proxy.bridge_argv(prelude=limits)
     return [*argv, "bash", "-c", f"{limits}\n{command}"]
 
 
@@ -226,32 +236,23 @@ def sandbox_prefix(
     worktree: Path,
     policy: SandboxPolicy,
     bwrap: str,
-    cwd: Path | None = None,
     home: Path | None = None,
     hidden: Sequence[Path] = (),
     expose: Sequence[Path] = (),
-    cgroup: CgroupArg = None,
-    proxy: EgressProxy | None = None,
+    launch: Launch = Launch(),
 ) -> list[str]:
     """The argv up to the program it runs (an MCP server): the wrapper, bwrap,
-    ``prlimit`` and, with a proxy, the egress bridge."""
-    argv = _bwrap_argv(
-        worktree=worktree,
-        policy=policy,
-        bwrap=bwrap,
-        cwd=cwd,
-        home=home,
-        hidden=hidden,
-        expose=expose,
-        cgroup=cgroup,
-        proxy=proxy,
-    )
+    ``prlimit`` and, with a proxy, the egress bridge. The repository's git directories
+    are all read-only for it (``git_writable=False``): a server lives as long as its
+    unit, so a link it planted there could appear while SF's own git runs."""
+    launch = replace(launch, seccomp_fd=None, git_writable=False)
+    argv = _bwrap_argv(worktree, policy, bwrap, None, home, hidden, expose, launch)
+    proxy = launch.proxy
     bridge = proxy.bridge_argv() if proxy is not None else []  # started before the program
     return [*argv, *prlimit_argv(policy.limits), *bridge]
 
 
 def _bwrap_argv(
-    *,
     worktree: Path,
     policy: SandboxPolicy,
     bwrap: str,
@@ -259,19 +260,27 @@ def _bwrap_argv(
     home: Path | None,
     hidden: Sequence[Path],
     expose: Sequence[Path],
-    cgroup: CgroupArg,
-    proxy: EgressProxy | None,
+    launch: Launch,
 ) -> list[str]:
-    """The wrapper and bwrap's own arguments. Mounts apply in order: the toolchain and
-    ``/etc``, the private file systems, what is ``expose``d read-only (an MCP server
-    installed under ``$HOME``), SF's own paths hidden inside those (all of which the
-    same for every command of a process: built once, ``_fixed_args``), then the
-    worktree and git's directories."""
+    """The wrapper (when there are cgroups to join or no open filter), the change of
+    user, and bwrap's own arguments. Mounts apply in order: the toolchain and ``/etc``,
+    the private file systems, what is ``expose``d read-only (an MCP server installed
+    under ``$HOME``), SF's own paths hidden inside those (all of which the same for
+    every command of a process: built once, ``_fixed_args``), then the worktree and
+    git's directories."""
     worktree = worktree.resolve()
+    cgroup = launch.cgroup
     groups = [cgroup] if isinstance(cgroup, Path) else list(cgroup or ())
-    procs = [str(group / "cgroup.procs") for group in groups]
-    argv = ["/bin/sh", "-c", WRAPPER, "sf-sandbox", str(seccomp_file(private_dir())), *procs]
-    argv.append("--")
+    argv: list[str] = []
+    seccomp = str(launch.seccomp_fd)
+    if groups or launch.seccomp_fd is None:
+        procs = [str(group / "cgroup.procs") for group in groups]
+        argv = ["/bin/sh", "-c", WRAPPER, "sf-sandbox", str(seccomp_file(private_dir()))]
+        argv += [*procs, "--"]
+        seccomp = "3"
+    if launch.user is not None:
+        argv += run_as_argv(launch.user)
+    bwrap_at = len(argv)
     argv += _fixed_args(
         bwrap,
         home,
@@ -282,15 +291,22 @@ def _bwrap_argv(
         etc_dir(home),
     )
     try:
-        git = git_binds(worktree)
+        git = git_binds(worktree, writable=launch.git_writable)
     except SandboxGitError as exc:
         raise SandboxRefused(f"the worktree's git metadata was changed: {exc}") from None
     argv += ["--bind", str(worktree), str(worktree), *git]
-    argv += network_args(proxy)
-    argv += ["--remount-ro", "/", "--seccomp", "3", "--chdir", str(cwd or worktree)]
+    argv += network_args(launch.proxy)
+    argv += ["--remount-ro", "/", "--seccomp", seccomp, "--chdir", str(cwd or worktree)]
     if home is not None:
         argv += ["--setenv", "HOME", str(home)]
-    return [*argv, "--setenv", "TMPDIR", "/tmp", "--setenv", "USER", SANDBOX_USER]
+    if launch.user is not None:  # ``OSError``: a file system without ACLs
+        grant_binds(argv[bwrap_at:], launch.user)
+        if launch.proxy is not None:  # its socket, in a directory only root may search
+            grant_path(launch.proxy.directory, launch.user.uid, X)
+            os.chmod(launch.proxy.socket, 0o666)
+    argv += ["--setenv", "TMPDIR", "/tmp", "--setenv", "USER", SANDBOX_USER]
+    # The sandbox's /etc/gitconfig (sandbox_fs), whatever path git was built with.
+    return [*argv, "--setenv", "GIT_CONFIG_SYSTEM", "/etc/gitconfig"]
 
 
 @lru_cache(maxsize=64)
@@ -382,11 +398,19 @@ def sandboxed_run(
     started = time.monotonic()
     groups = _command_cgroups(policy) if state.sandboxed else []
     try:
-        with egress_for(hosts) as proxy:
-            argv, env = _command_argv(command, state, worktree, policy, env, cwd, groups, proxy)
-            exit_code, output = group_run(argv, cwd=cwd or worktree, env=env, timeout=timeout)
+        with egress_for(hosts) as proxy, filter_fds(state.sandboxed and not groups) as fds:
+            launch = Launch(seccomp_fd=fds[0] if fds else None, cgroup=groups, proxy=proxy)
+            argv, env = _command_argv(command, state, worktree, policy, env, cwd, launch)
+            exit_code, output = group_run(
+                argv, cwd=cwd or worktree, env=env, timeout=timeout, pass_fds=fds
+            )
         killed = any(memory_killed(group) for group in groups)
     finally:
+        # None of its processes outlives the command (a timeout's kill reaches the
+        # sandbox's own processes through --die-with-parent, asynchronously): SF's
+        # git, which may run next on the worktree, never runs beside them.
+        if groups:
+            pids_cgroup_empty(groups[0])
         for group in groups:
             pids_cgroup_remove(group)
     note = (
@@ -414,23 +438,32 @@ def _command_argv(
     policy: SandboxPolicy,
     env: Mapping[str, str],
     cwd: Path | None,
-    groups: list[Path],
-    proxy: EgressProxy | None,
+    launch: Launch,
 ) -> tuple[list[str], dict[str, str]]:
     if not state.sandboxed:
         _warn_unsandboxed(state)
         return ["bash", "-c", command], {**env, "HOME": str(worktree)}
-    argv = sandbox_argv(
-        command,
-        worktree=worktree,
-        policy=policy,
-        bwrap=state.bwrap,
-        cwd=cwd,
-        home=home_dir(),
-        hidden=sf_own_paths(),
-        cgroup=groups,
-        proxy=proxy,
-    )
+    user = host_user()
+
+    def argv_as(how: Launch) -> list[str]:
+        return sandbox_argv(
+            command,
+            worktree=worktree,
+            policy=policy,
+            bwrap=state.bwrap,
+            cwd=cwd,
+            home=home_dir(),
+            hidden=sf_own_paths(),
+            launch=how,
+        )
+
+    try:
+        argv = argv_as(replace(launch, user=user))
+    except OSError as exc:  # no ACLs here: bwrap runs as SF's user (root), as before
+        if user is None:
+            raise
+        logger.warning("the sandbox runs as root for %s: %s", worktree, exc)
+        argv = argv_as(launch)
     return argv, dict(env)
 
 

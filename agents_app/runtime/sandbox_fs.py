@@ -62,6 +62,7 @@ ETC_ALLOWED = (
     "timezone",
 )
 
+GITCONFIG = "[safe]\n\tdirectory = *\n"
 _lock = threading.RLock()
 _private: list[Path] = []
 _etc_built: dict[str, tuple[tuple[object, ...], Path, float]] = {}
@@ -117,6 +118,10 @@ def etc_dir(home: Path | None) -> Path:
         passwd, group = _identity(home_text)
         (where / "passwd").write_text(passwd, encoding="utf-8")
         (where / "group").write_text(group, encoding="utf-8")
+        # The worktree is SF's user's, not the sandbox's (as root, bwrap runs as
+        # another user, sandbox_user): git in the sandbox works in it all the same
+        # (GIT_CONFIG_SYSTEM names this file for a git built with another path).
+        (where / "gitconfig").write_text(GITCONFIG, encoding="utf-8")
         # A copy made before stays until the process ends: a running command has it
         # bound as its /etc.
         _etc_built[home_text] = (signature, where, time.monotonic() + ETC_RECHECK_S)
@@ -179,15 +184,16 @@ ADMIN_READ_ONLY = ("HEAD", "commondir", "gitdir", "config.worktree")
 COMMON_READ_ONLY = ("config", "packed-refs", "shallow", "info", "hooks", "refs")
 
 
-_git_built: dict[Path, tuple[object, Path, object, tuple[str, ...]]] = {}
+_git_built: dict[tuple[Path, bool], tuple[object, Path, object, tuple[str, ...]]] = {}
 
 
-def git_binds(worktree: Path) -> list[str]:
+def git_binds(worktree: Path, *, writable: bool = True) -> list[str]:
     """``_git_binds`` of ``worktree``, made again when its ``.git`` file or its branch
-    (the admin directory's ``HEAD``) changed, or a directory it binds is gone."""
+    (the admin directory's ``HEAD``) changed, or a directory it binds is gone.
+    ``writable=False``: every git directory read-only (an MCP server's)."""
     dotgit = _stat_of(worktree / ".git")
     with _lock:
-        built = _git_built.get(worktree)
+        built = _git_built.get((worktree, writable))
     if built is not None and built[0] == dotgit and built[2] == _stat_of(built[1]):
         sources = built[3][1::3]  # every bind is (--bind or --ro-bind, source, target)
         if all(os.path.exists(source) for source in sources):
@@ -195,9 +201,9 @@ def git_binds(worktree: Path) -> list[str]:
     admin = _gitdir_of(worktree / ".git") if (worktree / ".git").is_file() else None
     head = (admin or worktree / ".git") / "HEAD"
     head_seen = _stat_of(head)  # before the binds are made from it
-    argv = _git_binds(worktree)
+    argv = _git_binds(worktree, "--bind" if writable else "--ro-bind")
     with _lock:
-        _git_built[worktree] = (dotgit, head, head_seen, tuple(argv))
+        _git_built[(worktree, writable)] = (dotgit, head, head_seen, tuple(argv))
     return argv
 
 
@@ -209,13 +215,15 @@ def _stat_of(path: Path) -> tuple[int, int, int] | None:
     return found.st_ino, found.st_mtime_ns, found.st_size
 
 
-def _git_binds(worktree: Path) -> list[str]:
+def _git_binds(worktree: Path, bind: str) -> list[str]:
     """What git in ``worktree`` needs: of the repository's ``.git`` the objects, its
     refs and config read-only, the worktree's admin directory and its branch's ref
     directory writable; the ``.git`` file and the admin files that say where the
     repository is (``commondir``, ``gitdir``, ``config.worktree``) read-only."""
     dotgit = worktree / ".git"
     if dotgit.is_dir():  # a main checkout: all of it is writable but hooks and config
+        if bind == "--ro-bind":
+            return ["--ro-bind", str(dotgit), str(dotgit)]
         return [
             arg
             for name in ("hooks", "config")
@@ -240,7 +248,7 @@ def _git_binds(worktree: Path) -> list[str]:
         writable += [(common / "refs/heads" / branch).parent]
         writable += [(common / "logs/refs/heads" / branch).parent]
     for path in writable:
-        argv += ["--bind", str(_real_dir(common, path)), str(path)]
+        argv += [bind, str(_real_dir(common, path)), str(path)]
     for name in ADMIN_READ_ONLY:
         if (admin / name).exists():
             argv += ["--ro-bind", str(admin / name), str(admin / name)]

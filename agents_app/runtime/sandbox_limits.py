@@ -42,6 +42,7 @@ MEMORY_V1 = Path("/sys/fs/cgroup/memory")
 CGROUP_PARENT = "sf-sandbox"
 CGROUP_SWEEP_AT = 32  # remove empty leftovers once this many are there
 CGROUP_SWEEP_AFTER = 60.0  # seconds: a younger group may be about to be joined
+CGROUP_EMPTY_WAIT_S = 10.0  # seconds a killed command's processes get to be gone
 
 
 def prlimit_argv(limits: SandboxLimits) -> list[str]:
@@ -117,6 +118,27 @@ def pids_cgroup(limits: SandboxLimits) -> Path | None:
             group.rmdir()
         return None
     return group
+
+
+def pids_cgroup_empty(group: Path, wait_s: float = CGROUP_EMPTY_WAIT_S) -> bool:
+    """Kill whatever is left in ``group`` and wait until none of it is alive (True),
+    or ``wait_s`` passed. After a command that ended by itself it is empty already
+    (bwrap's init outlives every process of its PID namespace)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            pids = [int(pid) for pid in (group / "cgroup.procs").read_text().split()]
+        except OSError:
+            return True
+        if not pids:
+            return True
+        if time.monotonic() > deadline:
+            logger.warning("%d processes of %s did not die in %s s", len(pids), group, wait_s)
+            return False
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.005)
 
 
 def pids_cgroup_remove(group: Path | None) -> None:

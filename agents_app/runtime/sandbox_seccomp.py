@@ -17,12 +17,16 @@ compatible with libseccomp's own bindings, which are not on PyPI as a wheel).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from agents_app.runtime.sandbox_fs import private_dir
 
 # Refused outright (EPERM). Names libseccomp does not know on this kernel are skipped.
 REFUSED_SYSCALLS = (
@@ -151,3 +155,21 @@ def seccomp_file(private_dir: Path) -> Path:
         partial.replace(path)
         _compiled[key] = path
         return path
+
+
+def seccomp_fd() -> int:
+    """The compiled filter, opened for one command (``bwrap --seccomp`` reads it from
+    where the descriptor stands: one per command); the caller closes it."""
+    return os.open(seccomp_file(private_dir()), os.O_RDONLY | os.O_CLOEXEC)
+
+
+@contextlib.contextmanager
+def filter_fds(wanted: bool) -> Iterator[tuple[int, ...]]:
+    """The filter's descriptor for a command started without the wrapper (none with
+    it: the wrapper opens the filter)."""
+    fds = (seccomp_fd(),) if wanted else ()
+    try:
+        yield fds
+    finally:
+        for fd in fds:
+            os.close(fd)

@@ -226,7 +226,9 @@ def test_the_system_check_reports_a_missing_bwrap(settings, tmp_path: Path) -> N
 
 
 def test_the_system_check_reports_a_bwrap_without_user_namespaces(settings, tmp_path: Path) -> None:
-    # What bubblewrap says where unprivileged user namespaces are off.
+    # What bubblewrap says where unprivileged user namespaces are off. (As root it runs
+    # as the sandbox's user, who may search no directory of tmp_path's but its own.)
+    tmp_path.chmod(0o755)
     fake = tmp_path / "bwrap-no-userns"
     fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
     fake.chmod(0o755)
@@ -247,6 +249,21 @@ def test_the_system_check_reports_root_without_pids_cgroups(monkeypatch) -> None
     monkeypatch.setattr(checks, "pids_cgroup_root", lambda: None)
     [message] = [m for m in run_checks(tags=[Tags.security]) if m.id == "sf.W013"]
     assert "processes limit" in message.msg
+
+
+def test_the_system_check_reports_root_without_the_sandbox_user(
+    monkeypatch: pytest.MonkeyPatch, settings
+) -> None:
+    import agents_app.runtime.sandbox_user as sandbox_user
+
+    monkeypatch.setattr(sandbox_user.os, "geteuid", lambda: 0)
+    settings.SF_SANDBOX_USER = "nobody"
+    assert "sf.W015" not in [m.id for m in run_checks(tags=[Tags.security])]
+    settings.SF_SANDBOX_USER = "sf-no-such-user"
+    [message] = [m for m in run_checks(tags=[Tags.security]) if m.id == "sf.W015"]
+    assert "there is no user 'sf-no-such-user' (SF_SANDBOX_USER)" in message.msg
+    assert "chmod 0 /dev/null" in message.msg
+    assert sandbox_user.host_user() is None  # commands run as root, as before
 
 
 def test_the_system_check_reports_no_memory_cgroup(monkeypatch: pytest.MonkeyPatch) -> None:

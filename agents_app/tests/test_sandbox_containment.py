@@ -10,18 +10,30 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
 
-from agents_app.runtime.sandbox import CommandRun, SandboxPolicy, bwrap_problem
+from agents_app.runtime.sandbox import (
+    CommandRun,
+    Launch,
+    SandboxPolicy,
+    bwrap_problem,
+    group_run,
+    sandbox_prefix,
+    sandboxed_run,
+    sf_own_paths,
+)
 from agents_app.runtime.sandbox_limits import memory_cgroup_root
+from agents_app.runtime.sandbox_user import host_user
 from agents_app.schemas import SandboxLimits
 from agents_app.tests import sandbox_users
-from agents_app.tests.sandbox_users import BWRAP, USERS, own
+from agents_app.tests.sandbox_users import BWRAP, ENV, USERS, own
 from conftest import make_git_repo
+from sf_core.git import git, linked_worktree
 
 pytestmark = pytest.mark.skipif(
     bool(bwrap_problem(BWRAP)), reason="bubblewrap is required (scripts/setup.sh)"
@@ -68,9 +80,11 @@ def contained(
 
 
 def test_bwrap_runs_as_the_user_named_in_the_test_id(user: str, worktree: Path) -> None:
-    # The process that started bwrap owns the files the command writes.
+    # The user bwrap runs as owns the files the command writes: SF's own user, or when
+    # SF is root the unprivileged SF_SANDBOX_USER.
     contained(user, worktree, "echo hi > mine.txt")
-    assert pwd.getpwuid((worktree / "mine.txt").stat().st_uid).pw_name == user
+    owner = pwd.getpwuid((worktree / "mine.txt").stat().st_uid).pw_name
+    assert owner == (str(django_settings.SF_SANDBOX_USER) if user == "root" else user)
 
 
 def test_no_capability_and_no_new_namespace_inside(user: str, worktree: Path) -> None:
@@ -317,3 +331,147 @@ def test_dev_holds_no_files_of_the_command(user: str, worktree: Path) -> None:
     assert "MADE" not in done.output, done.output
     assert "Read-only file system" in done.output
     assert done.output.split()[-2:] == ["4", "SHM"], done.output
+
+
+# --- as root, a command is an unprivileged user of the host (sandbox_user) -------------
+
+
+@pytest.fixture
+def as_root(user: str) -> None:
+    if user != "root":
+        pytest.skip("bwrap as an ordinary user: the files are that user's, SF's own here")
+
+
+def test_the_hosts_device_nodes_cannot_be_changed(as_root: None, user: str, worktree: Path) -> None:
+    # bwrap binds the host's /dev/null (and zero, full, random, urandom, tty) into /dev:
+    # started by root, the command was their owner to the kernel, and chmod 0 /dev/null
+    # broke every program of the host. The test puts back what there was, whatever.
+    before = os.stat("/dev/null")
+    try:
+        done = contained(
+            user, worktree, "chmod 0 /dev/null; touch -d 2001-01-01 /dev/urandom; echo x >/dev/null"
+        )
+        assert os.stat("/dev/null").st_mode == before.st_mode, done.output
+        assert os.stat("/dev/urandom").st_mtime > 978307200 + 86400, done.output
+        assert "Operation not permitted" in done.output
+    finally:
+        os.chmod("/dev/null", before.st_mode & 0o7777)
+
+
+def test_root_owned_files_bound_writable_stay_unwritable(
+    as_root: None, user: str, git_worktree: tuple[Path, Path]
+) -> None:
+    # The repository's objects (0444, root's) under the writable objects/, and a
+    # read-only file in the worktree: the command owned them all when bwrap was root's.
+    repo, wt = git_worktree
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    blob = repo / ".git/objects" / head[:2] / head[2:]
+    (wt / "frozen.txt").write_text("root's\n")
+    (wt / "frozen.txt").chmod(0o444)
+    before = blob.read_bytes()
+    contained(
+        user,
+        wt,
+        f"chmod 644 {blob} frozen.txt; echo x >> {blob}; echo x >> frozen.txt; rm -f {blob}",
+    )
+    assert blob.read_bytes() == before
+    assert (wt / "frozen.txt").read_text() == "root's\n"
+    assert (wt / "frozen.txt").stat().st_mode & 0o777 == 0o444
+
+
+def test_git_directories_hold_no_link_a_command_planted_in_objects(
+    as_root: None, user: str, git_worktree: tuple[Path, Path]
+) -> None:
+    # objects/ itself is not the sandbox user's to write (its fan-out directories are):
+    # a link there, which SF's git would write a new object through, cannot be made —
+    # not by this unit's command, nor by another unit's while SF's git runs.
+    repo, wt = git_worktree
+    objects = repo / ".git/objects"
+    done = contained(
+        user,
+        wt,
+        f"ln -s /tmp {objects}/zz-planted; mv {objects}/pack {objects}/pack.old; echo done",
+    )
+    assert "done" in done.output
+    assert sorted(path.name for path in objects.iterdir() if path.is_symlink()) == []
+    assert (objects / "pack").is_dir()
+
+
+def test_normal_work_as_the_sandbox_user(
+    as_root: None, user: str, git_worktree: tuple[Path, Path]
+) -> None:
+    # The worktree and its git directories are the sandbox user's to write through ACLs
+    # (root's files, root's git): writing, editing SF's files, git and python work, and
+    # SF's own git (root, naming GIT_DIR) reads what the command committed.
+    repo, wt = git_worktree
+    contained(user, wt, "true")  # the worktree's first command: the grant
+    (wt / "by-sf.txt").write_text("sf\n")  # made by SF (root) since: the default ACL
+    done = contained(
+        user,
+        wt,
+        "echo new > new.txt && echo more >> by-sf.txt && mkdir -p d/e && echo x > d/e/f && "
+        "git add -A && git commit -qm work && git status --short && "
+        "python3 -c 'print(6 * 7)'",
+    )
+    assert done.exit_code == 0, done.output
+    assert done.output.strip() == "42", done.output
+    log = git_cmd(repo, wt, "log", "--format=%s", "-1")
+    assert log == "work"
+    assert git_cmd(repo, wt, "status", "--porcelain") == ""
+
+
+def git_cmd(repo: Path, wt: Path, *args: str) -> str:
+    return git(*args, cwd=linked_worktree(repo, wt)).strip()
+
+
+def test_no_process_of_a_timed_out_command_outlives_it(
+    as_root: None, user: str, worktree: Path
+) -> None:
+    # A timeout kills bwrap; its sandbox's processes die with it (--die-with-parent)
+    # but asynchronously, and one could still plant a link while SF's git ran next.
+    # sandboxed_run returns once none of them is alive (the command's pids cgroup).
+    tag = str(uuid.uuid4().int % 10**8)
+    command = f"(while :; do ln -sfn /tmp planted-{tag}; done) & sleep 1000.{tag}"
+    policy = SandboxPolicy(profile="normal")
+    done = sandboxed_run(command, worktree=worktree, policy=policy, env=ENV, timeout=1)
+    assert done.exit_code is None
+    assert [pid for pid in os.listdir("/proc") if pid.isdigit() and tag in _cmdline(pid)] == []
+
+
+def _cmdline(pid: str) -> str:
+    try:
+        return Path("/proc", pid, "cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def test_an_mcp_servers_git_directories_are_read_only(
+    user: str, git_worktree: tuple[Path, Path]
+) -> None:
+    # A server lives as long as its unit, beside SF's git: it may write the worktree
+    # (its write tools), never the git directories, where a link would be followed.
+    repo, wt = git_worktree
+    admin, refs = repo / ".git/worktrees/wt", repo / ".git/refs/heads/sf/p1/k"
+    targets = [admin / "planted", refs / "planted", repo / ".git/objects/pack/planted"]
+    plant = "; ".join(f"ln -s /tmp {path}" for path in targets)
+    prefix = sandbox_prefix(
+        worktree=wt,
+        policy=SandboxPolicy(profile="normal"),
+        bwrap=BWRAP,
+        home=Path("/home/mcp"),
+        hidden=sf_own_paths(),
+        launch=Launch(user=host_user() if user == "root" else None),
+    )
+    argv = [
+        *sandbox_users.become(user),
+        *prefix,
+        "bash",
+        "-c",
+        f"{plant}; echo x > made; echo done",
+    ]
+    _, output = group_run(argv, cwd=wt, env=ENV, timeout=30)
+    assert "done" in output, output
+    assert [path for path in targets if os.path.lexists(path)] == []
+    assert (wt / "made").read_text() == "x\n"

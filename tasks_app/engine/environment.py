@@ -22,6 +22,7 @@ from agents_app.gate.session import SessionGate
 from agents_app.models import AgentSession
 from agents_app.runtime.loop import LoopResult, Outcome
 from agents_app.runtime.sandbox import SandboxRefused, policy_for, sandboxed_run
+from agents_app.runtime.sandbox_user import sandbox_may_read
 from agents_app.runtime.tools import COMMAND_ENV_KEEP, cap
 from agents_app.schemas import WorktreeEnv, WorktreeResource
 from sf_core.beneath import write_beneath
@@ -83,14 +84,17 @@ def scratch_database_name(task: Task, unit: Unit) -> str:
 
 
 def worktree_files(ws: Workspace, config: WorktreeEnv) -> None:
-    """Write each secret file into the worktree (mode 0600)."""
+    """Write each secret file into the worktree (mode 0600; and readable by the
+    sandbox's host user when SF is root: ``sandbox_may_read``)."""
     for spec in config.files:
         target = (ws.path / spec.path).resolve()
         if not target.is_relative_to(ws.path.resolve()):
             raise SetupFailed(f"worktree file {spec.path} is outside the worktree")
         try:  # no link followed on the way: a sandboxed process may run meanwhile
             data = secret_value(spec.secret).encode("utf-8")
-            write_beneath(ws.path.resolve(), target, data, 0o600, set_mode=True)
+            write_beneath(
+                ws.path.resolve(), target, data, 0o600, set_mode=True, opened=sandbox_may_read
+            )
         except OSError as exc:
             raise SetupFailed(f"worktree file {spec.path} cannot be written: {exc}") from None
 
