@@ -4,7 +4,8 @@ out (docs/best-of-n.md).
 Best first, by, in turn:
 
 1. eligible: verification passed and the attempt changed something (an attempt that
-   changed nothing would be refused at merge as an empty result);
+   changed nothing would be refused at merge as an empty result); of the others, those
+   that passed come first, for the comparison page;
 2. the model review's verdict, when there is one (``approve`` before none before
    ``request_changes``): an optional input, so that a review of each attempt can be
    wired in (``engine.extensions.attempt_verdicts``) without changing the order's rule;
@@ -41,7 +42,7 @@ class Candidate:
 
     def key(self) -> tuple[int, int, int, Decimal, int]:
         return (
-            0 if self.eligible else 1,
+            0 if self.eligible else 1 if self.passed else 2,
             VERDICT_ORDER.get(self.verdict, 1),
             self.changed_lines,
             self.cost,

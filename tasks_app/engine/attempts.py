@@ -244,11 +244,13 @@ def _round_close(
             chosen_at=timezone.now() if winner else None,
         )
         outcome = _move_on(task, list(units.values()), winner, reason, stop, state)
+    # Before the review: approved at once, the task is merged, and its attempts'
+    # branches go with it, which git refuses while their worktrees are there.
+    attempts_tidy(ws, task, list(units.values()))
     if outcome == "verified":
         review_start(task=task)  # approved at once where the profile allows: merged
         for offer in extensions.review_waiting:  # a pull request, after the commit
             transaction.on_commit(partial(offer, task.pk))
-    attempts_tidy(ws, task, list(units.values()))
     for unit in units.values():
         extensions.unit_ended_run(unit.pk)
     last = winner or list(units.values())[-1]

@@ -61,7 +61,7 @@ def round_shortfall(task: Task, session: AgentSession) -> str:
     if n > policy.best_of.cap:  # the policy was lowered after the plan was accepted
         return (
             f"best-of-{n} is over the project's cap of {policy.best_of.cap} attempts "
-            "(policy best_of.cap): lower the task's best_of or raise the cap, then retry"
+            "(policy best_of.cap): lower the task's best_of or raise the cap, then resume it"
         )
     each = policy.budgets.unit_reserve_usd
     needed = each * n
@@ -75,7 +75,7 @@ def round_shortfall(task: Task, session: AgentSession) -> str:
             return (
                 f"best-of-{n} needs ${needed:.2f} reserved up front ({n} attempts x "
                 f"${each:.2f}, budgets.unit_reserve_usd) but {whose} has ${left:.2f} left: "
-                f"raise the budget or lower best_of, then retry the task"
+                "raise the budget or lower best_of, then resume the task"
             )
     return ""
 

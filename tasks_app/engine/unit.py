@@ -217,11 +217,12 @@ def _count_continue(session: AgentSession) -> None:
 
 def _reserve(task: Task, session: AgentSession, worker: str) -> Decimal | None:
     """The unit's reservation (a best-of-N round's: all its attempts'), or None: held
-    for budget while other units hold the rest, or failed with the figures when the
-    budget could never cover the round's N attempts (``round_shortfall``)."""
+    for budget while other units hold the rest, or paused for a person with the figures
+    when the budget could never cover the round's N attempts (``round_shortfall``)."""
     short = round_shortfall(task, session)
     if short:
-        task_transition(task=task, to=TaskStatus.FAILED, reason=short, actor=Actor.system(worker))
+        actor, hold = Actor.system(worker), HoldReason.PERSON  # not lifted by the engine
+        task_transition(task=task, to=TaskStatus.PAUSED, reason=short, actor=actor, hold=hold)
         TaskSchedule.objects.filter(task=task).update(
             status=ScheduleStatus.CONSUMED, consumed_at=timezone.now(), enqueued_at=None
         )

@@ -25,6 +25,7 @@ from tasks_app.schemas import plan_spec_parse
 from tasks_app.services import plan_create
 from tasks_app.tests.test_engine import git, run_next, start, task_spec, writes
 
+pytestmark = pytest.mark.django_db
 # The project's default variants: attempt 1, 2, 3 at these temperatures.
 FAILS, LONG, SHORT = 0.0, 0.4, 0.8
 LONG_TEXT = "hello\nand a second line\nand a third\nand a fourth\n"
@@ -123,11 +124,11 @@ def test_a_budget_that_cannot_cover_n_attempts_is_refused_with_the_figures(repo:
     assert run_next(session, ByVariant()) is None
 
     task = plan.tasks.get()
-    assert task.status == "failed"
+    assert (task.status, task.hold_reason) == ("paused", "person")  # not lifted by itself
     assert task.status_reason == (
         "best-of-3 needs $1.50 reserved up front (3 attempts x $0.50, "
         "budgets.unit_reserve_usd) but the session has $1.00 left: "
-        "raise the budget or lower best_of, then retry the task"
+        "raise the budget or lower best_of, then resume the task"
     )
     assert not Unit.objects.filter(task=task).exists(), "not run with fewer attempts"
     session.refresh_from_db()
@@ -137,10 +138,10 @@ def test_a_budget_that_cannot_cover_n_attempts_is_refused_with_the_figures(repo:
 def test_a_plan_over_the_projects_cap_is_invalid_and_the_plan_default_applies(
     repo: Path,
 ) -> None:
-    with pytest.raises(PlanInvalid, match=r"tasks\[0\] \(hello\)\.best_of: 5 attempts is over"):
-        start(repo, task_spec(best_of=5))
     with pytest.raises(PlanInvalid, match="over the project's cap of 2"):
         start(repo, task_spec(best_of=3), policy={"best_of": {"cap": 2}})
+    with pytest.raises(PlanInvalid, match=r"tasks\[0\] \(hello\)\.best_of: 5 attempts is over"):
+        start(repo, task_spec(best_of=5))
     session, _ = start(repo, task_spec())
     spec = plan_spec_parse(
         {"summary": "s", "best_of": 2, "tasks": [task_spec("one"), task_spec("two", best_of=1)]}
@@ -168,7 +169,7 @@ def test_the_ranking_orders_verification_verdict_size_cost_then_attempt() -> Non
             candidate(7, changed_lines=1, verdict="request_changes"),
         ]
     )
-    assert [each.attempt for each in ranked] == [2, 4, 5, 3, 7, 1, 6]
+    assert [each.attempt for each in ranked] == [2, 4, 5, 3, 7, 6, 1]
     assert "the review preferred it to attempt 4 (no verdict)" in choice_reason(ranked)
     tie = rank([candidate(2, changed_lines=3), candidate(1, changed_lines=3)])
     assert choice_reason(tie).endswith("the lower attempt number is kept")
