@@ -55,6 +55,9 @@ from tasks_app.ranking import Candidate, choice_reason, patch_changed_lines, ran
 from tasks_app.workspaces import Workspace
 
 logger = logging.getLogger("sf.engine")
+# What ends one attempt with its reason, the round going on: SF's errors (a replay
+# miss, a provider's refusal, a tampered worktree) and the system's faults.
+ENDS_AN_ATTEMPT: tuple[type[BaseException], ...] = (SfError, *SYSTEM_FAULTS)
 Agent = Callable[[Task, Unit, Workspace, UnitOptions, EngineHooks, dict[str, str]], LoopResult]
 
 
@@ -165,7 +168,7 @@ def _attempt(
         if hooks.cause is not None:
             state.causes[unit.pk] = hooks.cause
         _attempt_end(task, unit, aws, result, resources)
-    except (SfError, *SYSTEM_FAULTS) as exc:
+    except ENDS_AN_ATTEMPT as exc:
         logger.warning("attempt %s of %s failed: %s", unit.attempt, task.key, exc)
         charge_from_ledger(task, unit)
         _end_unit(unit, UnitStatus.FAILED, summary=f"the attempt failed: {exc}")
