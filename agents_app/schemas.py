@@ -6,6 +6,7 @@ import ipaddress
 import re
 from decimal import Decimal
 from enum import StrEnum
+from typing import Literal
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -137,6 +138,39 @@ class ModelModeName(StrEnum):
     SMART = "smart"
     DEEP = "deep"
     FALLBACK = "fallback"
+
+
+class AttemptVariant(BaseModel):
+    """What one best-of-N attempt does differently: a model mode, a model (litellm
+    name, on that mode's endpoint) or a temperature; unset fields keep the session's."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model_mode: Literal["fast", "smart", "deep"] | None = None
+    model: str | None = Field(default=None, min_length=1, max_length=200)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+
+
+# Best-of-N attempts without configured variants: the session's model at these
+# temperatures, in order (the first is the likeliest answer, as a single unit's).
+DEFAULT_ATTEMPT_TEMPERATURES = (0.0, 0.4, 0.8, 1.0, 0.2, 0.6, 0.9, 1.2)
+
+
+class BestOfPolicy(BaseModel):
+    """Best-of-N (docs/best-of-n.md): the most attempts a task may run at once, and the
+    variants attempt 1, 2, … use (cycled when N is larger)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cap: int = Field(default=4, ge=1, le=8)
+    variants: list[AttemptVariant] = Field(default_factory=list, max_length=8)
+
+    def variant(self, index: int) -> AttemptVariant:
+        """The variant of attempt ``index`` (0-based) of a round."""
+        if self.variants:
+            return self.variants[index % len(self.variants)]
+        temperatures = DEFAULT_ATTEMPT_TEMPERATURES
+        return AttemptVariant(temperature=temperatures[index % len(temperatures)])
 
 
 class SkillAutoCreate(StrEnum):
@@ -348,6 +382,7 @@ class ProjectPolicy(BaseModel):
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
     # MCP servers started for every unit, and the risk classes of MCP tools (docs/agent-mcp.md).
     mcp: McpPolicy = Field(default_factory=McpPolicy)
+    best_of: BestOfPolicy = Field(default_factory=BestOfPolicy)
     # Commands run around a unit's work, each at its trigger (docs/hooks.md).
     hooks: list[Hook] = Field(default_factory=list)
 

@@ -16,7 +16,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agents_app.axes import ModelMode, PermissionProfile, RunControl, WorkMode
 from agents_app.models import AgentSession, Project, RiskDecision
-from tasks_app.models import MAX_FOLLOWUP_CHARS, FollowUp, Plan, PlanRequest, Task, Unit
+from tasks_app.models import (
+    MAX_FOLLOWUP_CHARS,
+    AttemptRound,
+    FollowUp,
+    Plan,
+    PlanRequest,
+    Task,
+    Unit,
+)
 
 MAX_LIMIT = 100  # the largest page any list answers
 MAX_OFFSET = 1_000_000_000  # PostgreSQL's OFFSET is a bigint; nobody pages this far
@@ -170,6 +178,12 @@ class UnitBriefOut(Schema):
     verification_passed: bool | None
     started_at: datetime
     finished_at: datetime | None
+    round_id: int | None = Field(
+        default=None, description="the best-of-N round this unit is one attempt of"
+    )
+    chosen: bool = Field(
+        default=False, description="whether this attempt is the one its round kept"
+    )
 
 
 class TaskDetailOut(TaskOut):
@@ -180,6 +194,9 @@ class TaskDetailOut(TaskOut):
     depends_on: list[str] = Field(description="keys of the tasks it waits for")
     hold_reason: str = Field(description="why a paused or blocked task is held")
     max_retries: int
+    best_of: int = Field(
+        default=1, description="attempts each round runs at once, the best kept (best-of-N)"
+    )
     units: list[UnitBriefOut] = Field(description="the task's units (attempts), oldest first")
 
 
@@ -371,6 +388,7 @@ def task_out(task: Task) -> TaskOut:
 
 def task_detail_out(task: Task, units: list[Unit]) -> TaskDetailOut:
     depends_on = task.dependencies.select_related("depends_on").order_by("depends_on__position")
+    kept = set(AttemptRound.objects.filter(task=task).values_list("winner_id", flat=True))
     return TaskDetailOut(
         **task_out(task).model_dump(),
         session_id=task.plan.session_id,
@@ -380,6 +398,7 @@ def task_detail_out(task: Task, units: list[Unit]) -> TaskDetailOut:
         depends_on=[edge.depends_on.key for edge in depends_on],
         hold_reason=task.hold_reason,
         max_retries=task.max_retries,
+        best_of=task.best_of,
         units=[
             UnitBriefOut(
                 id=unit.pk,
@@ -391,6 +410,8 @@ def task_detail_out(task: Task, units: list[Unit]) -> TaskDetailOut:
                 verification_passed=unit.verification_passed,
                 started_at=unit.started_at,
                 finished_at=unit.finished_at,
+                round_id=unit.round_id,
+                chosen=unit.pk in kept,
             )
             for unit in units
         ],

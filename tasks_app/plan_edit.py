@@ -20,7 +20,12 @@ from tasks_app.models import Plan, PlanStatus
 from tasks_app.plan_files import MAX_PLAN_BYTES, DocumentInvalid, document_check, yaml_parse
 from tasks_app.plan_lint import Finding, plan_lint
 from tasks_app.schemas import PlanSpec, plan_spec_parse
-from tasks_app.services import plan_tasks_create, plan_verify_required, plans_changed
+from tasks_app.services import (
+    plan_best_of_check,
+    plan_tasks_create,
+    plan_verify_required,
+    plans_changed,
+)
 
 
 def plan_spec_of(plan: Plan) -> PlanSpec:
@@ -44,6 +49,7 @@ def plan_spec_of(plan: Plan) -> PlanSpec:
                 "max_retries": task.max_retries,
                 "cost_budget": task.cost_budget,
                 "intent_claim": task.intent_claim,
+                "best_of": task.best_of if task.best_of > 1 else None,
             }
         )
     return plan_spec_parse({"intent": plan.intent, "summary": plan.summary or "-", "tasks": tasks})
@@ -51,7 +57,7 @@ def plan_spec_of(plan: Plan) -> PlanSpec:
 
 def plan_document(plan: Plan) -> str:
     """The plan as YAML for the editor: summary and tasks (dependencies by key)."""
-    data = plan_spec_of(plan).model_dump(mode="json", exclude={"intent"})
+    data = plan_spec_of(plan).model_dump(mode="json", exclude={"intent", "best_of"})
     for task in data["tasks"]:
         task["depends_on"] = [
             dep["task"] if dep["condition"] == "success" else dep for dep in task["depends_on"]
@@ -60,6 +66,8 @@ def plan_document(plan: Plan) -> str:
             del task["description"]
         if task["cost_budget"] is None:
             del task["cost_budget"]
+        if task["best_of"] is None:
+            del task["best_of"]
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 
 
@@ -68,6 +76,7 @@ def plan_edit(*, plan: Plan, text: str, actor: Actor) -> Plan:
     ``PlanInvalid`` (every error, by location) leaves the plan as it was."""
     spec = _parsed(text, plan.intent)
     plan_verify_required(spec, plan.session.project.parsed_policy.default_verify)
+    plan_best_of_check(spec, plan.session.project.parsed_policy.best_of.cap)
     with transaction.atomic():
         locked = Plan.objects.select_for_update().get(pk=plan.pk)
         if locked.status != PlanStatus.PROPOSED:

@@ -26,7 +26,7 @@ from tasks_app.scheduler import Edge, find_cycle
 from tasks_app.schemas import DependencySpec, PlanSpec, TaskSpec, plan_spec_parse
 
 # TaskSpec fields SF sets from policy; a model's values for them are dropped.
-POLICY_FIELDS = ("max_retries", "cost_budget", "mutation_scope")
+POLICY_FIELDS = ("max_retries", "cost_budget", "mutation_scope", "best_of")
 MAX_MODEL_TASKS = 12
 _RUN_TOGETHER = 14  # a key this long without a hyphen is not readable
 _KEY_WORDS = 5

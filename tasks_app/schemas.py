@@ -14,6 +14,7 @@ from tasks_app.scheduler import Edge, find_cycle
 
 TASK_KEY_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
 MAX_COST_BUDGET = Decimal(99_999_999)
+MAX_BEST_OF = 8  # as tasks_app.models.MAX_BEST_OF (a check constraint); a policy caps it lower
 
 
 class DependencySpec(BaseModel):
@@ -50,6 +51,13 @@ class TaskSpec(BaseModel):
     # Task.cost_budget is a numeric(12, 4): anything larger overflows it on save.
     cost_budget: Decimal | None = Field(default=None, ge=0, le=MAX_COST_BUDGET)
     intent_claim: list[str] = Field(default_factory=list, description="files the task will touch")
+    best_of: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_BEST_OF,
+        description="run N attempts at once and keep the best (docs/best-of-n.md); "
+        "unset: the plan's best_of, else 1",
+    )
 
     @field_validator("depends_on", mode="before")
     @classmethod
@@ -73,6 +81,12 @@ class PlanSpec(BaseModel):
     intent: str = Field(default="", max_length=20_000)
     summary: str = Field(min_length=1, max_length=2_000)
     tasks: list[TaskSpec] = Field(min_length=1, max_length=5_000)
+    best_of: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_BEST_OF,
+        description="the default best_of of the plan's tasks that set none",
+    )
 
     @model_validator(mode="after")
     def _graph_is_sound(self) -> PlanSpec:

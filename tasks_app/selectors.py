@@ -27,6 +27,7 @@ from tasks_app.board import (
 )
 from tasks_app.merge_conflicts import WAITING_TO_MERGE
 from tasks_app.models import (
+    AttemptRound,
     MergeRequest,
     Plan,
     PlanRequest,
@@ -214,3 +215,17 @@ def worker_statuses() -> list[WorkerStatus]:
         )
         for worker in Worker.objects.order_by("stopped_at", "-last_heartbeat_at")[:20]
     ]
+
+
+def current_unit(units: list[Unit]) -> Unit | None:
+    """Of a task's ``units`` (by attempt), the one whose work the task carries: the
+    latest, or, when the latest is one attempt of a best-of-N round, the round's chosen
+    attempt (docs/best-of-n.md)."""
+    if not units:
+        return None
+    latest = units[-1]
+    if latest.round_id is None:
+        return latest
+    winner = AttemptRound.objects.filter(pk=latest.round_id).values_list("winner_id", flat=True)
+    chosen = winner.first()
+    return next((unit for unit in units if unit.pk == chosen), latest)

@@ -51,6 +51,7 @@ def plan_create(*, session: AgentSession, spec: PlanSpec, source: str) -> Plan:
         spec = policy_limits(spec)
     default_verify = session.project.parsed_policy.default_verify
     plan_verify_required(spec, default_verify)
+    plan_best_of_check(spec, session.project.parsed_policy.best_of.cap)
     with transaction.atomic():
         Plan.objects.filter(session=session, status__in=OPEN_PLAN_STATUSES).update(
             status=PlanStatus.SUPERSEDED, status_reason="superseded by a newer plan"
@@ -270,11 +271,25 @@ def plan_verify_required(spec: PlanSpec, default_verify: list[str]) -> None:
         )
 
 
+def plan_best_of_check(spec: PlanSpec, cap: int) -> None:
+    """Every task's best_of (its own, else the plan's) within the project's cap
+    (``policy.best_of.cap``), else ``PlanInvalid`` naming each task over it."""
+    over = [
+        f"tasks[{i}] ({t.key}).best_of: {n} attempts is over the project's cap of {cap} "
+        "(policy best_of.cap)"
+        for i, t in enumerate(spec.tasks)
+        if (n := t.best_of or spec.best_of or 1) > cap
+    ]
+    if over:
+        raise PlanInvalid("\n".join(over))
+
+
 def plan_tasks_create(*, plan: Plan, spec: PlanSpec, default_verify: list[str]) -> None:
-    """The plan's tasks and dependencies from ``spec`` (inside the caller's transaction)."""
+    """The plan's tasks and dependencies from ``spec`` (inside the caller's transaction);
+    a task without its own ``best_of`` takes the plan's."""
     tasks = Task.objects.bulk_create(
         [
-            _task_from_spec(plan, position, spec_task, default_verify)
+            _task_from_spec(plan, position, spec_task, default_verify, spec.best_of or 1)
             for position, spec_task in enumerate(spec.tasks)
         ]
     )
@@ -290,10 +305,12 @@ def policy_limits(spec: PlanSpec) -> PlanSpec:
     person's plan may set and a model's may not) at their defaults."""
     defaults = {name: TaskSpec.model_fields[name].get_default() for name in POLICY_FIELDS}
     tasks = [task.model_copy(update=defaults) for task in spec.tasks]
-    return spec.model_copy(update={"tasks": tasks})
+    return spec.model_copy(update={"tasks": tasks, "best_of": None})
 
 
-def _task_from_spec(plan: Plan, position: int, spec: TaskSpec, default_verify: list[str]) -> Task:
+def _task_from_spec(
+    plan: Plan, position: int, spec: TaskSpec, default_verify: list[str], best_of: int = 1
+) -> Task:
     return Task(
         plan=plan,
         position=position,
@@ -308,6 +325,7 @@ def _task_from_spec(plan: Plan, position: int, spec: TaskSpec, default_verify: l
         max_retries=spec.max_retries,
         cost_budget=spec.cost_budget,
         intent_claim=spec.intent_claim,
+        best_of=spec.best_of or best_of,
     )
 
 

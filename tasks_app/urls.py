@@ -4,6 +4,7 @@ from django.urls import path
 
 from tasks_app.features.schedules import views as schedule_views
 from tasks_app.surfaces import (
+    attempt_views,
     comment_views,
     followup_views,
     intake_views,
@@ -50,6 +51,13 @@ urlpatterns = [
         "tasks/<int:task_id>/followups",
         followup_views.task_followup_view,
         name="task-followup",
+    ),
+    # Before tasks/<id>/<action>, which would take "attempts" for an action.
+    path("tasks/<int:task_id>/attempts", attempt_views.task_attempts_view, name="task-attempts"),
+    path(
+        "tasks/<int:task_id>/attempts/<int:unit_id>/pick",
+        attempt_views.attempt_pick_view,
+        name="attempt-pick",
     ),
     path(
         "tasks/<int:task_id>/<str:action>",

@@ -7,15 +7,17 @@ functions); each imports only modules on lines below its own:
                                     heartbeat (which sweeps); re-running a trace
     drain                           the inline driver: units one after the other
     unit                            one unit: claim, worktree, prompt, agent loop
+    attempts                        best-of-N: N attempts at once, ranked, one kept
     outcome                         after a unit: checkpoint, charge, verify, retry
     sweep                           recovery of crashed units and lost messages
     recovery, decisions, orphans    a person's retry/skip/cancel; reviewed risk
                                     decisions; tasks a fault left between two steps
     review, merge_queue             review and the fail-closed, verified merge
+    attempt_choice                  best-of-N: the kept attempt, a person's pick
     dispatch                        what runs next: to Celery by task name, or the
                                     inline driver; ``dispatch_on_commit``
     extensions                      where the features above plug in
-    hooks, prompts, worktrees, verification, stuck, values
+    hooks, prompts, worktrees, verification, stuck, values, model_calls
 
 What comes next is a call: a module that may have made work runnable calls
 ``dispatch.dispatch_on_commit``. Below the engine sits the plan/task domain (models,

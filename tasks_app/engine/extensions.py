@@ -14,6 +14,9 @@ hook of a point, in registration order, at the moment the point describes:
   (forge: open its pull request).
 - ``merged(task)``: inside the transaction that marks a task merged (skill proposals:
   the proposal the task wrote is merged).
+- ``attempt_verdicts(unit_id)``: a verdict on a verified best-of-N attempt
+  (``approve``, ``comment``, ``request_changes``, or None: no opinion), read when the
+  round is ranked (``tasks_app.ranking``): a model review of each attempt plugs in here.
 - ``swept()``: at the end of every engine sweep; its number is reported under the
   hook's name (forge: the reviews read back from the projects' forges).
 
@@ -66,6 +69,7 @@ unit_ended: ExtensionPoint[Callable[[int], object]] = ExtensionPoint("unit_ended
 review_waiting: ExtensionPoint[Callable[[int], object]] = ExtensionPoint("review_waiting")
 merged: ExtensionPoint[Callable[[Task], None]] = ExtensionPoint("merged")
 swept: ExtensionPoint[Callable[[], int]] = ExtensionPoint("swept")
+attempt_verdicts: ExtensionPoint[Callable[[int], str | None]] = ExtensionPoint("attempt_verdicts")
 inline_drain: ExtensionPoint[Callable[[int], None]] = ExtensionPoint("inline_drain")
 
 

@@ -39,6 +39,7 @@ from sf_core.live import broadcast
 from sf_core.queues import WorkKind, queue_for
 from tasks_app.completion import plan_settle
 from tasks_app.engine import extensions
+from tasks_app.engine.attempt_choice import attempt_branches_remove
 from tasks_app.engine.broker import send_by_name
 from tasks_app.engine.dispatch import dispatch_on_commit
 from tasks_app.engine.verification import Verification, verify
@@ -381,6 +382,7 @@ def _after(entry: MergeRequest) -> None:
     if entry.status == MergeStatus.MERGED:
         try:
             worktree_remove(workspace_of(task))
+            attempt_branches_remove(task)  # best-of-N: the attempts kept for comparison
         except GitError as exc:  # merged and done: a leftover tree must not undo that
             logger.warning("task %s merged; its worktree stays: %s", task.key, exc)
     plan_settle(plan_id=task.plan_id, actor=entry.actor)  # the last task done ends the plan

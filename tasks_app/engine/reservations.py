@@ -35,8 +35,49 @@ def reservation_wanted(task: Task, session: AgentSession, held: Decimal = Decima
 
 def unit_reservation(task: Task, session: AgentSession) -> Decimal | None:
     """Reserve for a unit about to start; the caller holds the session's row lock.
-    None: the budget cannot cover it while other units hold the rest."""
+    None: the budget cannot cover it while other units hold the rest.
+
+    A best-of-N round reserves for all its N attempts at once (the project's figure
+    each): ``round_shortfall`` has refused it first when the budget could never cover
+    them, so this reserves all N or nothing."""
+    if task.best_of > 1:
+        wanted = session.project.parsed_policy.budgets.unit_reserve_usd * task.best_of
+        if session.cost_budget is None:
+            return Decimal(0)
+        unreserved = session.cost_budget - session.cost_spent - session.cost_reserved
+        return reservation_take(session=session, wanted=wanted) if unreserved >= wanted else None
     return reservation_take(session=session, wanted=reservation_wanted(task, session))
+
+
+def round_shortfall(task: Task, session: AgentSession) -> str:
+    """Why a best-of-N round can never start as things are ('' when it can, or when the
+    task runs one attempt): N over the project's cap, or its N reservations together
+    over what is left of the session's budget or of the task's own. Said, never run
+    with fewer attempts."""
+    n = task.best_of
+    if n <= 1:
+        return ""
+    policy = session.project.parsed_policy
+    if n > policy.best_of.cap:  # the policy was lowered after the plan was accepted
+        return (
+            f"best-of-{n} is over the project's cap of {policy.best_of.cap} attempts "
+            "(policy best_of.cap): lower the task's best_of or raise the cap, then resume it"
+        )
+    each = policy.budgets.unit_reserve_usd
+    needed = each * n
+    lefts = []
+    if session.cost_budget is not None:
+        lefts.append(("the session", session.cost_budget - session.cost_spent))
+    if task.cost_budget is not None:
+        lefts.append((f"task {task.key}", task.cost_budget - task.cost_spent))
+    for whose, left in lefts:
+        if left < needed:
+            return (
+                f"best-of-{n} needs ${needed:.2f} reserved up front ({n} attempts x "
+                f"${each:.2f}, budgets.unit_reserve_usd) but {whose} has ${left:.2f} left: "
+                "raise the budget or lower best_of, then resume the task"
+            )
+    return ""
 
 
 def unit_budget(task: Task, session: AgentSession, reserved: Decimal) -> Decimal | None:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -25,33 +25,39 @@ from django.db.models import F
 from django.utils import timezone
 
 from agents_app.axes import RunControl, WorkMode
-from agents_app.gate.redaction import redact_text
 from agents_app.gate.session import SessionGate
 from agents_app.models import Activity, AgentSession, PauseCause, SessionDriver, SessionStatus
-from agents_app.runtime.context import context_window, token_count
-from agents_app.runtime.llm import ModelRouter, complete, model_settings_for
+from agents_app.runtime.context import context_window
+from agents_app.runtime.llm import ModelRouter, model_settings_for
 from agents_app.runtime.loop import AgentLoop, LoopResult
 from agents_app.runtime.model_settings import PromptProfile
 from agents_app.runtime.replay import replay_activate, replay_deactivate
 from agents_app.runtime.sandbox import SandboxPolicy, policy_for
-from agents_app.runtime.streaming import streamed_completion
 from agents_app.runtime.tools import COMPACT_TOOLS, REPAIR_TOOLS, TOOLS, Tool, ToolContext
 from agents_app.runtime.trace import TraceRecorder
 from agents_app.services import DispatchPoint, session_apply_due, session_set_paused
 from agents_app.services.budget import budget_pause, budget_remaining
 from sf_core.actors import Actor
 from sf_core.errors import SfError
-from sf_core.live import Groups, broadcast
 from skills_app.loader import SkillLoader, invocations_claim, skills_listing, unit_skills
+from tasks_app.engine.attempts import round_run
 from tasks_app.engine.environment import worktree_prepare
 from tasks_app.engine.followups import followups_brief
 from tasks_app.engine.hooks import EngineHooks, Heartbeat
 from tasks_app.engine.instructions import unit_instructions
 from tasks_app.engine.mcp import unit_mcp_servers
+from tasks_app.engine.model_calls import streamed as _streamed
+from tasks_app.engine.model_calls import with_idle_timeout as _with_idle_timeout
 from tasks_app.engine.outcome import unit_complete, unit_fail
 from tasks_app.engine.project_hooks import unit_loop_started
 from tasks_app.engine.prompts import unit_messages
-from tasks_app.engine.reservations import budget_more, unit_budget, unit_reservation, unit_settle
+from tasks_app.engine.reservations import (
+    budget_more,
+    round_shortfall,
+    unit_budget,
+    unit_reservation,
+    unit_settle,
+)
 from tasks_app.engine.resuming import resumption_of, resumption_record
 from tasks_app.engine.stopping import StopWatch
 from tasks_app.engine.system_faults import SYSTEM_FAULTS, unit_system_fault
@@ -68,7 +74,6 @@ from tasks_app.models import (
     Unit,
 )
 from tasks_app.replays import unit_replay
-from tasks_app.waiting import model_request_answered, model_request_sent
 from tasks_app.workspaces import Workspace, workspace_of
 
 # The options and the report are defined in ``values`` (``outcome`` builds the report
@@ -76,7 +81,6 @@ from tasks_app.workspaces import Workspace, workspace_of
 __all__ = ["UnitOptions", "UnitReport", "unit_gate", "unit_run"]
 logger = logging.getLogger("sf.engine")
 RUNNABLE = (TaskStatus.TODO, TaskStatus.RETRYING)
-STREAM_SHOWN = 4000  # characters of a step being written that the unit page shows
 
 
 def unit_run(*, task_id: int, worker: str, options: UnitOptions | None = None) -> UnitReport | None:
@@ -95,6 +99,10 @@ def unit_run(*, task_id: int, worker: str, options: UnitOptions | None = None) -
         watch = StopWatch(task.pk)
         with Heartbeat(task.pk, beat_now=False, watch=watch):  # _start wrote the first beat
             worktree_ensure(ws)
+            if task.best_of > 1:  # N attempts at once, the best kept (``attempts``)
+                return round_run(
+                    task=task, first=unit, ws=ws, options=options, agent=_agent, watch=watch
+                )
             hooks = EngineHooks(session_id=task.plan.session_id, task=task, watch=watch)
             blocked, resources = worktree_prepare(task=task, unit=unit, ws=ws)
             result = blocked or _agent(task, unit, ws, options, hooks, resources)
@@ -124,9 +132,8 @@ def _start(task_id: int, worker: str) -> tuple[Task, Unit, Workspace] | None:
             # it is due and its session runs (``dispatch``).
             TaskSchedule.objects.filter(pk=schedule.pk).update(enqueued_at=None)
             return None
-        reserved = unit_reservation(task, session)
+        reserved = _reserve(task, session, worker)
         if reserved is None:
-            _hold_for_budget(task, session, worker)
             return None
         _count_continue(session)
         session_apply_due(session=session, point=DispatchPoint.BEFORE_UNIT)
@@ -207,6 +214,24 @@ def _count_continue(session: AgentSession) -> None:
         AgentSession.objects.filter(pk=session.pk).update(
             autonomous_continues=F("autonomous_continues") + 1
         )
+
+
+def _reserve(task: Task, session: AgentSession, worker: str) -> Decimal | None:
+    """The unit's reservation (a best-of-N round's: all its attempts'), or None: held
+    for budget while other units hold the rest, or paused for a person with the figures
+    when the budget could never cover the round's N attempts (``round_shortfall``)."""
+    short = round_shortfall(task, session)
+    if short:
+        actor, hold = Actor.system(worker), HoldReason.PERSON  # not lifted by the engine
+        task_transition(task=task, to=TaskStatus.PAUSED, reason=short, actor=actor, hold=hold)
+        TaskSchedule.objects.filter(task=task).update(
+            status=ScheduleStatus.CONSUMED, consumed_at=timezone.now(), enqueued_at=None
+        )
+        return None
+    reserved = unit_reservation(task, session)
+    if reserved is None:
+        _hold_for_budget(task, session, worker)
+    return reserved
 
 
 def _hold_for_budget(task: Task, session: AgentSession, worker: str) -> None:
@@ -344,7 +369,10 @@ def _messages(
     follow-ups people sent since the last unit (now delivered, traced) unless
     ``with_followups`` is off (they wait for the loop's next step)."""
     mcp_section, instructions = sections
-    previous = Unit.objects.filter(task=task, attempt__lt=unit.attempt).order_by("-attempt").first()
+    earlier = Unit.objects.filter(task=task, attempt__lt=unit.attempt)
+    if unit.round_id is not None:  # a best-of-N attempt: its round's others run beside it
+        earlier = earlier.exclude(round_id=unit.round_id)
+    previous = earlier.order_by("-attempt").first()
     with transaction.atomic():  # one commit, not two
         Unit.objects.filter(pk=unit.pk).update(model=router.model)
         TaskRuntime.objects.filter(task=task).update(current_model=router.model)
@@ -380,7 +408,10 @@ def _router(
     cut = hooks.watch.cut if hooks.watch is not None else None
     completion = options.completion or _streamed(hooks.task.pk, unit_id, deadline, cut)
     project_models = session.project.parsed_policy.models
-    chosen = model_settings_for(session.model_mode, options.model, project_models)
+    mode = options.model_mode or session.model_mode
+    chosen = model_settings_for(mode, options.model, project_models)
+    if options.temperature is not None:  # a best-of-N attempt's variant
+        chosen = replace(chosen, temperature=options.temperature)
     fallback = model_settings_for("fallback", None, project_models)
     return ModelRouter.from_settings(
         chosen,
@@ -388,56 +419,6 @@ def _router(
         completion=completion,
         prices=session.project.parsed_policy.prices,
     )
-
-
-def _streamed(
-    task_id: int, unit_id: int, deadline: float, cut: threading.Event | None = None
-) -> Callable[..., Any]:
-    """Streamed: the idle timeout is the silence between two chunks, not the answer's
-    whole time; the text so far goes to the unit page, redacted like everything shown.
-    An answer still being written at the unit's hard timeout is cut off there. Until
-    its first words arrive the page says the model is being waited for (``waiting``)."""
-    group = Groups.unit(unit_id)
-    waiting = [False]
-
-    def show(text: str) -> None:
-        if waiting[0]:
-            waiting[0] = False
-            model_request_answered(task_id=task_id, unit_id=unit_id)
-        # The last word may be half a key still arriving: it waits until it is whole,
-        # so the redaction sees every secret entire.
-        whole = text[: max(text.rfind(" "), text.rfind("\n")) + 1]
-        broadcast(group, "unit.streaming", text=redact_text(whole[-STREAM_SHOWN:]))
-
-    def completion(**kwargs: Any) -> Any:
-        idle = settings.SF_UNIT_IDLE_TIMEOUT.total_seconds()
-        tokens = _prompt_tokens(kwargs)
-        waiting[0] = True
-        model_request_sent(task_id=task_id, unit_id=unit_id, tokens=tokens)
-        try:
-            return streamed_completion(
-                idle_timeout=idle, on_text=show, deadline=deadline, cut=cut, **kwargs
-            )
-        finally:
-            if waiting[0]:
-                waiting[0] = False
-                model_request_answered(task_id=task_id, unit_id=unit_id)
-
-    return completion
-
-
-def _prompt_tokens(request: dict[str, Any]) -> int:
-    """The request's prompt in tokens, as litellm counts them (0 if it cannot)."""
-    try:
-        return token_count(request["model"], request["messages"], request.get("tools") or [])
-    except Exception:  # a count is for people to read; never a reason to fail a step
-        return 0
-
-
-def _with_idle_timeout(**kwargs: Any) -> Any:
-    """A model call that produces nothing for the idle timeout is abandoned. The router
-    retries (and tells the other workers of a 429), not the provider's client."""
-    return complete(timeout=settings.SF_UNIT_IDLE_TIMEOUT.total_seconds(), max_retries=0, **kwargs)
 
 
 def _tools(

@@ -28,6 +28,10 @@ class UnitOptions:
     replay: Replay | None = None
     answers: dict[str, str] = field(default_factory=dict)
     completion: Callable[..., Any] | None = None  # litellm's completion, or a test's
+    # A best-of-N attempt's variant (``engine.attempts``): its model mode instead of the
+    # session's, and its sampling temperature instead of the mode's.
+    model_mode: str | None = None
+    temperature: float | None = None
 
 
 @dataclass(frozen=True)

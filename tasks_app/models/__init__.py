@@ -3,6 +3,7 @@ the worker registry, and recurring schedules (``Schedule``: a saved intent or pl
 by a cron expression; not ``TaskSchedule``, one task's dispatch state)."""
 
 from tasks_app.models import evidence  # noqa: F401  (the evidence's unit relation)
+from tasks_app.models.attempts import MAX_BEST_OF, AttemptRound
 from tasks_app.models.followups import MAX_FOLLOWUP_CHARS, FollowUp
 from tasks_app.models.forge import ForgePullRequest, PullRequestState
 from tasks_app.models.issues import ForgeIssue, IssueState
@@ -50,8 +51,10 @@ __all__ = [
     "ENGINE_HOLDS",
     "FINISHED_PLAN_STATUSES",
     "HELD_STATUSES",
+    "MAX_BEST_OF",
     "MAX_FOLLOWUP_CHARS",
     "STARTED_RUN_STATUSES",
+    "AttemptRound",
     "DependencyCondition",
     "DiffComment",
     "DiffSide",

@@ -195,6 +195,8 @@ class Task(models.Model):
     # Which attempt the task's branch and worktree belong to: 1, then one more for each
     # retry a person asks for, so every attempt starts from a fresh branch off the base.
     branch_attempt = models.PositiveSmallIntegerField(default=1)
+    # Best-of-N: how many attempts each round runs at once (1: one unit, as always).
+    best_of = models.PositiveSmallIntegerField(default=1)
     next_action_at = models.DateTimeField(null=True, blank=True)
     status = models.CharField(max_length=12, choices=TaskStatus.choices, default=TaskStatus.TODO)
     status_reason = models.TextField(blank=True)  # for people
@@ -224,6 +226,9 @@ class Task(models.Model):
             models.CheckConstraint(condition=_in("task_kind", TaskKind), name="task_kind_valid"),
             models.CheckConstraint(
                 condition=Q(retry_count__lte=F("max_retries")), name="task_retries_within_max"
+            ),
+            models.CheckConstraint(
+                condition=Q(best_of__gte=1) & Q(best_of__lte=8), name="task_best_of_range"
             ),
             models.CheckConstraint(
                 condition=Q(cost_spent__gte=0)

@@ -123,6 +123,16 @@ class Unit(models.Model):
     # Blocked on a call waiting for approval: the conversation so far and the calls from
     # that one on, for the next attempt once approved (``tasks_app.engine.resuming``).
     resume_state = models.JSONField(default=dict, blank=True)
+    # Best-of-N: the round this unit is one attempt of, and its variant ({"model_mode",
+    # "model", "temperature"}: what differs from the round's other attempts).
+    round = models.ForeignKey(
+        "tasks_app.AttemptRound",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="attempts",
+    )
+    variant = models.JSONField(default=dict, blank=True)
     started_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
 

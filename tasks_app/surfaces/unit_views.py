@@ -23,6 +23,7 @@ from tasks_app.features.line_comments import carried_comments
 from tasks_app.models import Task, TaskRuntime, Unit
 from tasks_app.selectors import (
     changes_requested_before,
+    current_unit,
     unit_end_reason,
     unit_merge,
     unit_spend,
@@ -35,7 +36,7 @@ from tasks_app.waiting import waiting_context
 def unit_context(unit: Unit) -> dict[str, object]:
     """What the page and its live partials show of ``unit`` (the same for every viewer)."""
     units = list(unit.task.units.order_by("attempt"))
-    latest = units[-1] if units else None
+    latest = current_unit(units)  # best-of-N: the round's chosen attempt
     session = unit.task.plan.session
     return {
         "unit": unit,
@@ -115,7 +116,7 @@ def task_review(request: AuthedRequest, task_id: int) -> HttpResponse:
             # 200, so htmx swaps the message in beside the buttons (it drops 4xx bodies).
             return HttpResponse(format_html('<p class="error" role="alert">{}</p>', exc))
         return HttpResponse(str(exc), status=exc.status_code, content_type="text/plain")
-    unit = task.units.order_by("-attempt").first()
+    unit = current_unit(list(task.units.order_by("attempt")))
     target = reverse("unit-detail", args=[unit.pk]) if unit else reverse("task-board")
     return HttpResponseClientRedirect(target) if request.htmx else redirect(target)
 
@@ -128,7 +129,7 @@ def _require_latest_attempt(task: Task, unit_id: str) -> None:
         return  # not from a unit page (the API, an old form): the task's current work
     if not unit_id.isdigit():
         raise InvalidTransition(f"unit must be a unit id, not {unit_id[:40]!r}")
-    latest = task.units.order_by("-attempt").first()
+    latest = current_unit(list(task.units.order_by("attempt")))  # best-of-N: the chosen
     if latest is None or latest.pk != int(unit_id):
         attempt = f"attempt {latest.attempt}" if latest else "no attempt"
         raise InvalidTransition(
