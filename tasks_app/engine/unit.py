@@ -28,7 +28,7 @@ from agents_app.axes import RunControl, WorkMode
 from agents_app.gate.redaction import redact_text
 from agents_app.gate.session import SessionGate
 from agents_app.models import Activity, AgentSession, PauseCause, SessionDriver, SessionStatus
-from agents_app.runtime.context import context_window, token_count
+from agents_app.runtime.context import context_window
 from agents_app.runtime.llm import ModelRouter, complete, model_settings_for
 from agents_app.runtime.loop import AgentLoop, LoopResult
 from agents_app.runtime.model_settings import PromptProfile
@@ -67,7 +67,7 @@ from tasks_app.models import (
     Unit,
 )
 from tasks_app.replays import unit_replay
-from tasks_app.waiting import model_request_answered, model_request_sent
+from tasks_app.waiting import model_request_answered, model_request_sent, prompt_tokens
 from tasks_app.workspaces import Workspace, workspace_of
 
 # The options and the report are defined in ``values`` (``outcome`` builds the report
@@ -410,7 +410,7 @@ def _streamed(
 
     def completion(**kwargs: Any) -> Any:
         idle = settings.SF_UNIT_IDLE_TIMEOUT.total_seconds()
-        tokens = _prompt_tokens(kwargs)
+        tokens = prompt_tokens(kwargs)
         waiting[0] = True
         model_request_sent(task_id=task_id, unit_id=unit_id, tokens=tokens)
         try:
@@ -423,14 +423,6 @@ def _streamed(
                 model_request_answered(task_id=task_id, unit_id=unit_id)
 
     return completion
-
-
-def _prompt_tokens(request: dict[str, Any]) -> int:
-    """The request's prompt in tokens, as litellm counts them (0 if it cannot)."""
-    try:
-        return token_count(request["model"], request["messages"], request.get("tools") or [])
-    except Exception:  # a count is for people to read; never a reason to fail a step
-        return 0
 
 
 def _with_idle_timeout(**kwargs: Any) -> Any:
