@@ -262,11 +262,21 @@ def repo_path_check(repo_path: str, *, by_person: bool) -> Path:
     checkout = sf_checkout()
     if resolved.is_relative_to(checkout) and not resolved.is_relative_to(data_dir):
         raise NotAllowed(f"{resolved} is SF's own checkout; SF does not work on itself")
-    if by_person and not any(resolved.is_relative_to(root) for root in repo_roots()):
+    if by_person and not under_repo_roots(resolved):
         roots = ":".join(str(root) for root in repo_roots()) or "(none)"
         logger.warning("refused: repository %s outside SF_REPO_ROOTS %s", resolved, roots)
-        raise NotAllowed(f"{resolved} is outside the allowed repository roots {roots}")
+        raise NotAllowed(
+            f"{resolved} is outside the allowed repository roots {roots}: put the repository "
+            "under one of them, or have the server's admin add its folder to SF_REPO_ROOTS"
+        )
     return resolved
+
+
+def under_repo_roots(path: Path) -> bool:
+    """Whether a person may register ``path`` (resolved): the one rule for the web, the
+    API and the CLI with ``--as``; the server's own shell may register anywhere but
+    SF's checkout, and is told when a path is outside the roots."""
+    return any(path.is_relative_to(root) for root in repo_roots())
 
 
 # What recovering a task from the board (``sf tasks retry|cancel|skip``) needs: skipping

@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
-from agents_app.access import Action, profile_action, projects_visible, require_actor
+from agents_app.access import (
+    Action,
+    profile_action,
+    projects_visible,
+    repo_roots,
+    require_actor,
+    under_repo_roots,
+)
 from agents_app.axes import AXIS_NAMES, NEW_SESSION_AXES
 from agents_app.models import AgentSession, ModeTransition, Project, ProjectMembership, Role
 from sf_core.actors import Actor
@@ -161,6 +169,13 @@ class ProjectCommand(Subcommand):
         except SfError as exc:
             self.err(f"error: {exc}")
             return EXIT_USAGE
+        if actor.user is None and not under_repo_roots(Path(project.repo_path)):
+            roots = ":".join(str(root) for root in repo_roots()) or "(none)"
+            self.err(
+                f"note: {project.repo_path} is outside SF_REPO_ROOTS ({roots}): registered "
+                "because this is the server's shell; a person (the web, the API, --as) "
+                "could not register it"
+            )
         self._print([{"id": project.pk, "name": project.name}], options)
         return EXIT_OK
 

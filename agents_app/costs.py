@@ -59,18 +59,24 @@ class Unpriced:
 
 
 def configured_unpriced(projects: list[Project]) -> list[Unpriced]:
-    """Configured models without a price: the environment's, unless some project prices
-    them, and each project's own model settings, unless that project prices them."""
+    """Configured models without a price, each once with every place that configures
+    it (one local model behind all three modes is one warning, not three): the
+    environment's, unless some project prices them, and each project's own model
+    settings, unless that project prices them."""
     priced_somewhere = {model for p in projects for model in p.parsed_policy.prices}
-    found: list[Unpriced] = []
+    places: dict[str, list[str]] = {}
     for mode in MODES:
         model = str(getattr(settings, f"SF_MODEL_{mode.upper()}", "") or "")
         if model and not price_known(model) and model not in priced_somewhere:
-            found.append(Unpriced(model, f"the environment (SF_MODEL_{mode.upper()})"))
+            places.setdefault(model, []).append(f"SF_MODEL_{mode.upper()}")
+    found = {model: [f"the environment ({', '.join(names)})"] for model, names in places.items()}
     for project in projects:
         policy = project.parsed_policy
+        modes: dict[str, list[str]] = {}
         for mode, override in policy.models.items():
             model = override.model or ""
             if model and not price_known(model) and model not in policy.prices:
-                found.append(Unpriced(model, f"project {project.name} (models.{mode})"))
-    return found
+                modes.setdefault(model, []).append(f"models.{mode}")
+        for model, names in modes.items():
+            found.setdefault(model, []).append(f"project {project.name} ({', '.join(names)})")
+    return [Unpriced(model, "; ".join(where)) for model, where in found.items()]

@@ -14,6 +14,7 @@ from agents_app.access import (
     may,
     profile_action,
     projects_visible,
+    repo_roots,
     require,
     role_of,
 )
@@ -72,6 +73,7 @@ def project_list(request: AuthedRequest) -> HttpResponse:
         "form": form,
         "error": error,
         "may_register": may(request.user, None, Action.REGISTER_REPOSITORY),
+        "repo_roots": repo_roots(),
     }
     return render(request, "agents_app/project_list.html", context, status=status)
 

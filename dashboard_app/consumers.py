@@ -7,6 +7,8 @@ from typing import Any
 from django.http import QueryDict
 from django.template.loader import render_to_string
 
+from agents_app.access import projects_visible
+from dashboard_app.run_demo import run_demo_status
 from dashboard_app.sessions import session_table
 from dashboard_app.status import system_status
 from sf_core.consumers import LivePartialConsumer
@@ -27,9 +29,14 @@ class SystemStatusConsumer(LivePartialConsumer):
         return [Groups.SYSTEM_STATUS]
 
     def render(self) -> str:
-        return render_to_string(
+        """The status panel, and the card of run.sh's demo (swapped by its id): the
+        panel's refresh is what keeps "where the demo is" current."""
+        status = render_to_string(
             "dashboard_app/dashboard.html#system-status", {"status": system_status()}
         )
+        demo = run_demo_status(projects_visible(self.scope["user"]))
+        card = render_to_string("dashboard_app/dashboard.html#run-demo", {"run_demo": demo})
+        return status + card
 
     async def status_changed(self, event: dict[str, Any]) -> None:
         await self.push()

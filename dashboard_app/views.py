@@ -9,6 +9,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from agents_app.access import projects_visible
+from dashboard_app.run_demo import run_demo_opened, run_demo_status
 from dashboard_app.sessions import Outcome, project_choices, session_table
 from dashboard_app.status import system_status
 from sf_core.microcache import PAGES
@@ -21,9 +22,11 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     """System status and the session table, filtered by the query string (``q``,
     ``project``, ``outcome``, ``page``); a value that does not parse is named on the page
     and ignored, never a 500."""
+    run_demo_opened()  # scripts/run.sh's demo waits for the first person to look
     context = {
         # The same for everyone: kept for SF_PAGE_CACHE (its live box follows it).
         "status": PAGES.get(("system-status",), system_status),
+        "run_demo": run_demo_status(projects_visible(request.user)),
         "table": session_table(request.GET, request.user),
         "projects": project_choices(request.user),
         "outcomes": Outcome.ALL,

@@ -35,3 +35,8 @@ class PreferenceForm(forms.ModelForm):
         projects = self.fields["projects"]
         assert isinstance(projects, forms.ModelMultipleChoiceField)
         projects.queryset = projects_visible(user)
+        if not user.email:  # nothing to send to: not ticked, and it says why
+            email = self.fields["email"]
+            email.disabled = True
+            email.help_text = "your account has no email address: ask an admin to set one"
+            self.initial["email"] = False

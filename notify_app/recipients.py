@@ -21,11 +21,12 @@ class Recipient:
 
 
 def preference_of(user: User) -> NotificationPreference:
-    """The person's preferences, or the defaults (unsaved) when they never chose."""
+    """The person's preferences, or the defaults (unsaved) when they never chose: email
+    is on by default only for an account that has an address to send to."""
     try:
         return user.notification_preference
     except NotificationPreference.DoesNotExist:
-        return NotificationPreference(user=user)
+        return NotificationPreference(user=user, email=bool(user.email))
 
 
 def channels_of(user: User, preference: NotificationPreference) -> tuple[str, ...]:

@@ -3,10 +3,12 @@
 # (SF_HOST, SF_PORT; it stops at once if the port is taken; scripts/web.sh: one process
 # per core, SF_WEB_PROCESSES) and Celery workers on this checkout's queues
 # (sf_core/queues.py: one for agent units, one for short work a person waits on — plans,
-# merges, dispatch — and one for notifications), until Ctrl-C. Once they answer it runs the offline demo: a
+# merges, dispatch — and one for notifications), until Ctrl-C. Then the offline demo: a
 # fresh copy of examples/sample-repo, planned and built by a replayed trace recorded
-# from a live local model (no model credentials needed), headless via the worker, watchable live
-# on the dashboard. SF_DEMO=0 skips it.
+# from a live local model (no model credentials needed), headless via the worker. It
+# starts when the first person opens the dashboard (dashboard_app/run_demo.py), which
+# then says where it is; each replayed model step takes SF_REPLAY_PACE (6 s here), so it
+# can be watched. SF_DEMO=0 skips it.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -23,6 +25,11 @@ fi
 python manage.py migrate --noinput -v0
 python manage.py sf ensure-admin
 
+# The demo waits for a person: the first dashboard opened takes this marker.
+DEMO_DIR="${SF_DATA_DIR:-$ROOT/.sf}/demo"
+mkdir -p "$DEMO_DIR" && rm -f "$DEMO_DIR/run-demo-started" "$DEMO_DIR/run-demo-waiting"
+if [ "${SF_DEMO:-1}" = 1 ]; then date -u +%FT%TZ >"$DEMO_DIR/run-demo-waiting"; fi
+
 pids=()
 cleanup() { trap - INT TERM EXIT; kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; }
 trap cleanup INT TERM EXIT
@@ -32,11 +39,11 @@ trap cleanup INT TERM EXIT
 # notifications never behind a plan or a merge.
 QUEUE=${SF_CELERY_QUEUE:-sf}
 # Replayed model steps take as long as a live model's would, so the demo can be watched.
-SF_REPLAY_PACE=${SF_REPLAY_PACE:-2s} \
+SF_REPLAY_PACE=${SF_REPLAY_PACE:-6s} \
   celery -A sf_web worker --loglevel=INFO --concurrency=2 -Q "$QUEUE,$QUEUE.short,$QUEUE.notify" \
   -n "$QUEUE-worker@%h" &
 pids+=($!)
-SF_REPLAY_PACE=${SF_REPLAY_PACE:-2s} \
+SF_REPLAY_PACE=${SF_REPLAY_PACE:-6s} \
   celery -A sf_web worker --loglevel=INFO --concurrency=1 -Q "$QUEUE.short" -n "$QUEUE-short@%h" &
 pids+=($!)
 celery -A sf_web worker --loglevel=INFO --concurrency=1 -Q "$QUEUE.notify" -n "$QUEUE-notify@%h" &
@@ -46,7 +53,7 @@ SF_HOST=$HOST SF_PORT=$PORT scripts/web.sh &  # uvicorn, one process per core
 pids+=($!)
 
 demo() {
-  local repo="$ROOT/.sf/demo/greeter"
+  local repo="$DEMO_DIR/greeter"
   for _ in $(seq 1 120); do (exec 3<>"/dev/tcp/$HOST/$PORT") 2>/dev/null && break; sleep 0.5; done
   for _ in $(seq 1 30); do
     python manage.py sf status 2>/dev/null | grep -Eq "workers +[1-9][0-9]* online" && break; sleep 1
@@ -54,8 +61,10 @@ demo() {
   rm -rf "$repo" && mkdir -p "$(dirname "$repo")" && cp -r examples/sample-repo "$repo"
   git -C "$repo" init -q -b main && git -C "$repo" add --all
   git -C "$repo" -c user.name="SF demo" -c user.email=demo@localhost commit -qm "The greeter"
-  echo "[run] demo: a replayed session on $repo; watch it at http://$HOST:$PORT/" \
-    "(Recent sessions, then the session, its task board and the unit's live trace)" >&2
+  echo "[run] demo: ready; it starts when you open http://$HOST:$PORT/ (log in as admin)," \
+    "and the dashboard says where it is" >&2
+  while [ -e "$DEMO_DIR/run-demo-waiting" ]; do sleep 1; done
+  echo "[run] demo: a replayed session on $repo, started" >&2
   python manage.py sf headless --project "$repo" --replay examples/demo-trace.jsonl \
     --autonomous --via-workers --timeout 600 \
     && echo "[run] demo done: git -C $repo log --oneline shows the merged change" >&2 \

@@ -34,10 +34,11 @@ from sf_core.errors import CommandRejected, PlanInvalid, SfError
 from sf_core.queues import WorkKind, queue_for
 from tasks_app.models import Plan, PlanRequest, PlanRequestStatus, PlanSource
 from tasks_app.plan_files import MAX_PLAN_BYTES, plan_file_read
-from tasks_app.planning import plan_from_intent
+from tasks_app.planning import plan_from_intent, planner_completion
 from tasks_app.replays import planning_replay
 from tasks_app.schemas import PlanSpec
 from tasks_app.services import plan_accept, plan_create, plans_changed
+from tasks_app.waiting import planning_claimed, planning_completion
 
 logger = logging.getLogger("sf.planning")
 PLAN_REQUEST_TASK = "tasks_app.plan_request_run"  # registered in tasks_app/tasks.py
@@ -128,10 +129,11 @@ def plan_request_run(*, request_id: int) -> PlanRequest:
     ).update(started_at=timezone.now())
     if claimed != 1:  # finished, or another delivery is planning it
         return request
+    planning_claimed(request)
     session = AgentSession.objects.select_related("project").get(pk=request.session_id)
     try:
         _to_plan_mode(session, request)
-        plan = _plan(session, request.intent)
+        plan = _plan(session, request)
     except Exception as exc:
         if not isinstance(exc, SfError):  # a rule's refusal needs no traceback
             logger.exception("planning request %s failed", request.pk)
@@ -151,13 +153,17 @@ def _to_plan_mode(session: AgentSession, request: PlanRequest) -> None:
     session.refresh_from_db()
 
 
-def _plan(session: AgentSession, intent: str) -> Plan:
+def _plan(session: AgentSession, request: PlanRequest) -> Plan:
+    """The plan of ``request``; the session page says while it waits for the model."""
+    completion = planning_completion(request, planner_completion)
     if not session.replay_trace:
-        return plan_from_intent(session=session, intent=intent)
+        return plan_from_intent(session=session, intent=request.intent, completion=completion)
     replay = planning_replay(session.replay_trace)
     model = replay_activate(replay)
     try:
-        return plan_from_intent(session=session, intent=intent, model=model)
+        return plan_from_intent(
+            session=session, intent=request.intent, model=model, completion=completion
+        )
     finally:
         replay_deactivate(replay)
 

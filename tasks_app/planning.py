@@ -119,7 +119,7 @@ def plan_from_intent(
         )
     if not intent.strip():
         raise CommandRejected("an intent is needed to plan from, e.g. 'add a --verbose flag'")
-    router = _router(session, model, completion or _complete, sleep or _sleep)
+    router = _router(session, model, completion or planner_completion, sleep or _sleep)
     planner = _Planner(session=session, router=router, intent=intent, reuse=reuse)
     setting = lint or LintSetting()
     found = instructions_read(session.project.repo_path, budget=_instructions_budget(router))
@@ -256,8 +256,9 @@ def _router(
     )
 
 
-def _complete(**kwargs: Any) -> Any:
-    """The router does the retries and the backoff, not the provider's client."""
+def planner_completion(**kwargs: Any) -> Any:
+    """The planner's model call. The router does the retries and the backoff, not the
+    provider's client."""
     return complete(max_retries=0, **kwargs)
 
 

@@ -42,7 +42,7 @@ from tasks_app.models import (
     Worker,
 )
 from tasks_app.scheduler import Edge, compute_waves
-from tasks_app.waiting import WAITING_FOR_WORKER
+from tasks_app.waiting import WAITING_FOR_WORKER, planning_waits
 
 __all__ = [
     "Board",
@@ -111,9 +111,10 @@ def session_plans(session_id: int, *, limit: int = 20) -> list[Plan]:
 
 def session_plan_requests(session_id: int, *, limit: int = 5) -> list[PlanRequest]:
     """Intents still being planned, and those that failed without a plan (newest first;
-    a planned one shows as its plan)."""
+    a planned one shows as its plan); each planning one with what it waits for
+    (``waiting.planning_waits``: a worker, and its place, or the model)."""
     requests = PlanRequest.objects.filter(session_id=session_id, plan__isnull=True)
-    return list(requests.order_by("-created_at", "-pk")[:limit])
+    return planning_waits(list(requests.order_by("-created_at", "-pk")[:limit]))
 
 
 def unit_merge(unit: Unit) -> MergeRequest | None:

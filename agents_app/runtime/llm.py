@@ -113,6 +113,7 @@ class ModelStep:
     note: str = (
         ""  # said to the model after its calls ran (e.g. the calls it wrote but were not run)
     )
+    not_run: tuple[str, ...] = ()  # calls written in the text after the one that ran
     priced: bool = True  # False: neither litellm nor the project knows the model's price
 
 

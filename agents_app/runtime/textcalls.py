@@ -86,8 +86,9 @@ def recognise_step(step: ModelStep, tools: dict[str, Tool], offered: list[str]) 
         return replace(
             step,
             refusal=(
-                f"Your answer holds {len(distinct)} different tool calls ({names}); none was run. "
-                + ONE_CALL
+                f"Your answer holds {len(distinct)} different tool calls ({names}) with "
+                "text between them; none was run, since it is not clear which one you meant "
+                "(alternatives, or steps to take in turn). " + ONE_CALL
             ),
         )
     chosen, completed_by = _completed(candidates[0], step.content)
@@ -155,14 +156,23 @@ def _first_of_sequence(
         f"Only your first call ({first.name}) was run; its result is above. Send the next "
         f"call ({', '.join(later)}) as an answer of its own if it is still needed."
     )
-    return replace(_as_structured(step, [first], [first.source]), note=note)
+    structured = _as_structured(step, [first], [first.source])
+    return replace(structured, note=note, not_run=tuple(later))
 
 
 def step_note(step: ModelStep) -> str:
-    """For the trace: what became of a call written as text."""
+    """For the trace (the unit page shows it at the step): what became of the calls
+    written as text — which ran, and why the others did not."""
     if step.from_text:
         names = ", ".join(call.name for call in step.tool_calls)
-        return f"tool call {names} recognised in the text"
+        note = f"tool call {names} recognised in the text"
+        if step.not_run:  # several calls in order: the first ran, the model sends the rest
+            note += (
+                f"; it was the first of {len(step.not_run) + 1} calls: "
+                f"{', '.join(step.not_run)} not run (each call should see the result of the "
+                "one before: the model was asked to send them one answer at a time)"
+            )
+        return note
     return f"tool call in the text refused: {step.refusal}"
 
 

@@ -257,13 +257,18 @@ def transition_approve(*, transition: ModeTransition, actor: Actor) -> ModeTrans
 
 
 def transition_cancel(*, transition: ModeTransition, actor: Actor) -> ModeTransition:
+    """Pending steering withdrawn; the timeline says who withdrew it (as an approval
+    names its approver), not only who asked for it."""
     require_actor(actor, transition.session.project, Action.STEER)
     with transaction.atomic():
-        updated = ModeTransition.objects.filter(
-            pk=transition.pk, status=TransitionStatus.PENDING
-        ).update(status=TransitionStatus.CANCELLED)
-        if updated != 1:
+        locked = ModeTransition.objects.select_for_update().get(pk=transition.pk)
+        if locked.status != TransitionStatus.PENDING:
             raise InvalidTransition("only a pending transition can be cancelled")
+        locked.status = TransitionStatus.CANCELLED
+        note = f" (cancelled by {actor.label or actor.kind})"
+        limit = ModeTransition._meta.get_field("reason").max_length or 500
+        locked.reason = locked.reason[: limit - len(note)] + note
+        locked.save(update_fields=["status", "reason"])
         broadcast(Groups.session(transition.session_id), "session.changed")
     transition.refresh_from_db()
     return transition

@@ -202,3 +202,19 @@ def test_egress_to_every_host_is_a_server_admins_grant(roots: Path, user: User) 
     user.refresh_from_db()
     project_create(name="s", repo_path=str(make_git_repo(roots / "s")), created_by=user, policy=every)  # fmt: skip
     assert Project.objects.get(name="s").parsed_policy.egress == ["*"]
+
+
+def test_the_new_project_form_names_the_allowed_roots(
+    roots: Path, logged_in_client: Client
+) -> None:
+    page = logged_in_client.get(reverse("project-list")).content.decode()
+    assert f"<code>{roots.resolve()}</code>" in page
+
+
+def test_the_servers_shell_is_told_a_path_is_outside_the_roots(roots: Path, tmp_path: Path) -> None:
+    code, _, err = run_sf("project", "create", "o", str(make_git_repo(tmp_path / "outside")))
+    assert code == 0, err
+    assert "is outside SF_REPO_ROOTS" in err
+    assert "a person (the web, the API, --as) could not register it" in err
+    code, _, err = run_sf("project", "create", "i", str(make_git_repo(roots / "in")))
+    assert (code, err) == (0, "")

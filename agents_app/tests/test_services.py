@@ -267,6 +267,8 @@ def test_cancelled_steering_never_applies(agent_session: AgentSession) -> None:
     pending = change(agent_session, scope="now", model_mode="fast")
     assert pending is not None
     transition_cancel(transition=pending, actor=USER)
+    pending.refresh_from_db()
+    assert pending.reason.endswith("(cancelled by test)")  # who withdrew it, not only who asked
     assert session_apply_due(session=agent_session, point=DispatchPoint.MILESTONE) == []
     agent_session.refresh_from_db()
     assert agent_session.model_mode == "smart"

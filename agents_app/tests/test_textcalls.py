@@ -251,6 +251,14 @@ def test_the_loop_tells_the_model_which_listed_calls_did_not_run(
     assert tool_result["role"] == "tool"  # the note rides in the result, no user turn after it
     assert "# sample" in tool_result["content"]
     assert "Only your first call (read_file) was run" in tool_result["content"]
+    # The unit page's trace says which ran and why the other did not, at that step.
+    step = TraceEvent.objects.filter(kind="model_step").order_by("seq").first()
+    assert step is not None
+    assert (
+        "tool call read_file recognised in the text; it was the first of 2 calls: finish not "
+        "run (each call should see the result of the one before: the model was asked to send "
+        "them one answer at a time)"
+    ) in step.payload["notes"]
 
 
 @pytest.mark.django_db

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
@@ -98,3 +100,30 @@ def test_a_staff_member_sees_only_their_projects_deliveries(
     listing = client.get(reverse("admin:notify_app_delivery_changelist"))
     assert listing.status_code == 200
     assert listing.context["cl"].result_count == 0
+
+
+def email_tag(page: str) -> str:
+    """The email checkbox's <input> tag."""
+    found = re.search(r'<input[^>]*name="email"[^>]*>', page)
+    assert found, "no email checkbox"
+    return found.group(0)
+
+
+def test_email_is_not_ticked_for_an_account_with_no_address(
+    logged_in_client: Client, user: User
+) -> None:
+    page = logged_in_client.get(reverse("notify-preferences")).content.decode()
+    email_input = email_tag(page)
+    assert "checked" not in email_input
+    assert "disabled" in email_input
+    assert "no email address" in page
+    logged_in_client.post(reverse("notify-preferences"), {"email": "on", "browser": "on"})
+    assert NotificationPreference.objects.get(user=user).email is False
+
+
+def test_email_is_ticked_by_default_for_an_account_with_an_address(
+    logged_in_client: Client, user: User
+) -> None:
+    User.objects.filter(pk=user.pk).update(email="ada@example.com")
+    page = logged_in_client.get(reverse("notify-preferences")).content.decode()
+    assert "checked" in email_tag(page)

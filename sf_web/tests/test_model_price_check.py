@@ -63,3 +63,12 @@ def test_the_session_page_names_a_model_charged_nothing(
     page = client.get(f"/sessions/{agent_session.pk}/").content.decode()
     assert "data-unpriced-models" in page
     assert f"No known price for {SELF_HOSTED}" in page
+
+
+@override_settings(SF_MODEL_SMART=SELF_HOSTED, SF_MODEL_DEEP=SELF_HOSTED, SF_MODEL_FAST=SELF_HOSTED)
+def test_one_model_behind_every_mode_is_named_once(project: Project) -> None:
+    project.policy = {"models": {"deep": {"model": SELF_HOSTED}, "fast": {"model": SELF_HOSTED}}}
+    project.save()
+    (message,) = warned()
+    assert "SF_MODEL_FAST, SF_MODEL_SMART, SF_MODEL_DEEP" in message
+    assert f"project {project.name} (models.deep, models.fast)" in message

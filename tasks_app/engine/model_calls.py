@@ -10,11 +10,10 @@ from typing import Any
 from django.conf import settings
 
 from agents_app.gate.redaction import redact_text
-from agents_app.runtime.context import token_count
 from agents_app.runtime.llm import complete
 from agents_app.runtime.streaming import streamed_completion
 from sf_core.live import Groups, broadcast
-from tasks_app.waiting import model_request_answered, model_request_sent
+from tasks_app.waiting import model_request_answered, model_request_sent, prompt_tokens
 
 STREAM_SHOWN = 4000  # characters of a step being written that the unit page shows
 
@@ -40,7 +39,7 @@ def streamed(
 
     def completion(**kwargs: Any) -> Any:
         idle = settings.SF_UNIT_IDLE_TIMEOUT.total_seconds()
-        tokens = _prompt_tokens(kwargs)
+        tokens = prompt_tokens(kwargs)
         waiting[0] = True
         model_request_sent(task_id=task_id, unit_id=unit_id, tokens=tokens)
         try:
@@ -53,14 +52,6 @@ def streamed(
                 model_request_answered(task_id=task_id, unit_id=unit_id)
 
     return completion
-
-
-def _prompt_tokens(request: dict[str, Any]) -> int:
-    """The request's prompt in tokens, as litellm counts them (0 if it cannot)."""
-    try:
-        return token_count(request["model"], request["messages"], request.get("tools") or [])
-    except Exception:  # a count is for people to read; never a reason to fail a step
-        return 0
 
 
 def with_idle_timeout(**kwargs: Any) -> Any:

@@ -42,6 +42,10 @@ class PlanRequest(models.Model):
     )
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)  # a worker claimed it
+    # The planner's model request unanswered (``tasks_app.waiting``): when it was sent
+    # and its prompt's tokens, for the session page's "waiting for the model".
+    model_request_at = models.DateTimeField(null=True, blank=True)
+    model_request_tokens = models.PositiveIntegerField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -5,18 +5,20 @@ from __future__ import annotations
 
 import subprocess
 import time
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from agents_app.models import AgentSession
 from conftest import make_git_repo, websocket
 from sf_core.actors import Actor
 from tasks_app.board import task_board
 from tasks_app.merge_conflicts import branch_heads, ordered_pairs
-from tasks_app.models import Plan, Task
+from tasks_app.models import Plan, Task, TaskRuntime, Unit
 from tasks_app.selectors import rows_touched
 from tasks_app.services import plan_accept
 from tasks_app.tests.conftest import make_plan, task_data
@@ -146,3 +148,20 @@ def test_a_change_touches_its_row_its_dependents_and_the_rows_whose_flags_it_mov
     assert rows_touched(ids["c"], frozenset({ids["c"], ids["b"]})) == [ids["c"]]
     Task.objects.filter(pk=ids["b"]).update(status="review")
     assert rows_touched(ids["c"], frozenset({ids["c"], ids["b"]})) == [ids["c"], ids["b"]]
+
+
+def test_the_runtime_column_says_how_long_the_unit_runs_apart_from_the_heartbeat(
+    logged_in_client: Client, plan_session: AgentSession
+) -> None:
+    plan = make_plan(plan_session, task_data("api"))
+    plan_accept(plan=plan, actor=Actor.system("t"), start=False)
+    task = Task.objects.get(plan=plan)
+    Task.objects.filter(pk=task.pk).update(status="in_progress")
+    now = timezone.now()
+    TaskRuntime.objects.update_or_create(
+        task=task, defaults={"worker": "w1", "last_heartbeat_at": now - timedelta(seconds=3)}
+    )
+    Unit.objects.create(task=task, attempt=1, started_at=now - timedelta(minutes=7))
+    html = logged_in_client.get(f"/tasks/?session={plan_session.pk}").content.decode()
+    assert "<span data-run-time>running 7\xa0minutes</span>" in html
+    assert "heartbeat 3." in html  # the worker's last beat, said as such

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -11,10 +12,12 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.test.utils import override_settings
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import escape
 
 from agents_app.models import AgentSession, ModeTransition, Project
-from tasks_app import intake
+from agents_app.services import session_create
+from tasks_app import intake, waiting
 from tasks_app.intake import plan_request_run
 from tasks_app.models import Plan, PlanRequest, PlanStatus
 from tasks_app.replays import planning_replay, unit_replay
@@ -339,3 +342,41 @@ def test_backticks_in_a_plan_read_as_code_and_nothing_else_becomes_html(
     assert "<code>python3 greet.py --shout Ada</code> prints HELLO" in page
     assert "&lt;b&gt;not bold&lt;/b&gt; <code>&lt;i&gt;x&lt;/i&gt;</code>" in page
     assert "`" not in page.split('class="criteria"')[1].split("</ul>")[0]
+
+
+def test_the_plans_slot_says_what_planning_waits_for(
+    logged_in_client: Client, agent_session: AgentSession, project: Project
+) -> None:
+    other = session_create(project=project, title="another")
+    older = PlanRequest.objects.create(session=other, intent="older, in another session")
+    first, _second = (
+        PlanRequest.objects.create(session=agent_session, intent=intent)
+        for intent in ("add a flag", "document it")
+    )
+    slot = logged_in_client.get(reverse("session-plans", args=[agent_session.pk])).content.decode()
+    assert "waiting for a worker (position 2 in the planning queue)" in slot  # after older's
+    assert "waiting for a worker (position 3 in the planning queue)" in slot
+
+    PlanRequest.objects.filter(pk=older.pk).update(started_at=timezone.now())  # a worker took it
+    model_calls: list[dict[str, Any]] = []
+
+    def model(**request: Any) -> str:  # the planner's call, as the page sees it meanwhile
+        model_calls.append(request)
+        return logged_in_client.get(
+            reverse("session-plans", args=[agent_session.pk])
+        ).content.decode()
+
+    PlanRequest.objects.filter(pk=first.pk).update(started_at=timezone.now())
+    seen = waiting.planning_completion(first, model)(
+        model="openai/gpt-4o", messages=[{"role": "user", "content": "plan " * 200}]
+    )
+    assert "waiting for a worker (position 1 in the planning queue)" in seen  # second moved up
+    assert "waiting for the model: request sent" in seen
+    tokens = re.search(r"data-waiting-tokens>(\d+)<", seen)
+    assert tokens is not None
+    assert int(tokens.group(1)) >= 200  # litellm's count of the prompt
+    first.refresh_from_db()
+    assert first.model_request_at is None  # answered: no longer waiting
+    slot = logged_in_client.get(reverse("session-plans", args=[agent_session.pk])).content.decode()
+    assert "waiting for the model" not in slot
+    assert "a worker is planning it" in slot

@@ -18,11 +18,12 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Locator, Page, sync_playwright
 
 from tests.processes import WebProcess, wait_for
 
@@ -38,6 +39,21 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 PASSWORD = "correct horse 42"  # the root conftest's users
+# A folder for the screenshots of docs/journey.md (scripts/journey_shots.sh sets it to
+# docs/images/journey): the tests that walk the journey take them where they stand.
+DOC_SHOTS = os.environ.get("SF_DOC_SHOTS", "")
+
+
+def doc_shot(where: Page | Locator, name: str) -> None:
+    """A screenshot of the page's viewport (or of one part of it) for docs/journey.md,
+    when ``SF_DOC_SHOTS`` names a folder; nothing otherwise."""
+    if not DOC_SHOTS:
+        return
+    folder = Path(DOC_SHOTS)
+    folder.mkdir(parents=True, exist_ok=True)
+    if isinstance(where, Page):
+        where.wait_for_timeout(300)  # the last live swap settles
+    where.screenshot(path=str(folder / f"{name}.png"))
 
 
 @pytest.fixture(scope="session")

@@ -19,7 +19,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from tasks_app.engine.replaying import demo_repo_create
 from tasks_app.tests.intent_traces import INTENT, intent_trace
-from tests.browser.conftest import PASSWORD
+from tests.browser.conftest import PASSWORD, doc_shot
 from tests.processes import WebProcess, WorkerProcess
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -84,9 +84,12 @@ class Journey:
     def __init__(self, page: Page, web: WebProcess, width: int) -> None:
         self.page, self.web, self.width, self.step = page, web, width, 0
 
-    def look(self, name: str) -> None:
-        """A screenshot of this step; on a phone, the page must not scroll sideways."""
+    def look(self, name: str, doc: str = "") -> None:
+        """A screenshot of this step; on a phone, the page must not scroll sideways.
+        ``doc``: the step is also one of docs/journey.md's pictures (wide screen only)."""
         self.step += 1
+        if doc and self.width == 1280:
+            doc_shot(self.page, doc)
         self.page.wait_for_timeout(300)
         path = f"/tmp/intent-journey-{self.width}-{self.step:02d}-{name}.png"
         self.page.screenshot(path=path, full_page=True)
@@ -138,7 +141,7 @@ def plan_from_intent(journey: Journey) -> None:
     expect(box.locator("#intent-replay")).to_have_value("hello-journey.jsonl")
     expect(page.locator("[data-no-plans]")).to_be_visible()
     page.wait_for_timeout(500)  # the plans slot's websocket connects
-    journey.look("session-new")
+    journey.look("session-new", doc="01-intent")
     page.fill("#intent-text", INTENT)
     page.click("#intent-submit")
     expect(page.locator("[data-intent-message]")).to_contain_text("Planning")
@@ -147,12 +150,12 @@ def plan_from_intent(journey: Journey) -> None:
     review = page.locator("#plans-list [data-review-plan]")
     expect(review).to_be_visible(timeout=SLOW)
     expect(page.locator("#plans-list [data-plan-request]")).to_have_count(0)
-    journey.look("plan-proposed")
+    journey.look("plan-proposed", doc="03-plan-proposed")
     review.click()
     # The plan page: the units will answer from the trace, so Run autonomously is open.
     expect(page.locator("[data-replaying]")).to_be_visible()
     expect(page.locator("[data-preflight]")).to_have_count(0)
-    journey.look("plan")
+    journey.look("plan", doc="06-plan-run")
 
 
 def run_until_approval(journey: Journey) -> None:
@@ -164,12 +167,12 @@ def run_until_approval(journey: Journey) -> None:
     row = page.locator('tr[data-task="hello"]')
     expect(row).to_have_attribute("data-status", "blocked", timeout=SLOW)
     expect(row).to_contain_text("approval needed")
-    journey.look("board-blocked")
+    journey.look("board-blocked", doc="09-board-approval")
     board = page.url
     page.goto(web.url + "/approvals/")
     decision = page.locator("tr[data-decision]")
     expect(decision).to_contain_text("git push origin main")
-    journey.look("approvals")
+    journey.look("approvals", doc="10-approvals")
     decision.locator('button[value="approve"]').click()
     expect(page.locator("tr[data-decision]")).to_have_count(0)
     page.goto(board)
@@ -188,10 +191,10 @@ def review_and_merge(journey: Journey) -> None:
     expect(added).to_contain_text("hello")
     colour = added.evaluate("e => getComputedStyle(e).backgroundColor")
     assert colour == "rgba(79, 209, 139, 0.12)", colour  # green, not plain text
-    journey.look("unit-review")
+    journey.look("unit-review", doc="16-unit-review")
     page.click("#approve-merge")
     expect(page.locator("#unit-state [data-task-status]")).to_have_text("done", timeout=SLOW)
-    journey.look("unit-merged")
+    journey.look("unit-merged", doc="17-unit-merged")
 
 
 def session_done(journey: Journey) -> None:

@@ -11,8 +11,11 @@ from django.utils import timezone
 from playwright.sync_api import Browser, Page
 
 from agents_app.models import ReviewStatus, RiskDecision
+from sf_core.actors import Actor
+from tasks_app.features.schedules.services import schedule_create
 from tasks_app.models import Plan, PlanStatus
 from tasks_app.tests.conftest import make_plan, task_data
+from tasks_app.tests.schedule_helpers import plan_spec
 from tests.browser.conftest import PASSWORD
 from tests.processes import WebProcess
 
@@ -47,6 +50,9 @@ def busy_session(agent_session: Any) -> Any:
         surface="web",
         review_status=ReviewStatus.PENDING,
     )
+    schedule_create(
+        project=agent_session.project, spec=plan_spec(), actor=Actor.of(agent_session.created_by)
+    )
     return agent_session
 
 
@@ -73,6 +79,8 @@ def _pages(session: Any) -> dict[str, str]:
         "session": f"/sessions/{session.pk}/",
         "board": f"/tasks/?session={session.pk}",
         "approvals": "/approvals/",
+        "schedules": f"/projects/{session.project_id}/schedules/",
+        "notifications": "/notifications/",
     }
 
 

@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from playwright.sync_api import Browser, expect
 
 from tasks_app.tests.conftest import make_plan, task_data
-from tests.browser.conftest import logged_in_page
+from tests.browser.conftest import doc_shot, logged_in_page
 from tests.processes import WebProcess
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -68,6 +68,7 @@ def test_a_proposed_plan_shows_its_lint_is_edited_then_rejected_with_a_reason(
     expect(api_lint).to_contain_text("echo done")
     expect(api_lint).to_contain_text("it checks nothing")
     expect(page.locator('[data-lint-task="ui"][data-lint-clean]')).to_be_visible()
+    doc_shot(page, "04-plan-lint")
 
     page.click("#plan-edit summary")
     document = page.locator("#plan-document")
@@ -76,6 +77,7 @@ def test_a_proposed_plan_shows_its_lint_is_edited_then_rejected_with_a_reason(
     document.fill(text.replace("- echo done", "- grep -q api bad.py `x`\n  bogus: 1"))
     page.click("#plan-save")
     expect(page.locator("#plan-edit-error")).to_contain_text("tasks[0] (api).bogus")
+    doc_shot(page.locator("#plan-edit"), "05-plan-edit")
     document = page.locator("#plan-document")
     edited = text.replace("- echo done", "- grep -q 'def api' api.py")
     document.fill(edited.replace("key: ui", "key: web-ui"))
@@ -93,4 +95,5 @@ def test_a_proposed_plan_shows_its_lint_is_edited_then_rejected_with_a_reason(
         f"Rejected by {user.username}: use the existing cli.py"
     )
     expect(page.locator("[data-plan-status]")).to_have_text("rejected")
+    doc_shot(page, "05-plan-rejected")
     expect(page.locator("#plan-document")).to_have_count(0)

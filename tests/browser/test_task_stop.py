@@ -31,7 +31,7 @@ from tasks_app.engine.unit import UnitOptions, unit_run
 from tasks_app.models import ScheduleStatus, Task, TaskSchedule, TaskTransition, Unit
 from tasks_app.tests.test_engine import MODEL, start, task_spec, writes
 from tasks_app.workspaces import workspace_of
-from tests.browser.conftest import logged_in_page
+from tests.browser.conftest import doc_shot, logged_in_page
 from tests.browser.test_unit_live import WAIT_MS, WaitingModel, in_background, in_thread
 from tests.fake_provider import FakeProvider, openai_text
 from tests.processes import WebProcess, wait_for
@@ -97,7 +97,7 @@ def test_cancel_cuts_the_model_answer_and_stops_only_that_task(
     expect(state.locator("[data-task-status]")).to_have_text("cancelled")
     expect(state.locator("[data-unit-reason]")).to_have_text(why)
     expect(state.locator('button[data-action="cancel"]')).to_have_count(0)
-
+    doc_shot(page, "12-unit-cancelled")
     slow = in_thread(lambda: task_of(two_tasks, "slow"))
     assert in_thread(lambda: workspace_of(slow).path).is_dir()  # kept for inspection
     actor = in_thread(
@@ -153,6 +153,7 @@ def test_stop_after_this_step_pauses_the_task_with_its_work_and_resume_goes_on(
     running.join(60)
 
     expect(row).to_have_attribute("data-status", "paused", timeout=WAIT_MS)  # live
+    doc_shot(page, "13-board-paused")
     assert len(model.calls) == 2  # never asked for a third step
     slow = in_thread(lambda: task_of(two_tasks, "slow"))
     assert slow.status_reason == f"stopped after its step by {user.username}"

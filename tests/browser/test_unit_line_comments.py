@@ -14,6 +14,7 @@ from playwright.sync_api import Browser, expect
 from agents_app.tests.runtime_helpers import ScriptedModel
 from tasks_app.models import Unit
 from tasks_app.tests.test_engine import run_next, writes
+from tests.browser.conftest import doc_shot
 from tests.browser.test_unit_review import open_unit, repo, rerendered, unit_in_review
 from tests.processes import WebProcess
 
@@ -57,6 +58,8 @@ def test_a_line_comment_after_a_rerender_travels_with_request_changes(
     expect(comments).to_contain_text("hello.txt:1 say hi instead", timeout=SLOW)
     expect(form).to_have_count(0, timeout=SLOW)
     page.screenshot(path="/tmp/line-comments-unit.png", full_page=True)
+    page.fill("#review-reason", "see the line comment")
+    doc_shot(page, "14-line-comment")
 
     page.fill("#review-reason", "see the line comment")
     page.click("#request-changes")
@@ -72,3 +75,4 @@ def test_a_line_comment_after_a_rerender_travels_with_request_changes(
     expect(row).to_contain_text("say hi instead")
     expect(row).to_have_attribute("data-changed", "yes")
     page.screenshot(path="/tmp/line-comments-next-unit.png", full_page=True)
+    doc_shot(page, "15-next-attempt-comments")

@@ -25,7 +25,7 @@ from tasks_app.engine.merge_queue import merge_enqueue, merge_queue_run
 from tasks_app.engine.replaying import demo_repo_create
 from tasks_app.models import Task, Unit
 from tasks_app.tests.test_engine import run_next, start, task_spec, writes
-from tests.browser.conftest import logged_in_page
+from tests.browser.conftest import doc_shot, logged_in_page
 from tests.processes import WebProcess
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -135,6 +135,7 @@ def watch_a_unit_fail(
     expect(verification).to_contain_text("grep -q hello hello.txt")
     expect(state.locator("[data-unit-tokens]")).to_have_text("100 in / 20 out tokens")
     expect(state.locator("[data-unit-reason]")).to_have_text("verification failed (retry 1 of 3)")
+    doc_shot(page, "11-unit-failed")
 
     # The next attempt starts and waits for review: this page keeps attempt 1's reason
     # and says where the task is now, with no review buttons for attempt 1's diff.

@@ -26,7 +26,7 @@ from tasks_app.engine.replaying import demo_repo_create
 from tasks_app.engine.unit import UnitOptions, unit_run
 from tasks_app.models import Task, Unit
 from tasks_app.tests.test_engine import MODEL, start, task_spec
-from tests.browser.conftest import logged_in_page
+from tests.browser.conftest import doc_shot, logged_in_page
 from tests.browser.test_task_stop import provider  # noqa: F401 - fixture
 from tests.browser.test_unit_live import WAIT_MS, in_background, in_thread
 from tests.fake_provider import FakeProvider, call, openai_calls
@@ -64,6 +64,7 @@ def test_the_board_and_the_unit_page_say_what_they_wait_for(
     expect(second.locator("[data-queue-position]")).to_have_text(
         "waiting for a worker (position 2 in the queue)"
     )
+    doc_shot(board, "07-board-waiting")
 
     answer = openai_calls(call("finish", {"summary": "nothing to do"}))
     provider.answer(dataclasses.replace(answer, delay=READING))
@@ -96,6 +97,7 @@ def watch_the_model_wait(page: Any, web: WebProcess, unit_id: int) -> None:
     before = int(seconds.inner_text())
     page.wait_for_timeout(2500)
     assert int(seconds.inner_text()) >= before + 2  # counting, live
+    doc_shot(page, "08-unit-waiting-model")
     # The answer comes: no longer waiting, and the step is on the trace.
     expect(waiting).to_be_hidden(timeout=WAIT_MS)
     expect(page.locator('#unit-trace li[data-kind="model_step"]')).to_have_count(1, timeout=WAIT_MS)
