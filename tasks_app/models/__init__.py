@@ -6,6 +6,7 @@ from tasks_app.models import evidence  # noqa: F401  (the evidence's unit relati
 from tasks_app.models.followups import MAX_FOLLOWUP_CHARS, FollowUp
 from tasks_app.models.forge import ForgePullRequest, PullRequestState
 from tasks_app.models.merge import ACTIVE_MERGE_STATUSES, MergeRequest, MergeStatus
+from tasks_app.models.model_review import ModelReview, ReviewMode, ReviewVerdict
 from tasks_app.models.plan import (
     ENGINE_HOLDS,
     FINISHED_PLAN_STATUSES,
@@ -59,6 +60,7 @@ __all__ = [
     "HoldReason",
     "MergeRequest",
     "MergeStatus",
+    "ModelReview",
     "MutationScope",
     "Plan",
     "PlanRequest",
@@ -66,6 +68,8 @@ __all__ = [
     "PlanSource",
     "PlanStatus",
     "PullRequestState",
+    "ReviewMode",
+    "ReviewVerdict",
     "RiskLevel",
     "Schedule",
     "ScheduleKind",

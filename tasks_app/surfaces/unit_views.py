@@ -20,6 +20,7 @@ from tasks_app.engine.environment import setup_rows_of
 from tasks_app.engine.instructions import unit_instruction_files
 from tasks_app.engine.review import task_approve, task_request_changes
 from tasks_app.features.line_comments import carried_comments
+from tasks_app.features.model_review.verdicts import review_context
 from tasks_app.models import Task, TaskRuntime, Unit
 from tasks_app.selectors import (
     changes_requested_before,
@@ -93,6 +94,7 @@ def unit_detail(request: AuthedRequest, unit_id: int) -> HttpResponse:
         "requested": changes_requested_before(unit, previous),
         "can_review": can_review,
     }
+    context |= review_context(unit)  # the model's review, beside the diff
     context |= followups_context(unit.task, may_steer=may_steer)
     return render(request, "tasks_app/unit_detail.html", context)
 
