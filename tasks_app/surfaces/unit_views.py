@@ -70,7 +70,9 @@ def model_wait(unit: Unit) -> dict[str, object]:
 @login_required
 def unit_detail(request: AuthedRequest, unit_id: int) -> HttpResponse:
     unit = get_object_or_404(
-        Unit.objects.select_related("task__plan__session__project"), pk=unit_id
+        # Its model review too: the page shows it, and a missing one costs no query.
+        Unit.objects.select_related("task__plan__session__project", "model_review"),
+        pk=unit_id,
     )
     project = unit.task.plan.session.project
     may_view, can_review, may_steer = may_each(

@@ -209,9 +209,9 @@ def _notes(review: ModelReview, notes: list[str]) -> None:
 
 
 def review_context(unit: Unit) -> dict[str, object]:
-    """The unit page's model review: its row and the model's comments (or nothing)."""
-    review = ModelReview.objects.filter(unit=unit).first()
-    if review is None:
+    """The unit page's model review, or nothing (read with the unit when it was
+    selected with ``model_review``; its comments are the page's, ``by_model``)."""
+    try:
+        return {"model_review": unit.model_review}
+    except ModelReview.DoesNotExist:
         return {}
-    comments = DiffComment.objects.filter(unit=unit, by_model=True)
-    return {"model_review": review, "model_comments": list(comments)}
