@@ -72,7 +72,7 @@ def review_finish(
     answer = _answer(review.unit_id, result, notes) if not problem else None
     if problem:
         notes.append(f"no verdict: {problem}")
-    verdict = answer.verdict if answer is not None else ReviewVerdict.NO_VERDICT
+    verdict: str = answer.verdict if answer is not None else ReviewVerdict.NO_VERDICT
     model = _model(review.unit_id)
     with transaction.atomic():
         _charge(review, task, spend)
