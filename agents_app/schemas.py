@@ -187,6 +187,25 @@ class SkillsPolicy(BaseModel):
     auto_create: SkillAutoCreate = SkillAutoCreate.PROPOSE
 
 
+class ModelReviewMode(StrEnum):
+    """What a model's review of verified work does before a person's (docs/model-review.md)."""
+
+    OFF = "off"  # no model review
+    ADVISORY = "advisory"  # its verdict and comments are shown; a person decides
+    REQUIRED = "required"  # its request_changes sends the task back, like a person's
+
+
+class ModelReviewPolicy(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    mode: ModelReviewMode = ModelReviewMode.OFF
+    # Required: after this many rounds sent back on one task, its verdict is advisory
+    # (a person decides), so a reviewer that never approves cannot loop a task forever.
+    max_rounds: int = Field(default=2, ge=1, le=20)
+    max_steps: int = Field(default=12, ge=1, le=100)  # model steps of one review
+    timeout_s: int = Field(default=900, ge=10, le=7200)  # one review's time, then no verdict
+
+
 class ForgeKind(StrEnum):
     GITHUB = "github"
     GITLAB = "gitlab"
@@ -382,6 +401,8 @@ class ProjectPolicy(BaseModel):
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
     # MCP servers started for every unit, and the risk classes of MCP tools (docs/agent-mcp.md).
     mcp: McpPolicy = Field(default_factory=McpPolicy)
+    # A model's review of verified work before a person's (docs/model-review.md).
+    model_review: ModelReviewPolicy = Field(default_factory=ModelReviewPolicy)
     best_of: BestOfPolicy = Field(default_factory=BestOfPolicy)
     # Commands run around a unit's work, each at its trigger (docs/hooks.md).
     hooks: list[Hook] = Field(default_factory=list)

@@ -19,6 +19,8 @@ from agents_app.axes import PermissionProfile
 from agents_app.runtime.replay import Replay, TraceFileInvalid, replay_load
 
 PLAN_STAGE = "plan"
+# A model review's steps and calls (``tasks_app.features.model_review``), after its unit's.
+REVIEW_STAGE = "review"
 
 
 def planning_replay(path: str | Path) -> Replay:
@@ -38,10 +40,23 @@ def planning_replay(path: str | Path) -> Replay:
 
 
 def unit_replay(path: str | Path) -> Replay:
-    """The units' answers of the trace at ``path`` (its planning steps left out)."""
+    """The units' answers of the trace at ``path`` (its planning steps and model
+    reviews left out)."""
     replay = replay_load(path)
-    steps = [step for step in replay.model_steps if step.get("stage") != PLAN_STAGE]
-    return replace(replay, model_steps=steps)
+    own = (PLAN_STAGE, REVIEW_STAGE)
+    steps = [step for step in replay.model_steps if step.get("stage") not in own]
+    calls = [call for call in replay.tool_calls if call.get("stage") != REVIEW_STAGE]
+    return replace(replay, model_steps=steps, tool_calls=calls)
+
+
+def review_replay(source: Replay) -> Replay | None:
+    """A fresh cursor over the model review's answers and calls in ``source`` (None:
+    it recorded no review; replay never calls a live model)."""
+    steps = [step for step in source.model_steps if step.get("stage") == REVIEW_STAGE]
+    if not steps:
+        return None
+    calls = [call for call in source.tool_calls if call.get("stage") == REVIEW_STAGE]
+    return Replay(header=source.header, model_steps=steps, tool_calls=calls)
 
 
 def recorded_header(path: str | Path) -> dict[str, object]:

@@ -36,6 +36,7 @@ def trace_export(*, unit_id: int, header: dict[str, Any]) -> list[dict[str, Any]
                     "tokens_in": event.tokens_in,
                     "tokens_out": event.tokens_out,
                     "cost": float(event.cost),
+                    **_stage(event),
                 }
             )
         elif event.kind == TraceKind.NOTE and event.name == INSTRUCTIONS:
@@ -50,9 +51,17 @@ def trace_export(*, unit_id: int, header: dict[str, Any]) -> list[dict[str, Any]
                     "input": event.payload.get("arguments"),
                     "input_hash": event.input_hash,
                     "output": event.payload.get("output", ""),
+                    **_stage(event),
                 }
             )
     return records
+
+
+def _stage(event: TraceEvent) -> dict[str, Any]:
+    """The stage an event was recorded in, when not the unit's own loop (a model
+    review's: ``tasks_app.features.model_review``), so a replay gives each its own."""
+    stage = event.payload.get("stage")
+    return {"stage": stage} if isinstance(stage, str) and stage else {}
 
 
 def trace_from_steps(

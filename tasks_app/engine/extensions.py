@@ -10,6 +10,12 @@ hook of a point, in registration order, at the moment the point describes:
 - ``unit_ended(unit_id)``: after a unit's outcome, each in its own savepoint; a hook
   that raises is logged and rolled back, never a change to how the unit ended (skill
   evidence: propose a skill when the unit's evidence repeats).
+- ``verified(task, unit, ws, options)``: in the unit's run, once its work passed
+  verification and the task entered review, before auto-approval or a person's review
+  (model review: a model reviews the diff, and may send the task back). A hook returns
+  True when a person must decide even where the profile would approve by itself (the
+  model asked for changes). Outside any transaction (a hook may ask a model for
+  minutes); a hook that raises is logged and the review goes on as if it were not there.
 - ``review_waiting(task_id)``: on commit, once a task waits for a person's review
   (forge: open its pull request).
 - ``merged(task)``: inside the transaction that marks a task merged (skill proposals:
@@ -34,6 +40,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from django.db import transaction
 
 if TYPE_CHECKING:
+    from tasks_app.engine.values import UnitOptions
     from tasks_app.models import Task, Unit
     from tasks_app.workspaces import Workspace
 
@@ -66,6 +73,9 @@ class ExtensionPoint(Generic[Hook]):
 
 checkpointed: ExtensionPoint[Callable[[Unit, Workspace], None]] = ExtensionPoint("checkpointed")
 unit_ended: ExtensionPoint[Callable[[int], object]] = ExtensionPoint("unit_ended")
+verified: ExtensionPoint[Callable[[Task, Unit, Workspace, UnitOptions], bool]] = ExtensionPoint(
+    "verified"
+)
 review_waiting: ExtensionPoint[Callable[[int], object]] = ExtensionPoint("review_waiting")
 merged: ExtensionPoint[Callable[[Task], None]] = ExtensionPoint("merged")
 swept: ExtensionPoint[Callable[[], int]] = ExtensionPoint("swept")
@@ -82,3 +92,15 @@ def unit_ended_run(unit_id: int) -> None:
                 hook(unit_id)
         except Exception:
             logger.exception("%s of unit %s not checked", name, unit_id)
+
+
+def verified_run(task: Task, unit: Unit, ws: Workspace, options: UnitOptions) -> bool:
+    """Every ``verified`` hook in turn; whether one wants a person to decide. A hook
+    that raises is logged, never a change to how the unit ended."""
+    person = False
+    for name, hook in verified.items():
+        try:
+            person = bool(hook(task, unit, ws, options)) or person
+        except Exception:
+            logger.exception("%s of unit %s did not run", name, unit.pk)
+    return person

@@ -46,7 +46,7 @@ from tasks_app.engine.reservations import unit_settle
 from tasks_app.engine.review import review_start
 from tasks_app.engine.stopping import StopRequest, stop_read
 from tasks_app.engine.stuck import detect
-from tasks_app.engine.values import UnitReport
+from tasks_app.engine.values import UnitOptions, UnitReport
 from tasks_app.engine.verification import verify
 from tasks_app.engine.worktrees import checkpoint_commit, checkpoint_patch
 from tasks_app.lifecycle import task_transition
@@ -91,15 +91,17 @@ def unit_complete(
     result: LoopResult,
     cause: StopCause | None = None,
     stop: StopRequest | None = None,
+    options: UnitOptions | None = None,
 ) -> UnitReport:
     """Record the unit and move the task on, according to how its loop ended.
 
     ``cause`` is why the engine's hooks stopped the loop (``Outcome.INTERRUPTED``);
     ``stop``, a person's stop of the unit (``stopping``): a Cancel asked by the loop's
-    end ends it so, whatever the loop's outcome (no verification, no review)."""
+    end ends it so, whatever the loop's outcome (no verification, no review).
+    ``options``: the unit's, for what reviews it after verification (``verified``)."""
     if _superseded(unit):
         return _superseded_report(task, unit)
-    commit = _checkpoint(task, unit, ws)
+    _checkpoint(task, unit, ws)
     with transaction.atomic():  # the accounting commits once
         _charge(task, unit, result)
         if result.steps:
@@ -113,7 +115,7 @@ def unit_complete(
     if result.outcome == Outcome.INTERRUPTED and cause in PERSON_STOPS and stop is not None:
         _person_stopped(task, unit, stop)
     elif result.outcome == Outcome.FINISHED:
-        outcome, detail = _verify_and_review(task, unit, ws, result, commit)
+        outcome, detail = _verify_and_review(task, unit, ws, result, options or UnitOptions())
     elif result.outcome in (Outcome.BLOCKED, Outcome.NEEDS_PERSON):
         _wait_for_person(task, unit, result)
     elif result.outcome == Outcome.BUDGET:
@@ -289,7 +291,7 @@ def charge_from_ledger(task: Task, unit: Unit) -> None:
 
 
 def _verify_and_review(
-    task: Task, unit: Unit, ws: Workspace, result: LoopResult, commit: str | None
+    task: Task, unit: Unit, ws: Workspace, result: LoopResult, options: UnitOptions
 ) -> tuple[str, str]:
     task_transition(task=task, to=TaskStatus.VERIFYING, reason="the agent finished")
     blocked, notes = unit_pre_verify(task=task, unit=unit, ws=ws)  # the project's hooks
@@ -316,7 +318,12 @@ def _verify_and_review(
             return "verification_failed", report[-500:]
         _end_unit(unit, UnitStatus.SUCCEEDED, summary=result.summary)
         task_transition(task=task, to=TaskStatus.REVIEW, reason="verification passed")
-    review_start(task=task)
+    # A model's review first (``extensions.verified``): it may send the task back.
+    person = extensions.verified_run(task, unit, ws, options)
+    task.refresh_from_db()
+    if task.status != TaskStatus.REVIEW:
+        return "verified", result.summary
+    review_start(task=task, person=person)
     # Still waiting for a person: a pull request on the project's forge, if it has one
     # (after the commit: the forge is a network call).
     for offer in extensions.review_waiting:

@@ -10,6 +10,7 @@ from tasks_app.models import (
     DiffComment,
     MergeRequest,
     MergeStatus,
+    ModelReview,
     Task,
     TaskStatus,
     TaskTransition,
@@ -151,10 +152,12 @@ def review_briefing(unit: Unit, review: TaskTransition) -> str:
     """Attempt ``unit`` passed verification, but its reviewer asked for changes."""
     reviewer = review.actor_label
     comment = "\n".join(f"> {line}" for line in review.reason.splitlines()) or "> (no comment)"
+    # A model's review that sent the work back (``ModelReview.sent_back``), or a person.
+    by_model = ModelReview.objects.filter(unit=unit, sent_back=True).exists()
+    who = "A model review" if by_model else f"A person{f' ({reviewer})' if reviewer else ''}"
     return (
         f"## Attempt {unit.attempt} passed verification; the reviewer asked for changes\n"
-        f"A person{f' ({reviewer})' if reviewer else ''} reviewed attempt {unit.attempt}'s "
-        "changes and sent them back:\n\n"
+        f"{who} reviewed attempt {unit.attempt}'s changes and sent them back:\n\n"
         f"{comment}\n\n"
         f"{_line_comments(unit)}"
         f"The worktree still holds attempt {unit.attempt}'s changes. Change them as the "

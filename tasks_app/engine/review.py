@@ -29,10 +29,12 @@ def auto_approves(*, profile: str, risk_level: str) -> bool:
     return profile in AUTO_APPROVE_PROFILES and risk_level in AUTO_APPROVE_RISKS
 
 
-def review_start(*, task: Task) -> None:
-    """A task has just entered review: approve it automatically when allowed."""
+def review_start(*, task: Task, person: bool = False) -> None:
+    """A task has just entered review: approve it automatically when allowed, unless
+    ``person`` (what reviewed it first asks for a person: ``extensions.verified``)."""
     session = AgentSession.objects.get(pk=task.plan.session_id)
-    if auto_approves(profile=session.permission_profile, risk_level=task.risk_level):
+    auto = auto_approves(profile=session.permission_profile, risk_level=task.risk_level)
+    if auto and not person:
         task_approve(task=task, actor=Actor.system(f"auto ({session.permission_profile} profile)"))
         return
     _review_waiting(task, session)

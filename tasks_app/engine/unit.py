@@ -106,8 +106,9 @@ def unit_run(*, task_id: int, worker: str, options: UnitOptions | None = None) -
             hooks = EngineHooks(session_id=task.plan.session_id, task=task, watch=watch)
             blocked, resources = worktree_prepare(task=task, unit=unit, ws=ws)
             result = blocked or _agent(task, unit, ws, options, hooks, resources)
+            cause, stop = hooks.cause, watch.request
             return unit_complete(
-                task=task, unit=unit, ws=ws, result=result, cause=hooks.cause, stop=watch.request
+                task=task, unit=unit, ws=ws, result=result, cause=cause, stop=stop, options=options
             )
     except SYSTEM_FAULTS as exc:  # the disk, git under SF, the database: not the agent's
         return unit_system_fault(task=task, unit=unit, error=exc)

@@ -8,6 +8,7 @@ from tasks_app.models.followups import MAX_FOLLOWUP_CHARS, FollowUp
 from tasks_app.models.forge import ForgePullRequest, PullRequestState
 from tasks_app.models.issues import ForgeIssue, IssueState
 from tasks_app.models.merge import ACTIVE_MERGE_STATUSES, MergeRequest, MergeStatus
+from tasks_app.models.model_review import ModelReview, ReviewMode, ReviewVerdict
 from tasks_app.models.plan import (
     ENGINE_HOLDS,
     FINISHED_PLAN_STATUSES,
@@ -65,6 +66,7 @@ __all__ = [
     "IssueState",
     "MergeRequest",
     "MergeStatus",
+    "ModelReview",
     "MutationScope",
     "Plan",
     "PlanRequest",
@@ -72,6 +74,8 @@ __all__ = [
     "PlanSource",
     "PlanStatus",
     "PullRequestState",
+    "ReviewMode",
+    "ReviewVerdict",
     "RiskLevel",
     "Schedule",
     "ScheduleKind",

@@ -70,6 +70,7 @@ class DiffComment(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
     author_label = models.CharField(max_length=200, blank=True)
+    by_model = models.BooleanField(default=False)  # written by a model review (``ModelReview``)
     created_at = models.DateTimeField(default=timezone.now)
     # Computed when the next unit checkpoints: did its changes touch this line?
     line_changed = models.BooleanField(null=True, blank=True)

@@ -20,6 +20,7 @@ from tasks_app.engine.environment import setup_rows_of
 from tasks_app.engine.instructions import unit_instruction_files
 from tasks_app.engine.review import task_approve, task_request_changes
 from tasks_app.features.line_comments import carried_comments
+from tasks_app.features.model_review.verdicts import review_context
 from tasks_app.models import Task, TaskRuntime, Unit
 from tasks_app.selectors import (
     changes_requested_before,
@@ -70,7 +71,9 @@ def model_wait(unit: Unit) -> dict[str, object]:
 @login_required
 def unit_detail(request: AuthedRequest, unit_id: int) -> HttpResponse:
     unit = get_object_or_404(
-        Unit.objects.select_related("task__plan__session__project"), pk=unit_id
+        # Its model review too: the page shows it, and a missing one costs no query.
+        Unit.objects.select_related("task__plan__session__project", "model_review"),
+        pk=unit_id,
     )
     project = unit.task.plan.session.project
     may_view, can_review, may_steer = may_each(
@@ -94,6 +97,7 @@ def unit_detail(request: AuthedRequest, unit_id: int) -> HttpResponse:
         "requested": changes_requested_before(unit, previous),
         "can_review": can_review,
     }
+    context |= review_context(unit)  # the model's review, beside the diff
     context |= followups_context(unit.task, may_steer=may_steer)
     return render(request, "tasks_app/unit_detail.html", context)
 
