@@ -56,6 +56,10 @@ tasks:
 # Recording is not timed: on a busy machine one model step can take minutes, and a unit
 # cut by its hard timeout mid-step records nothing of use. The steps bound the run.
 RECORDING = {"SF_UNIT_HARD_TIMEOUT": "40m", "SF_UNIT_IDLE_TIMEOUT": "40m"}
+# A harder intent's unit in eight steps: read the file and its test, write both, run the
+# tests, finish, and two to spare. A model that has not done it in eight is lost; more
+# steps only make a recording that takes hours a run on a busy machine longer.
+HARDER = {**BOUNDS, "SF_UNIT_MAX_STEPS": "8", **RECORDING}
 
 CASES = {
     "skill": LiveCase(
@@ -83,7 +87,7 @@ CASES = {
         },
         plan="",
         intent="Add a function subtract(a, b) to calc.py that returns a minus b, with a unit test",
-        limits={**BOUNDS, **RECORDING},
+        limits=HARDER,
         why="a harder intent: the run ends cleanly whatever the model does with it",
     ),
     "greeter": LiveCase(
@@ -91,7 +95,7 @@ CASES = {
         files={},  # examples/sample-repo
         plan="",
         intent="Add a --shout flag to greet.py that prints the greeting in capitals",
-        limits={**BOUNDS, **RECORDING},
+        limits=HARDER,
         why="a harder intent: the run ends cleanly whatever the model does with it",
     ),
 }
