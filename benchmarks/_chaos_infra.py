@@ -241,7 +241,10 @@ class Workers:
         self.started += 1
         hostname = f"{self.queue}-{self.started}@chaos"
         command = [sys.executable, "-m", "celery", "-A", "sf_web", "worker", "--pool=solo"]
-        command += ["-Q", self.queue, "-n", hostname, "--without-gossip", "--without-mingle"]
+        # Its queue and the short-work ones (sf_core.queues): the merge queue is sent to
+        # <queue>.short, and on <queue> alone every task waited in review forever.
+        queues = ",".join([self.queue, f"{self.queue}.short", f"{self.queue}.notify"])
+        command += ["-Q", queues, "-n", hostname, "--without-gossip", "--without-mingle"]
         command += ["--loglevel=WARNING"]
         self.log_dir.mkdir(parents=True, exist_ok=True)
         with (self.log_dir / f"worker-{self.started}.log").open("wb") as out:

@@ -42,6 +42,7 @@ from agents_app.runtime.recording import trace_from_steps, trace_write  # noqa: 
 from agents_app.runtime.replay import replay_load  # noqa: E402
 from agents_app.services import project_create, session_create  # noqa: E402
 from sf_core.actors import Actor  # noqa: E402
+from sf_core.queues import WorkKind  # noqa: E402
 from tasks_app.engine.dispatch import dispatch  # noqa: E402
 from tasks_app.engine.replaying import demo_repo_create  # noqa: E402
 from tasks_app.engine.unit import UnitOptions, unit_run  # noqa: E402
@@ -156,8 +157,15 @@ def unit_overhead(tmp: Path, units: int) -> tuple[list[float], list[dict[str, in
         project.delete()
 
 
+def all_queues(queue: str) -> str:
+    """``-Q`` for a worker that serves ``queue`` and its short-work queues
+    (sf_core.queues): the merge queue is sent to ``<queue>.short``, and with ``queue``
+    alone every task waited in review for a worker that never came."""
+    return ",".join(queue if kind == WorkKind.UNITS else f"{queue}.{kind}" for kind in WorkKind)
+
+
 def start_workers(queue: str, count: int) -> list[subprocess.Popen[bytes]]:
-    """``count`` solo-pool Celery worker processes on their own queue."""
+    """``count`` solo-pool Celery worker processes on their own queues."""
     env = {
         **os.environ,
         "SF_CELERY_QUEUE": queue,
@@ -168,7 +176,7 @@ def start_workers(queue: str, count: int) -> list[subprocess.Popen[bytes]]:
     quiet = ["--without-gossip", "--without-mingle", "--loglevel=WARNING"]
     return [
         subprocess.Popen(
-            [*command, "-Q", queue, "-n", f"{queue}-{n}@bench", *quiet],
+            [*command, "-Q", all_queues(queue), "-n", f"{queue}-{n}@bench", *quiet],
             cwd=ROOT,
             env=env,
             stdout=subprocess.DEVNULL,

@@ -51,6 +51,8 @@ class Replay:
     next_step: int = 0
     next_call: int = 0
     next_instructions: int = 0
+    # The worktree the recorded unit ran in, and the one the replayed unit runs in.
+    worktrees: tuple[str, str] = ("", "")
 
     @property
     def model(self) -> str:
@@ -64,7 +66,20 @@ class Replay:
             )
         step = self.model_steps[self.next_step]
         self.next_step += 1
-        return step
+        recorded, here = self.worktrees
+        if not recorded or recorded == here:
+            return step
+        calls = [
+            {**call, "arguments": str(call.get("arguments") or "").replace(recorded, here)}
+            for call in step.get("tool_calls") or []
+        ]
+        content = str(step.get("content") or "").replace(recorded, here)
+        return {**step, "content": content, "tool_calls": calls}
+
+    def worktree_map(self, recorded: str, here: str) -> None:
+        """The unit about to replay runs in ``here``, recorded in ``recorded`` (""
+        when the recording did not say): the model's steps name ``here`` instead."""
+        self.worktrees = (recorded, here)
 
     def take_instructions(self) -> dict[str, Any] | None:
         """The next unit's recorded instructions (None: the recording has none left)."""
