@@ -82,8 +82,10 @@ def how_it_ended(run: Any) -> str:
 
 def stable(output: object) -> str:
     """A tool's output without what differs from run to run: a command's own timing and
-    where the unit's worktree is (an error may name it)."""
+    where the unit's worktree is (an error may name it), and so how like a search that
+    named the worktree edit_file found the file's lines."""
     text = re.sub(r"\d+\.\d+s", "Ns", str(output))
+    text = re.sub(r"line \d+, are [\d.]+% similar", "line N, are N% similar", text)
     return re.sub(r"/[^\s:'\"]*/worktrees/\d+/p\d+-[\w.-]+", "<worktree>", text)
 
 
