@@ -51,7 +51,7 @@ def percentile(values: list[float], fraction: float) -> float:
 
 SMOKE_HELP = (
     "a tiny run that shows the script still works end to end (CI runs every script so: "
-    "benchmarks/tests/test_smoke.py); its figures mean nothing"
+    "tests/test_benchmarks_smoke.py); its figures mean nothing"
 )
 
 

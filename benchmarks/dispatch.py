@@ -158,7 +158,7 @@ def unit_overhead(tmp: Path, units: int) -> tuple[list[float], list[dict[str, in
 
 
 def start_workers(queue: str, count: int) -> list[subprocess.Popen[bytes]]:
-    """``count`` solo-pool Celery worker processes on their own queue."""
+    """``count`` solo-pool Celery worker processes on their own queues."""
     env = {
         **os.environ,
         "SF_CELERY_QUEUE": queue,

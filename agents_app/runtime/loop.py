@@ -331,7 +331,7 @@ class AgentLoop:
         normalized = redact_payload(normalized)
         input_hash = sf_native.canonical_hash({"tool": call.name, "input": normalized})
         if self.replay is not None:
-            self.replay.expect_tool_call(call.name, input_hash)
+            self.replay.expect_tool_call(call.name, input_hash, normalized)
         # The dispatch point comes before the gate: a /stop ends the unit here (rather
         # than the gate asking a person about a call nobody wants any more), and the
         # steering due now is applied before the gate decides under the axes.

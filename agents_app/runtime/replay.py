@@ -23,6 +23,7 @@ from typing import Any
 
 from django.conf import settings
 
+import sf_native
 from sf_core.errors import SfError
 
 TRACE_FORMAT = "sf-trace/1"
@@ -51,6 +52,8 @@ class Replay:
     next_step: int = 0
     next_call: int = 0
     next_instructions: int = 0
+    # The worktree the recorded unit ran in, and the one the replayed unit runs in.
+    worktrees: tuple[str, str] = ("", "")
 
     @property
     def model(self) -> str:
@@ -64,7 +67,20 @@ class Replay:
             )
         step = self.model_steps[self.next_step]
         self.next_step += 1
-        return step
+        recorded, here = self.worktrees
+        if not recorded or recorded == here:
+            return step
+        calls = [
+            {**call, "arguments": str(call.get("arguments") or "").replace(recorded, here)}
+            for call in step.get("tool_calls") or []
+        ]
+        content = str(step.get("content") or "").replace(recorded, here)
+        return {**step, "content": content, "tool_calls": calls}
+
+    def worktree_map(self, recorded: str, here: str) -> None:
+        """The unit about to replay runs in ``here``, recorded in ``recorded`` (""
+        when the recording did not say): the model's steps name ``here`` instead."""
+        self.worktrees = (recorded, here)
 
     def take_instructions(self) -> dict[str, Any] | None:
         """The next unit's recorded instructions (None: the recording has none left)."""
@@ -77,12 +93,17 @@ class Replay:
         """Whether the unit whose instructions were taken last resumed when recorded."""
         return self.next_instructions in self.resumed_units
 
-    def expect_tool_call(self, name: str, input_hash: str) -> None:
-        """Raise ``ReplayMiss`` unless this is the next recorded tool call."""
+    def expect_tool_call(self, name: str, input_hash: str, normalized: Any = None) -> None:
+        """Raise ``ReplayMiss`` unless this is the next recorded tool call (``normalized``,
+        its input: one that names this unit's worktree where the recorded call named the
+        recording's, outside a path, is that call)."""
         position = self.next_call + 1
         if self.next_call >= len(self.tool_calls):
             raise ReplayMiss(f"tool call #{position} ({name}) is not in the recording")
         recorded = self.tool_calls[self.next_call]
+        if recorded["input_hash"] != input_hash and normalized is not None and self.worktrees[0]:
+            back = _replaced(normalized, self.worktrees[1], self.worktrees[0])
+            input_hash = sf_native.canonical_hash({"tool": name, "input": back})
         if recorded["name"] != name or recorded["input_hash"] != input_hash:
             raise ReplayMiss(
                 f"tool call #{position} differs from the recording: ran {name} with input hash "
@@ -96,6 +117,17 @@ class Replay:
             return None
         output = self.tool_calls[self.next_call - 1].get("output")
         return output if isinstance(output, str) else None
+
+
+def _replaced(value: Any, old: str, new: str) -> Any:
+    """``value`` with ``old`` replaced by ``new`` in every string it holds."""
+    if isinstance(value, str):
+        return value.replace(old, new)
+    if isinstance(value, dict):
+        return {key: _replaced(item, old, new) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_replaced(item, old, new) for item in value]
+    return value
 
 
 def replay_load(path: str | Path) -> Replay:

@@ -40,16 +40,19 @@ def unit_instructions(
     """The prompt's section of the repository's instructions ("" when there are none),
     recorded in the unit's trace."""
     recorded = replay.take_instructions() if replay is not None else None
-    if recorded is not None:
+    if replay is not None and recorded is not None:
         payload = {key: value for key, value in recorded.items() if key != "type"}
         payload["replayed"] = True
+        # A model that wrote its worktree's absolute path wrote the recording's: here it
+        # is this unit's (the prompt named this one).
+        replay.worktree_map(str(recorded.get("worktree") or ""), str(worktree))
     else:
         window = context_window(router.model, router.context_window)
         limit = getattr(settings, "SF_INSTRUCTIONS_MAX_BYTES", MAX_BYTES)
         found = instructions_read(
             worktree, list(task.intent_claim), budget=instructions_budget(window, limit)
         )
-        payload = found.payload()
+        payload = {**found.payload(), "worktree": str(worktree)}
     recorder.record(TraceKind.NOTE, name=TRACE_NAME, payload=payload)
     return str(payload.get("section") or "")
 

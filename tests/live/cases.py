@@ -34,8 +34,9 @@ Three asterisks, a space, the words, a space, three asterisks. Nothing else in t
 # model loads a skill unprompted is the model's business. The task here names the skill
 # and the tool, so that the recorded run shows SF's side of a load. Told the name, and
 # then the exact arguments, it still called load_skill with file="release-banner" too
-# (the compact specs give the parameters without their descriptions) and was refused:
-# no successful load is recorded yet (2026-11-28).
+# (the compact specs give the parameters without their descriptions); load_skill now
+# takes a file that names the skill itself as the body, and the recording of
+# 2026-11-28 15:03 loads it so.
 SKILL_PLAN = """summary: The release banner
 intent: We need the release banner file.
 tasks:
@@ -56,6 +57,10 @@ tasks:
 # Recording is not timed: on a busy machine one model step can take minutes, and a unit
 # cut by its hard timeout mid-step records nothing of use. The steps bound the run.
 RECORDING = {"SF_UNIT_HARD_TIMEOUT": "40m", "SF_UNIT_IDLE_TIMEOUT": "40m"}
+# A harder intent's unit in eight steps: read the file and its test, write both, run the
+# tests, finish, and two to spare. A model that has not done it in eight is lost; more
+# steps only make a recording that takes hours a run on a busy machine longer.
+HARDER = {**BOUNDS, "SF_UNIT_MAX_STEPS": "8", **RECORDING}
 
 CASES = {
     "skill": LiveCase(
@@ -83,7 +88,7 @@ CASES = {
         },
         plan="",
         intent="Add a function subtract(a, b) to calc.py that returns a minus b, with a unit test",
-        limits={**BOUNDS, **RECORDING},
+        limits=HARDER,
         why="a harder intent: the run ends cleanly whatever the model does with it",
     ),
     "greeter": LiveCase(
@@ -91,7 +96,9 @@ CASES = {
         files={},  # examples/sample-repo
         plan="",
         intent="Add a --shout flag to greet.py that prints the greeting in capitals",
-        limits={**BOUNDS, **RECORDING},
+        limits=HARDER,
+        # Recorded at temperature 0.7: at 0 the model planned a verify command plan lint
+        # refused, the plan waited for a person (exit 10) and no unit ran to replay.
         why="a harder intent: the run ends cleanly whatever the model does with it",
     ),
 }
