@@ -50,6 +50,7 @@ from tasks_app.engine.instructions import unit_instructions
 from tasks_app.engine.mcp import unit_mcp_servers
 from tasks_app.engine.outcome import unit_complete, unit_fail
 from tasks_app.engine.prompts import unit_messages
+from tasks_app.engine.record import unit_sync
 from tasks_app.engine.reservations import budget_more, unit_budget, unit_reservation, unit_settle
 from tasks_app.engine.resuming import resumption_of, resumption_record
 from tasks_app.engine.stopping import StopWatch
@@ -93,6 +94,7 @@ def unit_run(*, task_id: int, worker: str, options: UnitOptions | None = None) -
         # cuts the model's answer at once: ``stopping``).
         watch = StopWatch(task.pk)
         with Heartbeat(task.pk, beat_now=False, watch=watch):  # _start wrote the first beat
+            unit_sync(ws)  # record mode: this host's mirror fetched (engine.record)
             worktree_ensure(ws)
             hooks = EngineHooks(session_id=task.plan.session_id, task=task, watch=watch)
             blocked, resources = worktree_prepare(task=task, unit=unit, ws=ws)
