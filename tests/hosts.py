@@ -93,7 +93,13 @@ class HostWorker(WorkerProcess):
     def __init__(
         self, *, host: str, data: Path, hidden: list[Path], queue: str, env: dict[str, str]
     ) -> None:
-        extra = {**env, "SF_DATA_DIR": str(data), "SF_WORKER_HOST": host}
+        extra = {
+            # The scripted provider listens on loopback, which SF refuses unless listed.
+            "SF_NET_ALLOW_HOSTS": "127.0.0.1",
+            **env,
+            "SF_DATA_DIR": str(data),
+            "SF_WORKER_HOST": host,
+        }
         super().__init__(extra_env=extra, queue=queue)
         self.host = host
         self.hostname = f"{self.name}@{host}"
