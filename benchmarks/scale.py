@@ -57,7 +57,8 @@ def one_run(tmp: Path, workers: int, args: argparse.Namespace) -> dict[str, Any]
     root = tmp / f"w{workers}"
     repo = demo_repo_create(root / "repo")
     url = bare_record(repo, root / "record.git")
-    prefix = f"file://{root}/"
+    # One prefix for every run: the workers read the earlier runs' projects too.
+    prefix = f"file://{tmp}/"
     settings.SF_RECORD_URL_PREFIXES = [prefix]
     provider = ScriptedProvider(delay=args.delay).start()
     hosts = Hosts(root=root, hidden=[repo], env={**TIMING, "SF_RECORD_URL_PREFIXES": prefix})
