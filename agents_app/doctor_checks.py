@@ -79,6 +79,8 @@ def projects_check() -> list[Finding]:
 def _repository_problem(project: Project) -> Finding | None:
     path, base = project.repo_path, project.base_branch
     evidence = [f"project {project.name}: {path} (base {base})"]
+    if project.parsed_policy.record is not None and not os.path.isdir(os.path.join(path, ".git")):
+        return None  # record mode: a host without the checkout works in its mirror
     try:
         project.repository()
     except RepositoryMoved as exc:

@@ -7,7 +7,9 @@ import re
 from decimal import Decimal
 from enum import StrEnum
 from typing import Literal
+from urllib.parse import urlsplit
 
+from django.conf import settings
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -211,6 +213,47 @@ class ModelReviewPolicy(BaseModel):
     timeout_s: int = Field(default=900, ge=10, le=7200)  # one review's time, then no verdict
 
 
+class RecordPolicy(BaseModel):
+    """Optional: the project's repository of record is a git remote (``url``), and each
+    worker host works in a mirror of its own (``tasks_app/engine/record.py``,
+    docs/deploy.md). Absent: single-host mode, the registered ``repo_path`` itself."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str = Field(min_length=1, max_length=500)
+
+    @field_validator("url")
+    @classmethod
+    def _listed(cls, url: str) -> str:
+        problem = record_url_problem(url)
+        if problem:
+            raise ValueError(problem)
+        return url
+
+
+SCP_LIKE = re.compile(r"^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^\s]+$")  # git@host:path
+
+
+def record_url_problem(url: str) -> str:
+    """Why ``url`` may not be a repository of record ('' when it may): an ssh, https or
+    file URL (or ``user@host:path``) without a password in it, starting with one of the
+    prefixes the server's ``SF_RECORD_URL_PREFIXES`` lists."""
+    if url != url.strip() or any(c.isspace() for c in url) or url.startswith("-"):
+        return f"record url {url!r} has spaces or starts with '-'"
+    parts = urlsplit(url)
+    if parts.scheme not in ("ssh", "https", "file") and not SCP_LIKE.match(url):
+        return f"record url {url} is not an ssh://, https:// or file:// URL nor user@host:path"
+    if parts.scheme in ("ssh", "https") and parts.password is not None:
+        return "record url carries a password: give the worker hosts a key or credential helper"
+    prefixes = settings.SF_RECORD_URL_PREFIXES
+    if not any(url.startswith(prefix) for prefix in prefixes):
+        listed = ", ".join(prefixes) or "none"
+        return f"record url {url} is under no prefix SF_RECORD_URL_PREFIXES lists ({listed})"
+    if "/../" in f"{parts.path}/" or parts.path.endswith("/.."):
+        return f"record url {url} climbs out of its prefix with '..'"
+    return ""
+
+
 SECRET_NAME = r"^[A-Z][A-Z0-9_]{0,63}$"
 
 
@@ -286,6 +329,8 @@ class ProjectPolicy(BaseModel):
     sandbox: SandboxLimits = Field(default_factory=SandboxLimits)
     skills: SkillsPolicy = Field(default_factory=SkillsPolicy)
     forge: ForgePolicy | None = None
+    # The repository of record on a git remote: worker hosts without a shared disk.
+    record: RecordPolicy | None = None
 
     worktree: WorktreeEnv = Field(default_factory=WorktreeEnv)
     # Prices of models litellm has no price for, by litellm model name.

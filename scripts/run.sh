@@ -41,12 +41,12 @@ QUEUE=${SF_CELERY_QUEUE:-sf}
 # Replayed model steps take as long as a live model's would, so the demo can be watched.
 SF_REPLAY_PACE=${SF_REPLAY_PACE:-6s} \
   celery -A sf_web worker --loglevel=INFO --concurrency=2 -Q "$QUEUE,$QUEUE.short,$QUEUE.notify" \
-  -n "$QUEUE-worker@%h" &
+  -n "$QUEUE-worker@${SF_WORKER_HOST:-%h}" &
 pids+=($!)
 SF_REPLAY_PACE=${SF_REPLAY_PACE:-6s} \
-  celery -A sf_web worker --loglevel=INFO --concurrency=1 -Q "$QUEUE.short" -n "$QUEUE-short@%h" &
+  celery -A sf_web worker --loglevel=INFO --concurrency=1 -Q "$QUEUE.short" -n "$QUEUE-short@${SF_WORKER_HOST:-%h}" &
 pids+=($!)
-celery -A sf_web worker --loglevel=INFO --concurrency=1 -Q "$QUEUE.notify" -n "$QUEUE-notify@%h" &
+celery -A sf_web worker --loglevel=INFO --concurrency=1 -Q "$QUEUE.notify" -n "$QUEUE-notify@${SF_WORKER_HOST:-%h}" &
 pids+=($!)
 echo "[run] SF is starting on http://$HOST:$PORT/ (log in as admin; password in .sf/admin-password)" >&2
 SF_HOST=$HOST SF_PORT=$PORT scripts/web.sh &  # uvicorn, one process per core

@@ -10,6 +10,7 @@ layer and Celery workers. ``SF_PROFILE=production`` hardens everything that
 from __future__ import annotations
 
 import os
+import socket
 import sys
 from datetime import timedelta
 from pathlib import Path
@@ -396,6 +397,13 @@ SF_NET_TEST_HOSTS: dict[str, str] = {}
 # Forge API hosts a project's policy may name besides the public ones (api.github.com,
 # gitlab.com): a self-hosted GitLab or GitHub Enterprise (tasks_app/forge.py).
 SF_FORGE_API_HOSTS = env.csv("SF_FORGE_API_HOSTS")
+# Workers on many machines (docs/deploy.md): this machine's name among the worker hosts
+# (its workers' names end in @SF_WORKER_HOST; the doctor judges processes of this host
+# only), and the repositories of record a project's policy may name (``record.url``):
+# URL prefixes a server admin lists (ssh://git@git.example.com/, file:///srv/sf/records/);
+# none listed: no project leaves single-host mode.
+SF_WORKER_HOST = env.string("SF_WORKER_HOST", "") or socket.gethostname()
+SF_RECORD_URL_PREFIXES = env.csv("SF_RECORD_URL_PREFIXES")
 # Email goes through Django's backend: SMTP by default (EMAIL_HOST, EMAIL_PORT, …),
 # the console backend for a trial; tests use locmem.
 EMAIL_BACKEND = env.string("SF_EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend")

@@ -104,7 +104,7 @@ def worktree_setup(
 ) -> LoopResult | None:
     """Run the setup if this worktree needs it. None: ready; a blocked ``LoopResult``:
     the gate asks a person first. A denied or failed setup raises ``SetupFailed``."""
-    if not config.setup or _set_up(task):
+    if not config.setup or (_set_up(task) and _set_up_here(ws)):
         return None
     command = config.setup
     gate = SessionGate(session_id=task.plan.session_id, worktree=ws.path, unit_id=unit.pk)
@@ -122,10 +122,23 @@ def worktree_setup(
     exit_code, output, seconds = _run(task, ws, command, env, config.setup_timeout_s)
     status = SetupStatus.PASSED if exit_code == 0 else SetupStatus.FAILED
     _record(task, unit, command, status, exit_code, output, seconds, verdict)
+    if status == SetupStatus.PASSED and ws.remote:
+        (ws.tree.git_dir / SET_UP_HERE).write_text(f"{unit.pk}\n")
     if status != SetupStatus.PASSED:
         shown = "timed out" if exit_code is None else f"exit {exit_code}"
         raise SetupFailed(f"the worktree setup failed ({shown}); its output is on the unit page")
     return None
+
+
+# Record mode (engine.record): a unit on another host, or after the record moved past
+# this host's tree, works in a worktree made afresh, which the setup has not seen. This
+# file, in the worktree's admin directory (gone with the worktree, never committed),
+# says the setup ran in this very tree.
+SET_UP_HERE = "sf-set-up"
+
+
+def _set_up_here(ws: Workspace) -> bool:
+    return not ws.remote or (ws.tree.git_dir / SET_UP_HERE).is_file()
 
 
 def _set_up(task: Task) -> bool:

@@ -42,6 +42,7 @@ from tasks_app.engine import extensions
 from tasks_app.engine.attempt_choice import attempt_branches_remove
 from tasks_app.engine.broker import send_by_name
 from tasks_app.engine.dispatch import dispatch_on_commit
+from tasks_app.engine.record import base_publish, commit_push, merge_sync, workspace_remove
 from tasks_app.engine.verification import Verification, verify
 from tasks_app.engine.worktrees import (
     MergeResult,
@@ -51,7 +52,6 @@ from tasks_app.engine.worktrees import (
     scratch_worktree_add,
     scratch_worktree_remove,
     worktree_checked,
-    worktree_remove,
 )
 from tasks_app.lifecycle import task_groups, task_transition
 from tasks_app.models import (
@@ -244,6 +244,7 @@ def _merge_one(entry: MergeRequest, project: Project) -> None:
     ws = workspace_of(task)
     message = f"sf: merge {task.key}: {task.title}"
     for _ in range(MAX_REDOS):
+        merge_sync(ws)  # record mode: the base and the branch as the remote has them now
         candidate = merge_compute(ws, commit=entry.commit or None, message=message)
         if not candidate.merged:
             return _refuse(entry, task, candidate.reason)
@@ -267,7 +268,8 @@ def _publish(entry: MergeRequest, task: Task, ws: Workspace, candidate: MergeRes
     if task.status != TaskStatus.REVIEW:
         _finish(entry, MergeStatus.REFUSED, f"the task became {task.status} while verified")
         return True
-    published = merge_publish(ws, candidate, commit=entry.commit)
+    publish = base_publish if ws.remote else merge_publish
+    published = publish(ws, candidate, commit=entry.commit)
     if published.merged:
         _merged(entry, task, published)
         return True
@@ -363,6 +365,7 @@ def _send_back(entry: MergeRequest, task: Task, ws: Workspace, merged: str) -> N
         return
     reason = f"{MERGED_TREE_FAILED} on {ws.base} (retry {task.retry_count} of {task.max_retries})"
     task_transition(task=task, to=TaskStatus.RETRYING, reason=reason, actor=actor)
+    commit_push(ws, merged)  # record mode: on the record's branch, for whichever host
     try:  # the agent works on the merged tree from now on
         git("merge", "--ff-only", "--quiet", merged, cwd=worktree_checked(ws, missing_ok=True))
     except (GitError, WorktreeTampered) as exc:
@@ -381,7 +384,7 @@ def _after(entry: MergeRequest) -> None:
     task = entry.task
     if entry.status == MergeStatus.MERGED:
         try:
-            worktree_remove(workspace_of(task))
+            workspace_remove(workspace_of(task))
             attempt_branches_remove(task)  # best-of-N: the attempts kept for comparison
         except GitError as exc:  # merged and done: a leftover tree must not undo that
             logger.warning("task %s merged; its worktree stays: %s", task.key, exc)

@@ -42,6 +42,7 @@ from tasks_app.engine.dispatch import dispatch_on_commit
 from tasks_app.engine.hooks import StopCause
 from tasks_app.engine.outage import provider_outage, provider_recovered
 from tasks_app.engine.project_hooks import unit_pre_verify
+from tasks_app.engine.record import branch_push
 from tasks_app.engine.reservations import unit_settle
 from tasks_app.engine.review import review_start
 from tasks_app.engine.stopping import StopRequest, stop_read
@@ -245,6 +246,9 @@ def _checkpoint(task: Task, unit: Unit, ws: Workspace) -> str | None:
     except GitError as exc:
         Unit.objects.filter(pk=unit.pk).update(summary=f"checkpoint failed: {exc}")
         return None
+    # Record mode: pushed before anything names the commit, or not at all (a GitError
+    # here is a system fault: the task runs again from what the record has).
+    branch_push(ws)
     with transaction.atomic():  # one commit for the checkpoint's rows
         Unit.objects.filter(pk=unit.pk).update(
             checkpoint_patch=redact_text(patch), checkpoint_commit=commit or ""

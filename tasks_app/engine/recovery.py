@@ -42,8 +42,8 @@ from sf_core.actors import Actor
 from sf_core.errors import InvalidTransition
 from tasks_app.completion import plan_reopen, plan_settle
 from tasks_app.engine.dispatch import dispatch_on_commit
+from tasks_app.engine.record import workspace_remove
 from tasks_app.engine.stopping import stop_request
-from tasks_app.engine.worktrees import worktree_remove
 from tasks_app.lifecycle import RECOVERY_ACTIONS, task_transition
 from tasks_app.models import ScheduleStatus, StopKind, Task, TaskSchedule, TaskStatus
 from tasks_app.services import dependents_release, schedule_ready
@@ -61,7 +61,7 @@ def task_retry(*, task: Task, actor: Actor, reason: str = "") -> Task:
     why = f"retry asked by {actor}" + (f": {reason}" if reason else "")
     with transaction.atomic():
         task = _locked(task, RETRYABLE, "retried")
-        worktree_remove(workspace_of(task))
+        workspace_remove(workspace_of(task))
         Task.objects.filter(pk=task.pk).update(
             branch_attempt=F("branch_attempt") + 1, retry_count=0, checkpoint_ref=""
         )
@@ -135,7 +135,7 @@ def _end(task: Task, to: str, sources: Collection[str], why: str, actor: Actor) 
     verb = str(to)
     with transaction.atomic():
         task = _locked(task, sources, verb)
-        worktree_remove(workspace_of(task))
+        workspace_remove(workspace_of(task))
         task_transition(task=task, to=to, reason=why, actor=actor)
         TaskSchedule.objects.filter(task=task).update(
             status=ScheduleStatus.CONSUMED, enqueued_at=None

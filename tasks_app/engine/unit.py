@@ -51,6 +51,7 @@ from tasks_app.engine.model_calls import with_idle_timeout as _with_idle_timeout
 from tasks_app.engine.outcome import unit_complete, unit_fail
 from tasks_app.engine.project_hooks import unit_loop_started
 from tasks_app.engine.prompts import unit_messages
+from tasks_app.engine.record import unit_sync
 from tasks_app.engine.reservations import (
     budget_more,
     round_shortfall,
@@ -98,6 +99,7 @@ def unit_run(*, task_id: int, worker: str, options: UnitOptions | None = None) -
         # cuts the model's answer at once: ``stopping``).
         watch = StopWatch(task.pk)
         with Heartbeat(task.pk, beat_now=False, watch=watch):  # _start wrote the first beat
+            unit_sync(ws)  # record mode: this host's mirror fetched (engine.record)
             worktree_ensure(ws)
             if task.best_of > 1:  # N attempts at once, the best kept (``attempts``)
                 return round_run(

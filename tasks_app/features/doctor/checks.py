@@ -12,7 +12,6 @@ heartbeat is the evidence. Registered in ``TasksAppConfig.ready``.
 from __future__ import annotations
 
 import os
-import socket
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
@@ -46,8 +45,9 @@ def pid_alive(pid: int | None) -> bool:
 
 
 def local_host(worker: str) -> bool:
-    """Whether a Celery worker name (``name@host``) names this host."""
-    return worker.rpartition("@")[2] == socket.gethostname() and "@" in worker
+    """Whether a Celery worker name (``name@host``) names this host (``SF_WORKER_HOST``,
+    the host name unless set: each worker host judges its own processes only)."""
+    return worker.rpartition("@")[2] == settings.SF_WORKER_HOST and "@" in worker
 
 
 # --- workers --------------------------------------------------------------------------

@@ -9,6 +9,11 @@ a crash between the merge and the cleanup, a plan deleted, an attempt superseded
 The fix removes it the way the engine would (its files and admin directory, without
 running git on them; ``git branch -D``), and its audit row keeps the branch's commit,
 so ``git branch NAME SHA`` brings it back.
+
+Per host: each host looks at its own ``SF_DATA_DIR`` and, for a project with a
+repository of record, its own mirror (``workspaces.project_repo``). A tree of a live
+task is never an orphan, whichever host runs the task now; a host without the mirror
+(the web, a worker that never ran the project) has nothing to say about it.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from sf_core.doctor import Finding, RepairDone, Severity
 from sf_core.git import GIT_LOCK_STALE_SECONDS, git, git_ok
 from tasks_app.engine.worktrees import worktree_discard
 from tasks_app.models import ACTIVE_MERGE_STATUSES, MergeRequest, Task, TaskStatus
-from tasks_app.workspaces import workspace_for
+from tasks_app.workspaces import project_repo, workspace_for
 
 FINISHED = (TaskStatus.DONE, TaskStatus.CANCELLED, TaskStatus.SKIPPED)
 
@@ -50,7 +55,7 @@ def _projects() -> list[Project]:
 
 def _in_place(project: Project) -> bool:
     try:
-        return Path(project.repository(), ".git").exists()
+        return Path(project_repo(project), ".git").exists()
     except RepositoryMoved:
         return False
 
@@ -71,7 +76,7 @@ def project_orphans(project: Project) -> Orphans:
         "for-each-ref",
         "--format=%(refname:short) %(objectname)",
         "refs/heads/sf/",
-        cwd=project.repo_path,
+        cwd=project_repo(project),
     )
     for line in refs.splitlines():
         branch, _, commit = line.partition(" ")
@@ -86,7 +91,7 @@ def _live(project: Project) -> tuple[set[Path], set[str]]:
     branches: set[str] = set()
     for plan_id, key, attempt in tasks.values_list("plan_id", "key", "branch_attempt"):
         ws = workspace_for(
-            repo=project.repo_path,
+            repo=project_repo(project),
             project_id=project.pk,
             plan_id=plan_id,
             key=key,
@@ -104,7 +109,7 @@ def _live(project: Project) -> tuple[set[Path], set[str]]:
 
 
 def _registered(project: Project) -> list[Path]:
-    listing = git("worktree", "list", "--porcelain", cwd=project.repo_path)
+    listing = git("worktree", "list", "--porcelain", cwd=project_repo(project))
     return [
         Path(line[len("worktree ") :])
         for line in listing.splitlines()
@@ -149,7 +154,7 @@ def worktrees_fix(actor: Actor) -> list[RepairDone]:
     done: list[RepairDone] = []
     for project in _projects():
         found = project_orphans(project)
-        repo = project.repo_path
+        repo = project_repo(project)
         for path in found.worktrees:
             worktree_discard(repo, path)  # never `git worktree remove`: it reads the tree
             done.append(RepairDone(target=str(path), action="orphaned worktree removed"))
@@ -174,8 +179,9 @@ def _stale_locks() -> list[tuple[int, Path]]:
     now = time.time()
     found: list[tuple[int, Path]] = []
     for project in _projects():
-        common = Path(git("rev-parse", "--git-common-dir", cwd=project.repo_path))
-        gitdir = common if common.is_absolute() else Path(project.repo_path) / common
+        repo = project_repo(project)
+        common = Path(git("rev-parse", "--git-common-dir", cwd=repo))
+        gitdir = common if common.is_absolute() else repo / common
         candidates = [
             *gitdir.glob("*.lock"),
             *(gitdir / "refs").rglob("*.lock"),
