@@ -5,6 +5,7 @@ taken from the projects' forges (read-only)."""
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db import models
 from django.http import HttpRequest
 
 from agents_app.admin_scope import ProjectScopedAdmin, ReadOnlyAdminMixin
@@ -153,5 +154,7 @@ class ForgeIssueAdmin(ReadOnlyAdminMixin, ProjectScopedAdmin):
     """The issues SF took from the projects' forges (docs/forge.md): evidence."""
 
     list_display = ("project", "kind", "number", "title", "author", "state", "session", "reason")
+    # Django 6 assumes https for a URL without a scheme; say so now (it warns otherwise).
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     list_filter = ("state", "kind")
     search_fields = ("title", "author", "url")

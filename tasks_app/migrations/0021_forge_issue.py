@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("agents_app", "0018_sso"),
+        ("agents_app", "0017_project_registration"),
         ("tasks_app", "0020_runtime_stop_resume_and_model_wait"),
     ]
 
