@@ -28,6 +28,7 @@ from django.db import DatabaseError
 from agents_app.costs import configured_unpriced
 from agents_app.models import Project
 from dashboard_app.status import broker_probe, native_probe
+from sf_core.errors import PolicyInvalid
 
 SSO_ENDPOINTS = (
     "OIDC_OP_AUTHORIZATION_ENDPOINT",
@@ -181,7 +182,25 @@ def check_model_prices(app_configs: Sequence[AppConfig] | None, **_: Any) -> lis
         projects = list(Project.objects.all())
     except DatabaseError:  # not migrated yet: the environment's models are still checked
         projects = []
-    return [
+    # A policy that does not parse here (one naming a record URL under a prefix this
+    # host does not list, say) is that project's problem: named, never a worker that
+    # cannot start for every other project.
+    readable, unreadable = [], []
+    for project in projects:
+        try:
+            project.parsed_policy  # noqa: B018  (parsing is the check)
+        except PolicyInvalid as exc:
+            unreadable.append(
+                Warning(
+                    f"The policy of project {project.name} does not parse on this host: {exc}",
+                    hint="Fix it in the project's settings, or give this host the same "
+                    "settings as the others (SF_RECORD_URL_PREFIXES, SF_FORGE_API_HOSTS).",
+                    id="sf.W016",
+                )
+            )
+        else:
+            readable.append(project)
+    return unreadable + [
         Warning(
             f"The model {found.model}, configured in {found.where}, has no known price: "
             "its calls are charged $0 and budgets do not limit it.",
@@ -192,5 +211,5 @@ def check_model_prices(app_configs: Sequence[AppConfig] | None, **_: Any) -> lis
             ),
             id="sf.W005",
         )
-        for found in configured_unpriced(projects)
+        for found in configured_unpriced(readable)
     ]

@@ -72,3 +72,20 @@ def test_one_model_behind_every_mode_is_named_once(project: Project) -> None:
     (message,) = warned()
     assert "SF_MODEL_FAST, SF_MODEL_SMART, SF_MODEL_DEEP" in message
     assert f"project {project.name} (models.deep, models.fast)" in message
+
+
+@override_settings(SF_MODEL_SMART=SELF_HOSTED, SF_MODEL_DEEP="", SF_MODEL_FAST="")
+def test_a_policy_this_host_cannot_parse_is_named_and_the_others_still_checked(
+    project: Project,
+) -> None:
+    """A worker host without the record URL prefix another host lists: the check names
+    the project (before, it raised and the worker never started)."""
+    Project.objects.filter(pk=project.pk).update(
+        policy={"record": {"url": "file:///srv/records/sample.git"}}
+    )
+    with override_settings(SF_RECORD_URL_PREFIXES=[]):
+        messages = checks.check_model_prices(None)
+    (unreadable,) = [m.msg for m in messages if m.id == "sf.W016"]
+    assert "project sample" in unreadable
+    assert "SF_RECORD_URL_PREFIXES" in unreadable
+    assert [m for m in messages if m.id == "sf.W005"]  # the environment's model still named
