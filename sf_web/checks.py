@@ -185,7 +185,8 @@ def check_model_prices(app_configs: Sequence[AppConfig] | None, **_: Any) -> lis
     # A policy that does not parse here (one naming a record URL under a prefix this
     # host does not list, say) is that project's problem: named, never a worker that
     # cannot start for every other project.
-    readable, unreadable = [], []
+    readable: list[Project] = []
+    unreadable: list[CheckMessage] = []
     for project in projects:
         try:
             project.parsed_policy  # noqa: B018  (parsing is the check)
