@@ -65,24 +65,30 @@ def worktree_ensure(ws: Workspace) -> Path:
     ws.path.parent.mkdir(parents=True, exist_ok=True)
     if ws.path.exists():
         shutil.rmtree(ws.path)  # a leftover from a crash before git registered it
-    has_branch = git(
-        "rev-parse", "--verify", "--quiet", f"refs/heads/{ws.branch}", cwd=ws.repo, check=False
-    )
-    add = ["worktree", "add", str(ws.path), ws.branch]
-    if not has_branch:
-        add = ["worktree", "add", "-b", ws.branch, str(ws.path), ws.base]
     try:
-        git(*add, cwd=ws.repo)
+        git(*_worktree_add(ws), cwd=ws.repo)
     except GitError:
         # A registration left by a crash (its folder gone) refuses the path: prune and
-        # try once more. Pruning first, every unit, cost a git process for nothing.
+        # try once more. Pruning first, every unit, cost a git process for nothing. The
+        # branch is asked again: a failed add (another thread's git holding a lock of
+        # the repository, best-of-N's attempts) may have made it before it failed.
         git("worktree", "prune", cwd=ws.repo)
-        git(*add, cwd=ws.repo)
+        git(*_worktree_add(ws), cwd=ws.repo)
     problems = metadata_problems(ws.tree)
     if problems:  # e.g. extensions.worktreeConfig gives it a config.worktree of its own
         worktree_discard(ws.repo, ws.path)
         raise SfError(f"git made the worktree {ws.path} otherwise than SF checks it: {problems}")
     return ws.path
+
+
+def _worktree_add(ws: Workspace) -> list[str]:
+    """``git worktree add`` of ``ws``: on its branch, or a new branch from the base."""
+    has_branch = git(
+        "rev-parse", "--verify", "--quiet", f"refs/heads/{ws.branch}", cwd=ws.repo, check=False
+    )
+    if has_branch:
+        return ["worktree", "add", str(ws.path), ws.branch]
+    return ["worktree", "add", "-b", ws.branch, str(ws.path), ws.base]
 
 
 def worktree_checked(ws: Workspace, *, missing_ok: bool = False) -> Checkout:
