@@ -38,7 +38,6 @@ class MicroCache:
         self.lock = threading.Lock()
         self.values: OrderedDict[Hashable, tuple[float, object]] = OrderedDict()
         self.hits = 0
-        self.renders = 0
         self.clock: Callable[[], float] = time.monotonic
 
     def get(self, key: Hashable, render: Callable[[], T]) -> T:
@@ -54,7 +53,6 @@ class MicroCache:
                 return kept[1]  # type: ignore[return-value]
         value = render()
         with self.lock:
-            self.renders += 1
             self.values[key] = (self.clock(), value)
             self.values.move_to_end(key)
             while len(self.values) > self.max_keys:
