@@ -229,9 +229,12 @@ def _notes(review: ModelReview, notes: list[str]) -> None:
 
 
 def review_context(unit: Unit) -> dict[str, object]:
-    """The unit page's model review, or nothing (read with the unit when it was
-    selected with ``model_review``; its comments are the page's, ``by_model``)."""
+    """The unit page's model review and its line comments, or nothing (read with the
+    unit when it was selected with ``model_review``: no query for a unit without one).
+    The page and its live card (``UnitConsumer``) show the same."""
     try:
-        return {"model_review": unit.model_review}
+        review = unit.model_review
     except ModelReview.DoesNotExist:
         return {}
+    comments = list(DiffComment.objects.filter(unit_id=unit.pk, by_model=True).order_by("pk"))
+    return {"model_review": review, "model_comments": comments}
