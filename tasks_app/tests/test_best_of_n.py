@@ -243,7 +243,7 @@ def review_says(kind: str, reasons: str) -> tuple[str, list[Any]]:
 
 @pytest.mark.django_db(transaction=True)  # committed rows: the attempts run in threads
 def test_each_attempt_is_reviewed_and_the_better_verdict_wins_the_tie(
-    repo: Path, settings: Any
+    repo: Path, settings: Any, user: User, client: Any
 ) -> None:
     """All three pass verification; the smallest diff would win on size, but its review
     asks for changes; a failed review is ``no_verdict``; the approved one is kept."""
@@ -283,6 +283,12 @@ def test_each_attempt_is_reviewed_and_the_better_verdict_wins_the_tie(
     assert session.cost_spent == task.cost_spent == Decimal("0.0800")
     assert session.cost_reserved == 0
     assert (repo / "hello.txt").read_text() == LONG_TEXT
+    # Side by side, each attempt says what its review said.
+    grant(user, session.project, "viewer")
+    client.force_login(user)
+    page = client.get(f"/tasks/{task.pk}/attempts").content.decode()
+    for verdict in ("approve", "no_verdict", "request_changes"):
+        assert f'data-attempt-verdict="{verdict}"' in page
 
 
 @pytest.mark.django_db(transaction=True)
