@@ -15,7 +15,7 @@ class TasksAppConfig(AppConfig):
         from tasks_app.features.doctor.heal import doctor_heal
         from tasks_app.features.headless.query import session_report_snapshot
         from tasks_app.features.issues import poll as forge_issues
-        from tasks_app.features.model_review.runner import model_review_run
+        from tasks_app.features.model_review.runner import attempt_review_run, model_review_run
         from tasks_app.features.model_review.sweep import model_reviews_recover
         from tasks_app.features.schedules import receivers as schedule_receivers
         from tasks_app.features.skills import proposals as skill_proposals
@@ -27,6 +27,7 @@ class TasksAppConfig(AppConfig):
         extensions.unit_ended.register("skill evidence", skill_proposals.skill_evidence_check)
         extensions.merged.register("skill proposals", skill_proposals.skill_proposal_merged)
         extensions.verified.register("model review", model_review_run)
+        extensions.attempt_verdicts.register("model review", attempt_review_run)
         extensions.review_waiting.register("forge", forge.pull_request_offer)
         extensions.swept.register("forge_reviews", forge.forge_sync)
         extensions.swept.register("forge_issues", forge_issues.issues_sweep)

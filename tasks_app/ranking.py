@@ -6,9 +6,10 @@ Best first, by, in turn:
 1. eligible: verification passed and the attempt changed something (an attempt that
    changed nothing would be refused at merge as an empty result); of the others, those
    that passed come first, for the comparison page;
-2. the model review's verdict, when there is one (``approve`` before none before
-   ``request_changes``): an optional input, so that a review of each attempt can be
-   wired in (``engine.extensions.attempt_verdicts``) without changing the order's rule;
+2. the model review's verdict, when there is one (``approve`` before none or
+   ``no_verdict`` before ``request_changes``): the model review of each verified
+   attempt gives it (``engine.extensions.attempt_verdicts``, registered by
+   ``tasks_app.features.model_review``; none when the project's policy turns it off);
 3. the smaller diff (lines added plus removed);
 4. the lower cost;
 5. the lower attempt number: the deterministic tie-break (attempt 1 runs the likeliest
@@ -21,9 +22,9 @@ from dataclasses import asdict, dataclass
 from decimal import Decimal
 from typing import Any
 
-# How a review verdict orders attempts that otherwise tie; an attempt without one
-# sits between approved and rejected ones.
-VERDICT_ORDER = {"approve": 0, None: 1, "comment": 1, "request_changes": 2}
+# How a review verdict orders attempts that otherwise tie; an attempt without one, or
+# whose review failed (``no_verdict``), sits between approved and rejected ones.
+VERDICT_ORDER = {"approve": 0, None: 1, "comment": 1, "no_verdict": 1, "request_changes": 2}
 
 
 @dataclass(frozen=True)
@@ -71,14 +72,22 @@ def choice_reason(ranked: list[Candidate]) -> str:
     best = ranked[0]
     words = [f"attempt {best.attempt} kept: {head}"]
     rivals = [each for each in ranked[1:] if each.eligible]
-    if best.verdict is not None:
-        words.append(f"the model review says {best.verdict}")
+    if any(each.verdict is not None for each in ranked):
+        words.append(_verdicts(ranked))
     if not rivals:
         words.append(f"it is the only one that did ({_size(best)})")
         return "; ".join(words)
     runner = rivals[0]
     words.append(_beaten_by(best, runner))
     return "; ".join(words)
+
+
+def _verdicts(ranked: list[Candidate]) -> str:
+    """The model review's verdict on each attempt that passed, best first."""
+    said = [
+        f"attempt {each.attempt} {each.verdict or 'not reviewed'}" for each in ranked if each.passed
+    ]
+    return "the model review's verdicts: " + ", ".join(said)
 
 
 def _beaten_by(best: Candidate, runner: Candidate) -> str:

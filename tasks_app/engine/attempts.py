@@ -50,7 +50,7 @@ from tasks_app.engine.values import SYSTEM_FAULTS, UnitOptions, UnitReport
 from tasks_app.engine.verification import verify
 from tasks_app.engine.worktrees import checkpoint_commit, checkpoint_patch, worktree_ensure
 from tasks_app.lifecycle import task_transition
-from tasks_app.models import AttemptRound, Task, Unit, UnitStatus
+from tasks_app.models import AttemptRound, Task, TaskStatus, Unit, UnitStatus
 from tasks_app.ranking import Candidate, choice_reason, patch_changed_lines, rank
 from tasks_app.workspaces import Workspace
 
@@ -63,9 +63,11 @@ Agent = Callable[[Task, Unit, Workspace, UnitOptions, EngineHooks, dict[str, str
 
 @dataclass
 class RoundState:
-    """What the round's attempts leave for its close: why the hooks stopped each."""
+    """What the round's attempts leave for its close: why the hooks stopped each, and
+    the verdict on each verified one (``extensions.attempt_verdicts``: a model review)."""
 
     causes: dict[int, StopCause] = field(default_factory=dict)
+    verdicts: dict[int, str | None] = field(default_factory=dict)
 
 
 def round_run(
@@ -81,7 +83,7 @@ def round_run(
             if Unit.objects.filter(pk=unit.pk, status=UnitStatus.RUNNING).exists():
                 charge_from_ledger(task, unit)
                 _end_unit(unit, UnitStatus.FAILED, summary="the attempt did not finish")
-    return _round_close(task, round_, ws, watch, state)
+    return _round_close(task, round_, ws, options, watch, state)
 
 
 def _round_open(task: Task, first: Unit) -> tuple[AttemptRound, list[Unit]]:
@@ -167,7 +169,10 @@ def _attempt(
         result = blocked or agent(task, unit, aws, chosen, hooks, resources)
         if hooks.cause is not None:
             state.causes[unit.pk] = hooks.cause
-        _attempt_end(task, unit, aws, result, resources)
+        if _attempt_end(task, unit, aws, result, resources):
+            # Its review, in its own worktree and thread: the reviews run at once too,
+            # and their cost is the attempt's (the ranking's cost counts it).
+            state.verdicts[unit.pk] = extensions.attempt_verdict_run(task, unit, aws, options)
     except ENDS_AN_ATTEMPT as exc:
         logger.warning("attempt %s of %s failed: %s", unit.attempt, task.key, exc)
         charge_from_ledger(task, unit)
@@ -176,7 +181,9 @@ def _attempt(
 
 def _attempt_end(
     task: Task, unit: Unit, aws: Workspace, result: LoopResult, resources: dict[str, str]
-) -> None:
+) -> bool:
+    """Its checkpoint, charge and verification; whether it may be kept (it passed and
+    changed something: what a review is worth spending on)."""
     commit = checkpoint_commit(aws, f"sf({task.key}): attempt {unit.attempt}")
     patch = checkpoint_patch(aws)
     Unit.objects.filter(pk=unit.pk).update(
@@ -187,7 +194,7 @@ def _attempt_end(
     if result.outcome != Outcome.FINISHED:
         summary = f"{result.outcome}: {result.detail or result.summary}"
         _end_unit(unit, UnitStatus.FAILED, summary=summary)
-        return
+        return False
     verification = verify(
         aws.path,
         list(task.verify),
@@ -201,11 +208,15 @@ def _attempt_end(
     )
     status = UnitStatus.SUCCEEDED if verification.passed else UnitStatus.FAILED
     _end_unit(unit, status, summary=result.summary)
+    return verification.passed and patch_changed_lines(patch) > 0
 
 
-def round_candidates(round_: AttemptRound) -> list[Candidate]:
-    """The round's attempts as the ranking sees them, with a review's verdict when a
-    hook gives one (``extensions.attempt_verdicts``)."""
+def round_candidates(
+    round_: AttemptRound, verdicts: dict[int, str | None] | None = None
+) -> list[Candidate]:
+    """The round's attempts as the ranking sees them, with the verdict on each verified
+    one that a hook gave (``extensions.attempt_verdicts``)."""
+    verdicts = verdicts or {}
     return [
         Candidate(
             unit=unit.pk,
@@ -213,26 +224,23 @@ def round_candidates(round_: AttemptRound) -> list[Candidate]:
             passed=bool(unit.verification_passed),
             changed_lines=patch_changed_lines(unit.checkpoint_patch),
             cost=unit.cost,
-            verdict=_verdict(unit.pk) if unit.verification_passed else None,
+            verdict=verdicts.get(unit.pk) if unit.verification_passed else None,
         )
         for unit in round_.attempts.order_by("attempt")
     ]
 
 
-def _verdict(unit_id: int) -> str | None:
-    for hook in extensions.attempt_verdicts:
-        verdict = hook(unit_id)
-        if verdict is not None:
-            return verdict
-    return None
-
-
 def _round_close(
-    task: Task, round_: AttemptRound, ws: Workspace, watch: StopWatch, state: RoundState
+    task: Task,
+    round_: AttemptRound,
+    ws: Workspace,
+    options: UnitOptions,
+    watch: StopWatch,
+    state: RoundState,
 ) -> UnitReport:
     """Rank, record the choice and move the task on: to review with the winner, held
     as a single unit's stop would hold it, or a spent retry when none passed."""
-    ranked = rank(round_candidates(round_))
+    ranked = rank(round_candidates(round_, state.verdicts))
     reason = choice_reason(ranked)
     units = {unit.pk: unit for unit in round_.attempts.order_by("attempt")}
     winner = units[ranked[0].unit] if ranked[0].eligible else None
@@ -247,11 +255,18 @@ def _round_close(
             chosen_at=timezone.now() if winner else None,
         )
         outcome = _move_on(task, list(units.values()), winner, reason, stop, state)
+    person = False
+    if outcome == "verified" and winner is not None:
+        # The winner's review acts as a single unit's would (``extensions.verified``):
+        # required, a request for changes sends the task back; advisory, a person looks.
+        winner_ws = attempt_workspace(ws, task, winner)
+        person = extensions.verified_run(task, winner, winner_ws, options)
+        task.refresh_from_db()
     # Before the review: approved at once, the task is merged, and its attempts'
     # branches go with it, which git refuses while their worktrees are there.
     attempts_tidy(ws, task, list(units.values()))
-    if outcome == "verified":
-        review_start(task=task)  # approved at once where the profile allows: merged
+    if outcome == "verified" and task.status == TaskStatus.REVIEW:
+        review_start(task=task, person=person)  # approved at once where allowed: merged
         for offer in extensions.review_waiting:  # a pull request, after the commit
             transaction.on_commit(partial(offer, task.pk))
     for unit in units.values():

@@ -20,9 +20,14 @@ hook of a point, in registration order, at the moment the point describes:
   (forge: open its pull request).
 - ``merged(task)``: inside the transaction that marks a task merged (skill proposals:
   the proposal the task wrote is merged).
-- ``attempt_verdicts(unit_id)``: a verdict on a verified best-of-N attempt
-  (``approve``, ``comment``, ``request_changes``, or None: no opinion), read when the
-  round is ranked (``tasks_app.ranking``): a model review of each attempt plugs in here.
+- ``attempt_verdicts(task, unit, ws, options)``: in a best-of-N attempt's own run (its
+  thread), once its work passed verification and its unit ended: a verdict on it
+  (``approve``, ``request_changes``, ``no_verdict``, or None: no opinion), which the
+  round's ranking reads (``tasks_app.ranking``). The model review reviews each attempt
+  here, in the attempt's worktree, without acting on its verdict (the round's winner
+  then goes through ``verified`` as a single unit does, and the verdict acts there).
+  The first verdict given wins; a hook that raises is logged and, unless another gives
+  one, is ``no_verdict`` (a failed review is a verdict of its own, never a crash).
 - ``swept()``: at the end of every engine sweep; its number is reported under the
   hook's name (forge: the reviews read back from the projects' forges).
 
@@ -79,7 +84,9 @@ verified: ExtensionPoint[Callable[[Task, Unit, Workspace, UnitOptions], bool]] =
 review_waiting: ExtensionPoint[Callable[[int], object]] = ExtensionPoint("review_waiting")
 merged: ExtensionPoint[Callable[[Task], None]] = ExtensionPoint("merged")
 swept: ExtensionPoint[Callable[[], int]] = ExtensionPoint("swept")
-attempt_verdicts: ExtensionPoint[Callable[[int], str | None]] = ExtensionPoint("attempt_verdicts")
+attempt_verdicts: ExtensionPoint[Callable[[Task, Unit, Workspace, UnitOptions], str | None]] = (
+    ExtensionPoint("attempt_verdicts")
+)
 inline_drain: ExtensionPoint[Callable[[int], None]] = ExtensionPoint("inline_drain")
 
 
@@ -104,3 +111,23 @@ def verified_run(task: Task, unit: Unit, ws: Workspace, options: UnitOptions) ->
         except Exception:
             logger.exception("%s of unit %s did not run", name, unit.pk)
     return person
+
+
+NO_VERDICT = "no_verdict"  # a review that failed: ranked as no opinion, named in the reason
+
+
+def attempt_verdict_run(task: Task, unit: Unit, ws: Workspace, options: UnitOptions) -> str | None:
+    """The verdict on a verified attempt: the first ``attempt_verdicts`` hook's that gives
+    one. A hook that raises is logged; if no other gives a verdict, the attempt's is
+    ``no_verdict``, and the round goes on."""
+    failed = False
+    for name, hook in attempt_verdicts.items():
+        try:
+            verdict = hook(task, unit, ws, options)
+        except Exception:
+            logger.exception("%s of attempt unit %s did not run", name, unit.pk)
+            failed = True
+            continue
+        if verdict is not None:
+            return verdict
+    return NO_VERDICT if failed else None

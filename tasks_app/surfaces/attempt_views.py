@@ -41,7 +41,9 @@ def attempts_context(task: Task) -> dict[str, Any]:
 def _column(unit: Unit, round_: AttemptRound) -> dict[str, Any]:
     files = diff_files_finished(unit.checkpoint_patch) if unit.finished_at else []
     added, removed = diff_totals(files)
-    rank = next((i for i, row in enumerate(round_.ranking, 1) if row.get("unit") == unit.pk), None)
+    ranked = ((i, row) for i, row in enumerate(round_.ranking, 1) if row.get("unit") == unit.pk)
+    found: tuple[int | None, dict[str, Any]] = next(ranked, (None, {}))
+    rank, row = found
     return {
         "unit": unit,
         "variant": variant_label(unit.variant),
@@ -49,6 +51,7 @@ def _column(unit: Unit, round_: AttemptRound) -> dict[str, Any]:
         "added": added,
         "removed": removed,
         "rank": rank,
+        "verdict": row.get("verdict"),  # the model review's, as the ranking read it
         "chosen": round_.winner_id == unit.pk,
     }
 

@@ -161,12 +161,13 @@ def rows_shown(board_html: str) -> frozenset[int]:
     return frozenset(int(found) for found in ROW_ID.findall(board_html))
 
 
-UNIT_LIVE_PARTS = ("unit-state", "trace", "unit-verification", "unit-merge")
+UNIT_LIVE_PARTS = ("unit-state", "trace", "unit-verification", "unit-merge", "model-review")
 
 
 class UnitConsumer(LivePartialConsumer):
     """A unit's page: its state (tokens so far, the reason it ended), trace, verification
-    output and merge-queue box, streamed as events are recorded and the task moves.
+    output, merge-queue box and model review card, streamed as events are recorded, the
+    task moves and the review starts and ends (``review.changed``).
     The diff is page-only (its comment buttons depend on who looks)."""
 
     def resolve_groups(self) -> list[str]:
@@ -183,7 +184,8 @@ class UnitConsumer(LivePartialConsumer):
         return ("unit", self.unit_id)  # the same for everyone who may view the unit
 
     def render(self) -> str:
-        unit = Unit.objects.select_related("task__plan__session").get(pk=self.unit_id)
+        related = ("task__plan__session", "model_review")
+        unit = Unit.objects.select_related(*related).get(pk=self.unit_id)
         context = unit_context(unit)
         return "".join(
             render_to_string(f"tasks_app/unit_detail.html#{part}", context)
@@ -191,6 +193,10 @@ class UnitConsumer(LivePartialConsumer):
         )
 
     async def trace_appended(self, event: dict[str, Any]) -> None:
+        await self.push()
+
+    async def review_changed(self, event: dict[str, Any]) -> None:
+        """The model review stored its verdict, or acted on it (sent the task back)."""
         await self.push()
 
     async def unit_streaming(self, event: dict[str, Any]) -> None:

@@ -20,7 +20,9 @@ from sf_core.actors import Actor
 from sf_core.errors import SfError
 from sf_core.http import AuthedRequest
 from tasks_app.features.demo import demo_start
+from tasks_app.features.issues.texts import FORGE_NAMES
 from tasks_app.intake import plan_upload, planning_start, project_intent_start
+from tasks_app.models import ForgeIssue
 from tasks_app.selectors import session_plan_requests, session_plans
 
 INTENT_BOX = "agents_app/_intent_box.html"
@@ -37,9 +39,13 @@ def intent_box_context(action: str, *, replay_trace: str = "", **extra: Any) -> 
 
 
 def session_plans_context(session: AgentSession, **extra: Any) -> dict[str, object]:
-    """The session page's plans slot: intent box, plan requests, plans, upload."""
+    """The session page's plans slot: the forge issue the session works from (if any),
+    intent box, plan requests, plans, upload."""
+    issue = ForgeIssue.objects.filter(session_id=session.pk).first()
     return {
         "session": session,
+        "forge_issue": issue,
+        "forge_name": FORGE_NAMES.get(issue.kind, issue.kind) if issue else "",
         "plans": session_plans(session.pk),
         "plan_requests": session_plan_requests(session.pk),
         **intent_box_context(

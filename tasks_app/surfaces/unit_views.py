@@ -51,6 +51,7 @@ def unit_context(unit: Unit) -> dict[str, object]:
         "reason": unit_end_reason(unit, latest),
         "merge": unit_merge(unit),  # its verification on the merged tree, if any
         **model_wait(unit),
+        **review_context(unit),  # the model's review, beside the diff
     }
 
 
@@ -97,7 +98,6 @@ def unit_detail(request: AuthedRequest, unit_id: int) -> HttpResponse:
         "requested": changes_requested_before(unit, previous),
         "can_review": can_review,
     }
-    context |= review_context(unit)  # the model's review, beside the diff
     context |= followups_context(unit.task, may_steer=may_steer)
     return render(request, "tasks_app/unit_detail.html", context)
 

@@ -3,6 +3,7 @@ person's pick of another; a budget that cannot cover N refused (docs/best-of-n.m
 
 from __future__ import annotations
 
+import threading
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from sf_core.errors import InvalidTransition, NotAllowed, PlanInvalid
 from tasks_app.engine.attempt_choice import attempt_pick
 from tasks_app.engine.replaying import demo_repo_create
 from tasks_app.engine.review import task_approve
-from tasks_app.models import AttemptRound, MergeRequest, Unit
+from tasks_app.models import AttemptRound, MergeRequest, ModelReview, Unit
 from tasks_app.plan_edit import plan_document
 from tasks_app.ranking import Candidate, choice_reason, patch_changed_lines, rank
 from tasks_app.schemas import plan_spec_parse
@@ -207,3 +208,107 @@ def test_the_pick_is_for_approvers_and_a_refusal_says_why(
     assert b"attempt 1 did not pass verification" in refused.content
     assert client.post(pick, {"note": "longer"}).status_code == 302
     assert AttemptRound.objects.get(task=task).winner_id == units[2].pk
+
+
+class Reviewed:
+    """Each attempt's scripted model answers its unit's steps, then its review's: a
+    review's calls (``review_verdict`` offered) go to the model that last answered in
+    the same thread (each attempt runs its unit, then its review, in a thread)."""
+
+    def __init__(self, **by_temperature: ScriptedModel) -> None:
+        self.models = {float(key.split("_")[1]) / 10: m for key, m in by_temperature.items()}
+        self.by_thread: dict[int, ScriptedModel] = {}
+
+    def __call__(self, **kwargs: Any) -> Any:
+        offered = {tool["function"]["name"] for tool in kwargs.get("tools") or []}
+        if "review_verdict" in offered:
+            return self.by_thread[threading.get_ident()](**kwargs)
+        model = self.models[kwargs["temperature"]]
+        self.by_thread[threading.get_ident()] = model
+        return model(**kwargs)
+
+
+class DownForReviews(ScriptedModel):
+    """Answers its unit's steps; its review's provider fails."""
+
+    def __call__(self, **kwargs: Any) -> Any:
+        if not self.steps:
+            raise RuntimeError("the review's provider is down")
+        return super().__call__(**kwargs)
+
+
+def review_says(kind: str, reasons: str) -> tuple[str, list[Any]]:
+    return ("verdict", [("review_verdict", {"verdict": kind, "reasons": reasons})])
+
+
+@pytest.mark.django_db(transaction=True)  # committed rows: the attempts run in threads
+def test_each_attempt_is_reviewed_and_the_better_verdict_wins_the_tie(
+    repo: Path, settings: Any, user: User, client: Any
+) -> None:
+    """All three pass verification; the smallest diff would win on size, but its review
+    asks for changes; a failed review is ``no_verdict``; the approved one is kept."""
+    settings.SF_MODEL_DEEP = "openai/gpt-4o"
+    review = {"model_review": {"mode": "advisory"}}
+    session, plan = start(repo, task_spec(best_of=3), profile="trusted", policy=review)
+    smallest = ScriptedModel(*writes("hello\n"), review_says("request_changes", "terse"), cost=0.01)
+    failing = DownForReviews(*writes("hello\nthere\n"), cost=0.01)
+    approved = ScriptedModel(*writes(LONG_TEXT), review_says("approve", "meets R1"), cost=0.01)
+    model = Reviewed(t_0=smallest, t_4=failing, t_8=approved)
+
+    report = run_next(session, model)
+
+    task = plan.tasks.get()
+    assert (report.outcome, task.status) == ("verified", "done")
+    units = {u.attempt: u for u in Unit.objects.filter(task=task)}
+    verdicts = {n: ModelReview.objects.get(unit=units[n]).verdict for n in units}
+    assert verdicts == {1: "request_changes", 2: "no_verdict", 3: "approve"}
+    assert (
+        "RuntimeError: the review's provider is down"
+        in (ModelReview.objects.get(unit=units[2]).notes[0])
+    )
+    round_ = AttemptRound.objects.get(task=task)
+    assert round_.winner_id == units[3].pk
+    assert [row["attempt"] for row in round_.ranking] == [3, 2, 1]
+    assert [row["verdict"] for row in round_.ranking] == [
+        "approve",
+        "no_verdict",
+        "request_changes",
+    ]
+    assert "the model review's verdicts: attempt 3 approve, attempt 2 no_verdict, " in round_.reason
+    assert "attempt 1 request_changes" in round_.reason
+    assert "the review preferred it to attempt 2 (no_verdict)" in round_.reason
+    # Each review's steps are its attempt's cost (the ranking's cost), counted once.
+    assert [units[n].cost for n in (1, 2, 3)] == [Decimal("0.03"), Decimal("0.02"), Decimal("0.03")]
+    session.refresh_from_db()
+    assert session.cost_spent == task.cost_spent == Decimal("0.0800")
+    assert session.cost_reserved == 0
+    assert (repo / "hello.txt").read_text() == LONG_TEXT
+    # Side by side, each attempt says what its review said.
+    grant(user, session.project, "viewer")
+    client.force_login(user)
+    page = client.get(f"/tasks/{task.pk}/attempts").content.decode()
+    for verdict in ("approve", "no_verdict", "request_changes"):
+        assert f'data-attempt-verdict="{verdict}"' in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_required_review_of_the_kept_attempt_sends_the_round_back(
+    repo: Path, settings: Any
+) -> None:
+    """Every attempt's review asks for changes: the kept one's verdict acts as a single
+    unit's would (required: the task goes back for another round); the others' do not."""
+    settings.SF_MODEL_DEEP = "openai/gpt-4o"
+    review = {"model_review": {"mode": "required"}}
+    session, plan = start(repo, task_spec(best_of=2), profile="trusted", policy=review)
+    first = ScriptedModel(*writes("hello\n"), review_says("request_changes", "one"))
+    second = ScriptedModel(*writes(LONG_TEXT), review_says("request_changes", "two"))
+
+    run_next(session, Reviewed(t_0=first, t_4=second))
+
+    task = plan.tasks.get()
+    assert task.status == "todo"
+    assert task.status_reason == "changes requested by model review: one"
+    units = {u.attempt: u for u in Unit.objects.filter(task=task)}
+    assert AttemptRound.objects.get(task=task).winner_id == units[1].pk
+    sent = {n: ModelReview.objects.get(unit=units[n]).sent_back for n in units}
+    assert sent == {1: True, 2: False}

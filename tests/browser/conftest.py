@@ -71,6 +71,9 @@ def _shared_web(
             "SF_STATUS_REFRESH": "1s",
             "SF_WORKER_HEARTBEAT": "1s",
             "SF_WORKER_STALE_AFTER": "3s",
+            # The fake forge (tests/fake_forge.py) serves on loopback: a project whose
+            # policy names it is valid here too, as an operator would allow a host.
+            "SF_FORGE_API_HOSTS": "127.0.0.1",
         }
     )
     server.start()

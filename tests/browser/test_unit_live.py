@@ -175,3 +175,44 @@ def test_the_merge_queue_box_follows_the_merge(
     expect(box.locator("h2")).to_have_text("Merge queue: Merged")
     expect(box).to_contain_text("merged as")
     expect(box).not_to_contain_text("waiting for its turn")
+
+
+@pytest.fixture
+def reviewed_session(repo: Path, user: User, settings: Any) -> Any:
+    """A session whose project's policy asks for an advisory model review (``user``
+    approves); the review's deep model is the scripted one."""
+    settings.SF_MODEL_DEEP = "openai/gpt-4o"
+    policy = {"model_review": {"mode": "advisory"}}
+    session, _ = start(repo, task_spec(), profile="normal", policy=policy)
+    grant(user, session.project, "approver")
+    return session
+
+
+def test_the_model_review_card_appears_and_fills_in_live(
+    reviewed_session: Any, user: User, web: WebProcess, browser: Browser
+) -> None:
+    """The page is open before the unit ends: no card. The unit verifies, the model
+    reviews it, and its verdict, reasons and line comment appear without a reload."""
+    comment = {"path": "hello.txt", "line": 2, "text": "say there, not world"}
+    verdict = {"verdict": "request_changes", "reasons": "greet the reader", "comments": [comment]}
+    model = WaitingModel(*writes("hello\nworld\n"), ("verdict", [("review_verdict", verdict)]))
+    running = in_background(lambda: run_next(reviewed_session, model))
+    try:
+        assert model.waiting.wait(60), "the unit never reached its second step"
+        unit_id = in_thread(lambda: Unit.objects.get(task__plan__session=reviewed_session).pk)
+        page = open_unit(browser, web, user, unit_id)
+        card = page.locator("#model-review")
+        expect(card).to_be_hidden()
+
+        model.release.set()  # the unit finishes, is verified, and the model reviews it
+
+        expect(card).to_have_attribute("data-model-review", "request_changes", timeout=WAIT_MS)
+        expect(card).to_be_visible()
+        expect(card.locator("[data-verdict]")).to_have_text("requests changes")
+        expect(card.locator("[data-reasons]")).to_have_text("greet the reader")
+        expect(card.locator("[data-model-comment]")).to_contain_text("hello.txt:2")
+        expect(card.locator("[data-model-comment]")).to_contain_text("say there, not world")
+        expect(page.locator("#unit-state [data-task-status]")).to_have_text("review")
+    finally:
+        model.release.set()
+        running.join(60)

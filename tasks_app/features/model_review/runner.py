@@ -41,8 +41,13 @@ from tasks_app.features.model_review.prompt import (
     VERDICT_TOOL,
     review_messages,
 )
-from tasks_app.features.model_review.verdicts import Spend, review_finish
-from tasks_app.models import ModelReview, StopKind, Task, Unit
+from tasks_app.features.model_review.verdicts import (
+    Spend,
+    model_review_verdict,
+    review_act,
+    review_finish,
+)
+from tasks_app.models import ModelReview, ReviewVerdict, StopKind, Task, Unit
 from tasks_app.replays import REVIEW_STAGE, review_replay
 from tasks_app.workspaces import Workspace
 
@@ -57,14 +62,49 @@ class NotRecorded(SfError):
 def model_review_run(task: Task, unit: Unit, ws: Workspace, options: UnitOptions) -> bool:
     """The engine's ``verified`` hook: review ``unit``'s work when the project's policy
     asks for it, and act on the verdict as the policy says (``verdicts.review_finish``).
-    True: a person must decide (changes asked for, the task not sent back)."""
+    True: a person must decide (changes asked for, the task not sent back). A best-of-N
+    round's winner was reviewed as an attempt (``attempt_review_run``): its verdict
+    acts now."""
     session = AgentSession.objects.select_related("project").get(pk=task.plan.session_id)
     policy = session.project.parsed_policy.model_review
     if policy.mode == ModelReviewMode.OFF:
         return False
     review, created = ModelReview.objects.get_or_create(unit=unit, defaults={"mode": policy.mode})
     if not created:
+        if unit.round_id is not None and review.verdict != ReviewVerdict.PENDING:
+            return review_act(review, task, policy)
         return False  # a redelivered end of the same unit: reviewed once
+    return _run_and_finish(task, unit, ws, options, session, policy, review, act=True)
+
+
+def attempt_review_run(task: Task, unit: Unit, ws: Workspace, options: UnitOptions) -> str | None:
+    """The engine's ``attempt_verdicts`` hook: review a verified best-of-N attempt in its
+    own worktree when the project's policy asks for it; its verdict (None: policy off).
+    The verdict does not act here (the attempt may not be kept): it ranks the attempt,
+    and acts if the attempt wins (``model_review_run``). A review that fails is
+    ``no_verdict``, as a single unit's is."""
+    session = AgentSession.objects.select_related("project").get(pk=task.plan.session_id)
+    policy = session.project.parsed_policy.model_review
+    if policy.mode == ModelReviewMode.OFF:
+        return None
+    review, created = ModelReview.objects.get_or_create(unit=unit, defaults={"mode": policy.mode})
+    if created:
+        _run_and_finish(task, unit, ws, options, session, policy, review, act=False)
+    return model_review_verdict(unit.pk)
+
+
+def _run_and_finish(
+    task: Task,
+    unit: Unit,
+    ws: Workspace,
+    options: UnitOptions,
+    session: AgentSession,
+    policy: ModelReviewPolicy,
+    review: ModelReview,
+    *,
+    act: bool,
+) -> bool:
+    """The review's run, whatever ends it, stored (``verdicts.review_finish``)."""
     before = ModelCall.objects.filter(unit_id=unit.pk).aggregate(last=Max("pk"))["last"] or 0
     result: LoopResult | None = None
     problem = ""
@@ -82,6 +122,7 @@ def model_review_run(task: Task, unit: Unit, ws: Workspace, options: UnitOptions
         problem=problem,
         spend=_spent(unit.pk, before),
         policy=policy,
+        act=act,
     )
 
 

@@ -25,6 +25,7 @@ from agents_app.schemas import ModelReviewMode, ModelReviewPolicy
 from agents_app.services.budget import session_charge
 from sf_core.actors import Actor
 from sf_core.errors import SfError
+from sf_core.live import Groups, broadcast
 from tasks_app.engine.review import task_request_changes
 from tasks_app.features.line_comments import diff_line_text
 from tasks_app.features.model_review.prompt import VerdictInput
@@ -65,9 +66,11 @@ def review_finish(
     problem: str,
     spend: Spend,
     policy: ModelReviewPolicy,
+    act: bool = True,
 ) -> bool:
-    """Store the review's outcome and act on it; whether a person must now decide
-    (a request for changes that did not send the task back)."""
+    """Store the review's outcome and, with ``act``, act on it (``review_act``); whether
+    a person must now decide. A best-of-N attempt's review does not act: the round's
+    winner's does, once it is kept (``runner.model_review_run``)."""
     notes: list[str] = []
     answer = _answer(review.unit_id, result, notes) if not problem else None
     if problem:
@@ -84,12 +87,29 @@ def review_finish(
             model=model,
             finished_at=timezone.now(),
         )
-    if verdict != ReviewVerdict.REQUEST_CHANGES:
         _notes(review, notes)
+    review_changed(review.unit_id)
+    return review_act(review, task, policy) if act else False
+
+
+def review_act(review: ModelReview, task: Task, policy: ModelReviewPolicy) -> bool:
+    """What a finished review's verdict does: a request for changes sends the task back
+    when the review is required (``_send_back``); whether a person must now decide (a
+    request for changes that did not send the task back)."""
+    review.refresh_from_db()
+    if review.verdict != ReviewVerdict.REQUEST_CHANGES:
         return False
+    notes = list(review.notes)
     sent = review.mode == ModelReviewMode.REQUIRED and _send_back(review, task, policy, notes)
     _notes(review, notes)
+    review_changed(review.unit_id)
     return not sent
+
+
+def review_changed(unit_id: int) -> None:
+    """The unit's open pages show the review as it is now (``UnitConsumer``), after the
+    commit of what changed it."""
+    broadcast(Groups.unit(unit_id), "review.changed")
 
 
 def _answer(unit_id: int, result: LoopResult | None, notes: list[str]) -> VerdictInput | None:
@@ -209,9 +229,12 @@ def _notes(review: ModelReview, notes: list[str]) -> None:
 
 
 def review_context(unit: Unit) -> dict[str, object]:
-    """The unit page's model review, or nothing (read with the unit when it was
-    selected with ``model_review``; its comments are the page's, ``by_model``)."""
+    """The unit page's model review and its line comments, or nothing (read with the
+    unit when it was selected with ``model_review``: no query for a unit without one).
+    The page and its live card (``UnitConsumer``) show the same."""
     try:
-        return {"model_review": unit.model_review}
+        review = unit.model_review
     except ModelReview.DoesNotExist:
         return {}
+    comments = list(DiffComment.objects.filter(unit_id=unit.pk, by_model=True).order_by("pk"))
+    return {"model_review": review, "model_comments": comments}
