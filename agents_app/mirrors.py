@@ -14,8 +14,9 @@ Kept here, below the apps that read it (skills_app, tasks_app's planning and eng
 with the mirror itself: ``tasks_app.engine.record`` fetches and pushes the task
 branches through the same mirror and lock.
 
-A tree is checked out once per base commit, into ``<mirror>.trees/<commit>`` (built
-aside, then renamed into place), and never changed after: a planner reading one while
+A tree is checked out once per base commit, into ``<mirror>.trees/<commit>`` (or
+``<commit>-<part>`` for one folder; built aside, then renamed into place), and never
+changed after: a planner reading one while
 another process fetches a newer base is never shown half of each. Trees older than the
 newest few are removed after ``TREE_KEPT_SECONDS``.
 """
@@ -34,7 +35,7 @@ from pathlib import Path
 from django.conf import settings
 
 from agents_app.models import Project
-from sf_core.git import Checkout, GitError, git, new_repository
+from sf_core.git import Checkout, GitError, git, git_ok, new_repository
 
 logger = logging.getLogger("sf.record")
 MIRROR_HEAD = "refs/heads/sf-mirror/unused"  # the mirror's HEAD: a branch never made
@@ -85,11 +86,14 @@ def fetched_ref(repo: Path, branch: str) -> str | None:
     return found or None
 
 
-def project_tree(project: Project) -> Path:
+def project_tree(project: Project, *, part: str = "") -> Path:
     """The tree to read for ``project`` on this host: the registered checkout in
     single-host mode; in record mode the record's base branch, fetched first, checked
-    out under this host's data directory. ``GitError`` when the record cannot be
-    fetched or has no such branch (a stale tree would be read as the truth)."""
+    out under this host's data directory — only its folder ``part`` (at the same path
+    in the tree) when that is all the caller reads: the skills before every unit need
+    ``.agents/skills``, not a checkout of the whole repository after every merge.
+    ``GitError`` when the record cannot be fetched or has no such branch (a stale tree
+    would be read as the truth)."""
     record = project.parsed_policy.record
     if record is None:
         return project.repository()  # resolved again: refused if a symlink moved it
@@ -104,23 +108,28 @@ def project_tree(project: Project) -> Path:
         commit = fetched_ref(repo, base)
         if commit is None:
             raise GitError(f"the repository of record {record.url} has no branch {base}")
-        tree = repo.with_name(f"{repo.name}.trees") / commit
+        name = f"{commit}-{part.strip('/').replace('/', '-')}" if part else commit
+        tree = repo.with_name(f"{repo.name}.trees") / name
         if not tree.is_dir():
-            _tree_build(repo, commit, tree)
+            _tree_build(repo, commit, tree, part.strip("/"))
     _trees_prune(tree)
     return tree
 
 
-def _tree_build(repo: Path, commit: str, tree: Path) -> None:
-    """Check ``commit`` out at ``tree`` (under the mirror's lock: its index is used)."""
+def _tree_build(repo: Path, commit: str, tree: Path, part: str) -> None:
+    """Check ``commit`` (or only its folder ``part``) out at ``tree``, under the mirror's
+    lock: the mirror's index is used, and emptied first (an entry left from the last
+    tree would look up to date, and its file would not be written here)."""
     building = tree.with_name(f"{tree.name}.new")
     shutil.rmtree(building, ignore_errors=True)
     building.mkdir(parents=True)
     aside = Checkout(work_tree=building, git_dir=repo / ".git", common_dir=repo / ".git")
-    # An empty index first: an entry left from the last tree would look up to date and
-    # its file would not be written here.
     git("read-tree", "--empty", cwd=aside)
-    git("read-tree", "--reset", "-u", commit, cwd=aside)
+    if not part:
+        git("read-tree", "--reset", "-u", commit, cwd=aside)
+    elif git_ok("rev-parse", "--verify", "--quiet", f"{commit}:{part}", cwd=repo):
+        git("read-tree", f"--prefix={part}/", f"{commit}:{part}", cwd=aside)
+        git("checkout-index", "--all", "--force", f"--prefix={building}/", cwd=aside)
     os.rename(building, tree)
 
 

@@ -13,7 +13,7 @@ from agents_app.mirrors import mirror_path, project_tree
 from agents_app.models import Project
 from sf_core.git import GitError
 from skills_app.models import Skill, SkillEvalRun, SkillProposal, SkillScope, SkillUse
-from skills_app.parsing import MAX_FILE_BYTES, SkillInvalid, skill_body
+from skills_app.parsing import MAX_FILE_BYTES, PROJECT_SKILLS, SkillInvalid, skill_body
 
 RECENT_USES = 50
 RECENT_RUNS = 50
@@ -37,7 +37,7 @@ def project_skills(project: Project) -> list[Skill]:
     found: dict[str, Skill] = {}
     repo = f"{Path(project.repo_path)}/"
     # Record mode: synced from a tree of the record's base (agents_app.mirrors).
-    trees = re.compile(re.escape(f"{mirror_path(project.pk)}.trees/") + r"[0-9a-f]+/")
+    trees = re.compile(re.escape(f"{mirror_path(project.pk)}.trees/") + r"[^/]+/")
     for row in sorted(rows, key=lambda s: (s.scope != SkillScope.PROJECT, s.name)):
         # The problem names the file; on the page, relative to the repository.
         shown = trees.sub("", row.problem.replace(repo, ""))
@@ -75,7 +75,7 @@ def skill_folder(project: Project, skill: Skill) -> Path:
     the record's base), or the user folder. ``GitError``: the record out of reach."""
     if skill.scope == SkillScope.USER:
         return Path(skill.folder)
-    return project_tree(project) / skill.folder
+    return project_tree(project, part=str(PROJECT_SKILLS)) / skill.folder
 
 
 def skill_text(project: Project, skill: Skill) -> tuple[str, str]:

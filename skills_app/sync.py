@@ -73,7 +73,7 @@ def project_skills_sync(project: Project, *, root: Path | None = None) -> SyncRe
     ``agents_app.mirrors.project_tree``, unless ``root`` names another checkout of it):
     in record mode the record's base branch, not a registered checkout this host may
     not have or may have stale."""
-    folder = Path(root or project_tree(project)) / PROJECT_SKILLS
+    folder = Path(root or project_tree(project, part=str(PROJECT_SKILLS))) / PROJECT_SKILLS
     with transaction.atomic():
         # One sync of a project at a time, by an advisory lock like the user folder's: not
         # the project's row, which units lock for other work (a proposal's cooldown) while

@@ -278,6 +278,9 @@ def test_planning_and_skills_read_the_record_not_the_registered_checkout(
         skills = {s.name: s for s in unit_skills(project)}
         assert "record-skill" in skills, skills
         assert skill_text(project, skills["record-skill"]) == ("Read it twice.", "")
+        skills_only = project_tree(project, part=".agents/skills")
+        assert (skills_only / ".agents/skills/record-skill/SKILL.md").is_file()
+        assert not (skills_only / "recorded.py").exists()  # a unit checks out its skills only
     record_commit(world, tmp_path, {"later.py": "def later():\n    pass\n"})
     with on(world["b"]):  # another host, and a base moved since: fetched before reading
         assert (project_tree(project) / "later.py").is_file()

@@ -42,6 +42,7 @@ from sf_core.actors import Actor
 from sf_core.errors import SfError
 from sf_core.git import GitError
 from skills_app.loader import SkillLoader, invocations_claim, skills_listing, unit_skills
+from skills_app.parsing import PROJECT_SKILLS
 from tasks_app.engine.attempts import round_run
 from tasks_app.engine.environment import worktree_prepare
 from tasks_app.engine.followups import followups_brief
@@ -354,7 +355,7 @@ def _skill_loader(session: AgentSession, ws: Workspace, unit: Unit) -> SkillLoad
     one added to the base since the worktree was made, from the tree this host reads
     of the project: in record mode the record's base, not a registered checkout)."""
     try:
-        tree = project_tree(session.project)
+        tree = project_tree(session.project, part=str(PROJECT_SKILLS))
     except GitError as exc:  # the record out of reach: the skills synced last stay
         logger.warning("skills of %s read from the worktree only: %s", session.project, exc)
         tree = ws.path

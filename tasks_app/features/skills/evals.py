@@ -105,7 +105,7 @@ def eval_run(case: SkillEvalCase, *, options: EvalOptions) -> SkillEvalRun:
     started = time.monotonic()
     project = case.skill.project
     assert project is not None  # eval cases are of project skills
-    tree = project_tree(project)  # record mode: the record's base, not a checkout
+    tree = project_tree(project, part=str(PROJECT_SKILLS))  # record mode: the record's base
     case_dir = tree / case.skill.folder / case.path
     trace = _trace_for(case, case_dir, options)
     header = recorded_header(trace) if trace else {}
