@@ -404,7 +404,8 @@ def test_two_hosts_share_no_disk_lose_nothing_and_merge_once(tmp_path: Path, set
     url = bare_record(repo, record)
     prefixes = f"file://{tmp_path}/"
     settings.SF_RECORD_URL_PREFIXES = [prefixes]
-    provider = ScriptedProvider(delay=1.0).start()
+    provider = ScriptedProvider(delay=1.0)
+    provider.start()
     hosts = Hosts(root=tmp_path, hidden=[repo], env={**FAST, "SF_RECORD_URL_PREFIXES": prefixes})
     try:
         workers = [hosts.start("host-a"), hosts.start("host-b")]
