@@ -187,7 +187,7 @@ def project_branches(project: Project) -> tuple[Path, Mapping[str, str]]:
     fetched them (``agents_app.mirrors.record_branches``; none when it is out of reach:
     a hint, not a lock)."""
     if project.parsed_policy.record is None:
-        return Path(project.repo_path), branch_heads(project.repo_path)
+        return project.repository(), branch_heads(project.repo_path)
     try:
         return record_branches(project)
     except GitError as exc:
