@@ -16,6 +16,7 @@ from pydantic import (
     Field,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 from agents_app.forge_schemas import (  # noqa: F401  (the policy and its callers name them)
@@ -254,6 +255,23 @@ def record_url_problem(url: str) -> str:
     return ""
 
 
+def record_forge_problem(url: str, repository: str) -> str:
+    """Why a record at ``url`` cannot go with a forge's ``repository`` ('' when it can).
+    With both, pull requests are opened for the branches SF pushes to the record, so
+    the record must be the forge's own repository: its path ends with ``repository``
+    (``owner/name``, or GitLab's ``group/sub/name``), with or without ``.git``."""
+    path = url.partition(":")[2] if SCP_LIKE.match(url) else urlsplit(url).path
+    path = path.rstrip("/").removesuffix(".git")
+    wanted = repository.strip("/").removesuffix(".git")
+    if path == wanted or path.endswith(f"/{wanted}"):
+        return ""
+    return (
+        f"record url {url} is not the forge's repository {wanted}: with a forge, the "
+        "repository of record must be the forge's own (pull requests are opened for the "
+        f"branches SF pushes to the record), a URL whose path ends with {wanted}.git"
+    )
+
+
 SECRET_NAME = r"^[A-Z][A-Z0-9_]{0,63}$"
 
 
@@ -342,6 +360,14 @@ class ProjectPolicy(BaseModel):
     best_of: BestOfPolicy = Field(default_factory=BestOfPolicy)
     # Commands run around a unit's work, each at its trigger (docs/hooks.md).
     hooks: list[Hook] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _record_is_the_forges(self) -> ProjectPolicy:
+        if self.record is not None and self.forge is not None:
+            problem = record_forge_problem(self.record.url, self.forge.repository)
+            if problem:
+                raise ValueError(problem)
+        return self
 
     @field_validator("hooks")
     @classmethod

@@ -243,10 +243,11 @@ def _short(text: str) -> str:
     return flat if len(flat) <= DESCRIPTION_SHOWN else flat[: DESCRIPTION_SHOWN - 1] + "…"
 
 
-def unit_skills(project: Project) -> list[Skill]:
-    """Sync the project's and the user's skill folders, then what this unit may use. A
-    folder that cannot be read leaves the last synced rows: never fatal to a unit."""
-    skills_sync(project)
+def unit_skills(project: Project, *, root: Path | None = None) -> list[Skill]:
+    """Sync the project's (at ``root``: the tree this host reads of it) and the user's
+    skill folders, then what this unit may use. A folder that cannot be read leaves the
+    last synced rows: never fatal to a unit."""
+    skills_sync(project, root=root)
     return skills_available(project)
 
 

@@ -10,6 +10,7 @@ from django.db.models.signals import post_save
 from django.dispatch import receiver
 
 from agents_app.models import Project
+from sf_core.git import GitError
 from skills_app.sync import project_skills_sync
 
 logger = logging.getLogger("sf.skills")
@@ -23,7 +24,7 @@ def project_registered(sender: Any, instance: Project, created: bool, **kwargs: 
     def sync() -> None:
         try:
             project_skills_sync(instance)
-        except OSError as exc:  # an unreadable repository is reported by its first unit
+        except (OSError, GitError) as exc:  # reported by its first unit
             logger.warning("skills of %s not synced: %s", instance.name, exc)
 
     transaction.on_commit(sync)

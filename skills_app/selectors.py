@@ -3,14 +3,17 @@ per model mode, one skill's detail, and the invalid skills a board warns about."
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db.models import Count, Q
 
+from agents_app.mirrors import mirror_path, project_tree
 from agents_app.models import Project
+from sf_core.git import GitError
 from skills_app.models import Skill, SkillEvalRun, SkillProposal, SkillScope, SkillUse
-from skills_app.parsing import MAX_FILE_BYTES, SkillInvalid, skill_body
+from skills_app.parsing import MAX_FILE_BYTES, PROJECT_SKILLS, SkillInvalid, skill_body
 
 RECENT_USES = 50
 RECENT_RUNS = 50
@@ -33,9 +36,12 @@ def project_skills(project: Project) -> list[Skill]:
     ).annotate(use_count=Count("uses"))
     found: dict[str, Skill] = {}
     repo = f"{Path(project.repo_path)}/"
+    # Record mode: synced from a tree of the record's base (agents_app.mirrors).
+    trees = re.compile(re.escape(f"{mirror_path(project.pk)}.trees/") + r"[^/]+/")
     for row in sorted(rows, key=lambda s: (s.scope != SkillScope.PROJECT, s.name)):
         # The problem names the file; on the page, relative to the repository.
-        row.problem_shown = row.problem.replace(repo, "")  # type: ignore[attr-defined]
+        shown = trees.sub("", row.problem.replace(repo, ""))
+        row.problem_shown = shown  # type: ignore[attr-defined]
         found.setdefault(row.name, row)
     return sorted(found.values(), key=lambda s: (s.removed_at is not None, s.name))
 
@@ -64,18 +70,19 @@ def skill_of(project: Project, name: str) -> Skill | None:
 
 
 def skill_folder(project: Project, skill: Skill) -> Path:
-    """Where the skill's files are on the server: the project's repository (the base
-    checkout), or the user folder."""
+    """Where the skill's files are on the server: the tree this host reads of the
+    project (``agents_app.mirrors.project_tree``: the base checkout, or in record mode
+    the record's base), or the user folder. ``GitError``: the record out of reach."""
     if skill.scope == SkillScope.USER:
         return Path(skill.folder)
-    return Path(project.repo_path) / skill.folder
+    return project_tree(project, part=str(PROJECT_SKILLS)) / skill.folder
 
 
 def skill_text(project: Project, skill: Skill) -> tuple[str, str]:
     """The SKILL.md body, or why it cannot be read now: (body, problem)."""
     try:
         return skill_body(skill_folder(project, skill) / "SKILL.md"), ""
-    except (OSError, SkillInvalid) as exc:
+    except (OSError, SkillInvalid, GitError) as exc:
         return "", str(exc)
 
 
@@ -84,11 +91,10 @@ def skill_file_text(project: Project, skill: Skill, file: str) -> str | None:
     a request makes up)."""
     if file not in {path for path, _ in skill.files}:
         return None
-    path = skill_folder(project, skill) / file
     try:
-        with path.open("rb") as handle:
+        with (skill_folder(project, skill) / file).open("rb") as handle:
             raw = handle.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
+    except (OSError, GitError) as exc:
         return f"(cannot be read: {exc})"
     text = raw[:MAX_FILE_BYTES].decode("utf-8", errors="replace")
     return text + ("\n… (cut)" if len(raw) > MAX_FILE_BYTES else "")

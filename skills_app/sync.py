@@ -19,7 +19,9 @@ from pathlib import Path
 from django.db import connection, transaction
 from django.utils import timezone
 
+from agents_app.mirrors import project_tree
 from agents_app.models import Project
+from sf_core.git import GitError
 from skills_app.models import Skill, SkillEvalCase, SkillScope
 from skills_app.parsing import (
     PROJECT_SKILLS,
@@ -67,9 +69,11 @@ def user_skill_dir() -> Path:
 
 
 def project_skills_sync(project: Project, *, root: Path | None = None) -> SyncReport:
-    """Sync ``project``'s ``.agents/skills`` (from its repository unless ``root`` names
-    another checkout of it)."""
-    folder = Path(root or project.repository()) / PROJECT_SKILLS
+    """Sync ``project``'s ``.agents/skills`` (from the tree this host reads of it,
+    ``agents_app.mirrors.project_tree``, unless ``root`` names another checkout of it):
+    in record mode the record's base branch, not a registered checkout this host may
+    not have or may have stale."""
+    folder = Path(root or project_tree(project, part=str(PROJECT_SKILLS))) / PROJECT_SKILLS
     with transaction.atomic():
         # One sync of a project at a time, by an advisory lock like the user folder's: not
         # the project's row, which units lock for other work (a proposal's cooldown) while
@@ -87,15 +91,18 @@ def user_skills_sync(*, root: Path | None = None) -> SyncReport:
         return _sync(SkillScope.USER, None, root or user_skill_dir())
 
 
-def skills_sync(project: Project) -> tuple[list[SyncReport], list[str]]:
-    """Sync ``project``'s folder and the user folder, as every unit does first. A folder
-    that cannot be read is named in the errors; the rows synced last stay."""
+def skills_sync(
+    project: Project, *, root: Path | None = None
+) -> tuple[list[SyncReport], list[str]]:
+    """Sync ``project``'s folder (at ``root`` if given) and the user folder, as every
+    unit does first. A folder that cannot be read (or a repository of record that
+    cannot be fetched) is named in the errors; the rows synced last stay."""
     reports: list[SyncReport] = []
     errors: list[str] = []
-    for sync in (lambda: project_skills_sync(project), user_skills_sync):
+    for sync in (lambda: project_skills_sync(project, root=root), user_skills_sync):
         try:
             reports.append(sync())
-        except OSError as exc:
+        except (OSError, GitError) as exc:
             logger.warning("skills of %s not synced: %s", project.name, exc)
             errors.append(f"not synced: {exc}")
     return reports, errors

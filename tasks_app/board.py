@@ -66,6 +66,7 @@ BRANCH_FIELDS = (
     "branch_attempt",
     "plan__session__project__repo_path",
     "plan__session__project__base_branch",
+    "plan__session__project__policy",  # record mode: the branches are the record's
 )
 
 

@@ -16,16 +16,20 @@ from __future__ import annotations
 
 import ast
 import functools
+import logging
 import os
 import time
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from agents_app.mirrors import record_branches
+from agents_app.models import Project
 from sf_core.git import GitError, git
 from tasks_app.models import Task, TaskStatus
 from tasks_app.workspaces import workspace_for
 
+logger = logging.getLogger("sf.board")
 WAITING_TO_MERGE = (TaskStatus.REVIEW,)  # in review, or approved and queued
 
 
@@ -155,12 +159,15 @@ def _commit_of(repo: Path, revision: str) -> str | None:
         return None
 
 
-def branch_changes(task: Task, heads: Mapping[str, str]) -> dict[str, frozenset[str]]:
-    """What ``task``'s branch changes against its base (``heads``: the repository's
-    ``branch_heads``); nothing if it has no branch."""
+def branch_changes(
+    task: Task, heads: Mapping[str, str], repo: str | Path | None = None
+) -> dict[str, frozenset[str]]:
+    """What ``task``'s branch changes against its base (``heads``: the branches of
+    ``repo``, by default the registered checkout's ``branch_heads``); nothing if it has
+    no branch."""
     project = task.plan.session.project  # board_tasks selects it with the task
     ws = workspace_for(
-        repo=project.repository(),
+        repo=repo or project.repository(),
         project_id=project.pk,
         plan_id=task.plan_id,
         key=task.key,
@@ -172,6 +179,20 @@ def branch_changes(task: Task, heads: Mapping[str, str]) -> dict[str, frozenset[
     if merge_base is None:
         return {}
     return _changes(str(ws.repo), merge_base, head)
+
+
+def project_branches(project: Project) -> tuple[Path, Mapping[str, str]]:
+    """Where ``project``'s branches are read on this host, and each one's commit: the
+    registered checkout's, or in record mode the record's as this host's mirror last
+    fetched them (``agents_app.mirrors.record_branches``; none when it is out of reach:
+    a hint, not a lock)."""
+    if project.parsed_policy.record is None:
+        return project.repository(), branch_heads(project.repo_path)
+    try:
+        return record_branches(project)
+    except GitError as exc:
+        logger.warning("merge-conflict hints of %s skipped: %s", project.name, exc)
+        return Path(project.repo_path), {}
 
 
 def ordered_pairs(
@@ -202,11 +223,11 @@ def merge_conflicts(tasks: list[Task], ordered: Collection[tuple[int, int]]) -> 
     if len(waiting) < 2:
         return []
     projects = {task.pk: task.plan.session.project for task in waiting}
-    repos = {project.repo_path for project in projects.values()}
-    heads = {repo: branch_heads(repo) for repo in repos}
-    changes = {
-        task.pk: branch_changes(task, heads[projects[task.pk].repo_path]) for task in waiting
-    }
+    refs = {project.pk: project_branches(project) for project in projects.values()}
+    changes = {}
+    for task in waiting:
+        repo, heads = refs[projects[task.pk].pk]
+        changes[task.pk] = branch_changes(task, heads, repo)
     conflicts = []
     for index, first in enumerate(waiting):
         for second in waiting[index + 1 :]:

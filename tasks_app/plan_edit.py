@@ -7,13 +7,13 @@ an edited one; ``plan_lint_of`` is the lint of the plan as it is stored, at a pr
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import yaml
 from django.db import transaction
 
 from agents_app.gate.session import gate_rules
+from agents_app.mirrors import project_tree
 from sf_core.actors import Actor
 from sf_core.errors import InvalidTransition, PlanInvalid
 from tasks_app.models import Plan, PlanStatus
@@ -117,7 +117,7 @@ def plan_lint_of(plan: Plan, *, profile: str, unattended: bool = False) -> list[
     project = plan.session.project
     return plan_lint(
         plan_spec_of(plan),
-        root=Path(project.repo_path),
+        root=project_tree(project),
         profile=profile,
         rules=gate_rules(project),
         unattended=unattended,

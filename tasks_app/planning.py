@@ -34,6 +34,7 @@ from django.utils import timezone
 
 from agents_app.axes import WorkMode
 from agents_app.gate.session import gate_rules
+from agents_app.mirrors import project_tree
 from agents_app.models import AgentSession, TraceEvent, TraceKind
 from agents_app.runtime.context import context_window
 from agents_app.runtime.instructions import MAX_BYTES as MAX_INSTRUCTION_BYTES
@@ -122,11 +123,12 @@ def plan_from_intent(
     router = _router(session, model, completion or planner_completion, sleep or _sleep)
     planner = _Planner(session=session, router=router, intent=intent, reuse=reuse)
     setting = lint or LintSetting()
-    found = instructions_read(session.project.repo_path, budget=_instructions_budget(router))
+    root = project_tree(session.project)  # record mode: the record's base, fetched now
+    found = instructions_read(root, budget=_instructions_budget(router))
     planner.recorder.record(
         TraceKind.NOTE, name=INSTRUCTIONS, payload={"stage": PLAN_STAGE, **found.payload()}
     )
-    messages = planning_messages(session, intent, instructions=found.section())
+    messages = planning_messages(session, intent, instructions=found.section(), root=root)
     errors = ""
     for attempt in range(2):
         answer = planner.ask(messages)
@@ -136,7 +138,7 @@ def plan_from_intent(
             errors = str(exc)
             messages += _followup(answer, RETRY_PROMPT.format(errors=errors))
             continue
-        findings = _lint(session, spec, setting)
+        findings = _lint(session, spec, setting, root)
         if lint_errors(findings) and attempt == 0 and not _replaying(router):
             text = lint_text(lint_errors(findings))
             messages += _followup(answer, LINT_PROMPT.format(findings=text))
@@ -159,14 +161,15 @@ def plan_from_intent(
 
 
 def planning_messages(
-    session: AgentSession, intent: str, *, instructions: str = ""
+    session: AgentSession, intent: str, *, instructions: str = "", root: Path | None = None
 ) -> list[dict[str, Any]]:
-    """The planner's first request: the rules, the schema, the repository's map and
-    its root ``instructions`` (``agents_app.runtime.instructions``: nested ones only
-    named), and the reasons a person gave for rejecting earlier plans of the session."""
+    """The planner's first request: the rules, the schema, the map of the repository at
+    ``root`` (``project_tree``'s unless given) and its root ``instructions``
+    (``agents_app.runtime.instructions``: nested ones only named), and the reasons a
+    person gave for rejecting earlier plans of the session."""
     system = SYSTEM_PROMPT.format(
         schema=json.dumps(ModelPlanSpec.model_json_schema(), separators=(",", ":")),
-        repo_map=repo_map(session.project.repo_path) or "(empty)",
+        repo_map=repo_map(root or project_tree(session.project)) or "(empty)",
     )
     rejections = Plan.objects.filter(
         session=session, status=PlanStatus.REJECTED, rejected_by__isnull=False
@@ -196,10 +199,12 @@ def _replaying(router: ModelRouter) -> bool:
     return router.model.startswith(f"{REPLAY_PROVIDER}/")
 
 
-def _lint(session: AgentSession, spec: PlanSpec, setting: LintSetting) -> list[dict[str, str]]:
+def _lint(
+    session: AgentSession, spec: PlanSpec, setting: LintSetting, root: Path
+) -> list[dict[str, str]]:
     return plan_lint(
         spec,
-        root=Path(session.project.repo_path),
+        root=root,
         profile=setting.profile or session.permission_profile,
         rules=gate_rules(session.project),
         unattended=setting.unattended,

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from django.conf import settings
 
+from agents_app.mirrors import mirror_path
 from agents_app.models import Project
 from sf_core.git import Checkout, linked_worktree
 from tasks_app.models import Task
@@ -59,11 +60,6 @@ def workspace_for(
     return Workspace(
         repo=Path(repo), path=path, branch=branch, base=base, private=private, remote=remote
     )
-
-
-def mirror_path(project_id: int) -> Path:
-    """This host's mirror of a project's repository of record."""
-    return Path(settings.SF_DATA_DIR) / "mirrors" / str(project_id)
 
 
 def project_repo(project: Project) -> Path:

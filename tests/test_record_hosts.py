@@ -9,19 +9,24 @@ namespaces, each blind to the other's directory and to the registered checkout.
 
 from __future__ import annotations
 
+import json
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.test import override_settings
 
-from agents_app.models import Project
+from agents_app.mirrors import project_tree
+from agents_app.models import AgentSession, Project
 from agents_app.services import project_create, session_create
 from agents_app.tests.runtime_helpers import ScriptedModel
 from conftest import make_git_repo
 from sf_core.actors import Actor
 from sf_core.errors import PolicyInvalid
+from skills_app.loader import unit_skills
+from skills_app.selectors import skill_text
 from tasks_app.engine.merge_queue import merge_enqueue, merge_queue_run
 from tasks_app.engine.record import base_publish, merge_sync
 from tasks_app.engine.review import task_approve
@@ -29,7 +34,10 @@ from tasks_app.engine.unit import UnitOptions, unit_run
 from tasks_app.engine.worktrees import merge_compute
 from tasks_app.features.doctor.checks import local_host
 from tasks_app.features.doctor.git_checks import project_orphans
+from tasks_app.features.forge import forge_sync
+from tasks_app.merge_conflicts import merge_conflicts
 from tasks_app.models import (
+    ForgePullRequest,
     MergeRequest,
     MergeStatus,
     Task,
@@ -39,10 +47,14 @@ from tasks_app.models import (
     UnitStatus,
     Worker,
 )
+from tasks_app.planning import plan_from_intent
 from tasks_app.schemas import plan_spec_parse
 from tasks_app.services import plan_accept, plan_create
+from tasks_app.tests.conftest import lint_clean_plan
 from tasks_app.tests.test_engine import MODEL, start
+from tasks_app.tests.test_planning import ScriptedModel as PlannerModel
 from tasks_app.workspaces import workspace_of
+from tests.fake_forge import TOKEN, FakeForge, fake_forge_served
 from tests.hosts import Hosts, ScriptedProvider, bare_record, provider_policy, task_specs
 from tests.processes import wait_for
 
@@ -220,6 +232,131 @@ def test_the_doctor_judges_processes_of_its_own_host_only(settings: Any) -> None
     assert not local_host("host-a")
 
 
+# --- what a host reads of the project besides its worktrees --------------------------
+
+
+def record_commit(world: dict[str, Path], tmp_path: Path, files: dict[str, str]) -> None:
+    """Commit ``files`` to the record's main from a clone elsewhere (as a merge does)."""
+    other = tmp_path / "pusher"
+    if not other.is_dir():
+        git(tmp_path, "clone", "-q", str(world["record"]), str(other))
+    for path, text in files.items():
+        (other / path).parent.mkdir(parents=True, exist_ok=True)
+        (other / path).write_text(text)
+    git(other, "add", "--all")
+    git(other, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "on the record")
+    git(other, "push", "-q", "origin", "HEAD:main")
+
+
+SKILL = "---\nname: record-skill\ndescription: Check the record\n---\nRead it twice.\n"
+
+
+def test_planning_and_skills_read_the_record_not_the_registered_checkout(
+    world: dict[str, Path], tmp_path: Path
+) -> None:
+    session, _ = start(world["repo"], spec("s", "true"), policy=policy(world))
+    AgentSession.objects.filter(pk=session.pk).update(work_mode="plan")  # to plan again
+    session.refresh_from_db()
+    project = Project.objects.get(pk=session.project_id)
+    record_commit(
+        world,
+        tmp_path,
+        {
+            "recorded.py": "def only_on_the_record():\n    return 1\n",
+            "AGENTS.md": "Run the record's own checks.\n",
+            ".agents/skills/record-skill/SKILL.md": SKILL,
+        },
+    )
+    world["repo"].rename(tmp_path / "elsewhere")  # this host has no registered checkout
+    with on(world["a"]), override_settings(SF_MODEL_DEEP="openai/sf-test-deep"):
+        model = PlannerModel(json.dumps(lint_clean_plan()))
+        plan_from_intent(session=session, intent="add a flag", completion=model)
+        system, user = (m["content"] for m in model.calls[0]["messages"][:2])
+        assert "recorded.py" in system, system  # the repository map is the record's
+        assert "only_on_the_record" in system
+        assert "Run the record's own checks." in user  # and so is AGENTS.md
+        skills = {s.name: s for s in unit_skills(project)}
+        assert "record-skill" in skills, skills
+        assert skill_text(project, skills["record-skill"]) == ("Read it twice.", "")
+        skills_only = project_tree(project, part=".agents/skills")
+        assert (skills_only / ".agents/skills/record-skill/SKILL.md").is_file()
+        assert not (skills_only / "recorded.py").exists()  # a unit checks out its skills only
+    record_commit(world, tmp_path, {"later.py": "def later():\n    pass\n"})
+    with on(world["b"]):  # another host, and a base moved since: fetched before reading
+        assert (project_tree(project) / "later.py").is_file()
+    with on(world["a"]):
+        assert (project_tree(project) / "later.py").is_file()
+
+
+def test_merge_conflict_hints_read_the_records_branches(world: dict[str, Path]) -> None:
+    _, plan = start(world["repo"], spec("x", "true"), spec("y", "true"), policy=policy(world))
+    x, y = plan.tasks.get(key="x"), plan.tasks.get(key="y")
+    assert run_on(world["a"], x, writes("same.txt")).task_status == "review"
+    assert run_on(world["b"], y, writes("same.txt")).task_status == "review"
+    waiting = list(Task.objects.filter(pk__in=(x.pk, y.pk)).order_by("pk"))
+    with on(world["a"].with_name("web")):  # a host that ran neither unit
+        found = merge_conflicts(waiting, set())
+    assert [(c.first.key, c.second.key, c.files) for c in found] == [("x", "y", ["same.txt"])]
+
+
+@pytest.fixture
+def forge(tmp_path: Path, settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeForge]:
+    settings.SF_FORGE_API_HOSTS = ["127.0.0.1"]
+    settings.SF_NET_ALLOW_HOSTS = ["127.0.0.1"]
+    monkeypatch.setenv("SF_FORGE_TOKEN", TOKEN)
+    with fake_forge_served() as served:
+        yield served
+
+
+def test_a_forge_with_a_record_opens_the_pull_request_of_the_pushed_branch(
+    world: dict[str, Path],
+    tmp_path: Path,
+    forge: FakeForge,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    record = tmp_path / "acme" / "greet.git"  # the forge's own repository
+    git(tmp_path, "clone", "--bare", "-q", str(world["repo"]), str(record))
+    both = {
+        "record": {"url": f"file://{record}"},
+        "forge": {"kind": "github", "api_url": forge.url, "repository": "acme/greet"},
+    }
+    _, plan = start(world["repo"], spec("f", "test -f f.txt"), policy=both)
+    task = plan.tasks.get()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert run_on(world["a"], task, writes("f.txt")).task_status == "review"
+    task.refresh_from_db()
+    pull = ForgePullRequest.objects.get(task=task)
+    assert (forge.pulls[pull.number]["head"], forge.pulls[pull.number]["base"]) == (
+        pull.branch,
+        "main",
+    )
+    assert git(record, "rev-parse", f"refs/heads/{pull.branch}") == task.checkpoint_ref
+    forge.github_reviews[pull.number] = [
+        {"id": 1, "state": "APPROVED", "body": "", "user": {"login": "rita"}}
+    ]
+    with on(world["b"]), django_capture_on_commit_callbacks(execute=True):
+        assert forge_sync() == 1  # approved on the forge, merged by host b
+    assert Task.objects.get(pk=task.pk).status == "done"
+    assert merges(record) == ["sf: merge f: Task f"]
+    assert not merges(world["repo"]), "the registered checkout was worked on"
+
+
+def test_a_forge_with_a_record_elsewhere_is_refused_naming_why(
+    world: dict[str, Path], forge: FakeForge
+) -> None:
+    from agents_app.schemas import policy_parse
+
+    both = {
+        "record": {"url": f"file://{world['record']}"},  # .../record.git: not acme/greet
+        "forge": {"kind": "github", "api_url": forge.url, "repository": "acme/greet"},
+    }
+    with pytest.raises(PolicyInvalid, match="is not the forge's repository acme/greet"):
+        policy_parse(both)
+    scp = "git@git.example.com:acme/greet.git"
+    with override_settings(SF_RECORD_URL_PREFIXES=["git@git.example.com:"]):
+        assert policy_parse({**both, "record": {"url": scp}}).record
+
+
 # --- real workers on two hosts that share no disk -----------------------------------
 
 FAST = {
@@ -267,7 +404,8 @@ def test_two_hosts_share_no_disk_lose_nothing_and_merge_once(tmp_path: Path, set
     url = bare_record(repo, record)
     prefixes = f"file://{tmp_path}/"
     settings.SF_RECORD_URL_PREFIXES = [prefixes]
-    provider = ScriptedProvider(delay=1.0).start()
+    provider = ScriptedProvider(delay=1.0)
+    provider.start()
     hosts = Hosts(root=tmp_path, hidden=[repo], env={**FAST, "SF_RECORD_URL_PREFIXES": prefixes})
     try:
         workers = [hosts.start("host-a"), hosts.start("host-b")]

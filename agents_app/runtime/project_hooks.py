@@ -38,23 +38,18 @@ from typing import Any
 
 from django.utils import timezone
 
-from agents_app.gate.normalize import normalize_input
-from agents_app.gate.policy import decide
-from agents_app.gate.redaction import redact_payload, redact_text
-from agents_app.gate.schemas import ToolCall
-from agents_app.gate.session import gate_context, input_hash
+from agents_app.gate.judged import command_judged, refusal
+from agents_app.gate.redaction import redact_text
 from agents_app.hook_schemas import Hook, HookOutput, HookTrigger
-from agents_app.models import AgentSession, ReviewStatus, RiskDecision, TraceKind
+from agents_app.models import AgentSession, TraceKind
 from agents_app.runtime.replay import Replay, ReplayMiss
 from agents_app.runtime.sandbox import SandboxRefused, sandboxed_run
 from agents_app.runtime.tools import COMMAND_ENV_KEEP, ToolContext, cap
 from agents_app.runtime.trace import TraceRecorder
-from sf_core.db import relaxed_commit
 
 BLOCK_EXIT = 2  # the exit code that blocks (Claude Code's hooks use the same)
 MAX_OUTPUT = 4000  # characters of a hook's output kept: the reason, the note, the trace
 MAX_VARIABLE = 32 * 1024  # characters of one SF_HOOK_* variable
-REFUSALS = {"deny": "denies it", "ask": "would ask a person first"}
 # How the answer to a call a hook blocked, and to a finish one refused, begin.
 BLOCKED = "not run: the project's hook "
 REFUSED = "not finished: the project's hook "
@@ -307,23 +302,7 @@ def hook_judged(hook: Hook, *, session_id: int, unit_id: int | None, worktree: P
     """The permission gate's decision on ``hook``'s command as an agent's run_command,
     stored as a ``RiskDecision``; '' when it allows it, else the refusal in words."""
     session = AgentSession.objects.select_related("project").get(pk=session_id)
-    call = ToolCall(tool="run_command", input={"command": hook.command})
-    verdict = decide(call, gate_context(session, worktree))
-    normalized = normalize_input(call, worktree)
-    with relaxed_commit():  # evidence, committed without waiting for the disk (sf_core.db)
-        RiskDecision.objects.create(
-            session=session,
-            unit_id=unit_id,
-            tool=call.tool,
-            input_normalized=redact_payload(normalized),
-            input_hash=input_hash(call.tool, normalized),
-            risk_class=verdict.risk_class,
-            decision=verdict.decision,
-            rule=verdict.rule,
-            reason=f"hook {hook.name}: {verdict.reason}",
-            review_status=ReviewStatus.NOT_NEEDED,  # nobody waits on it: it does not run
-            **session.axes.as_dict(),
-        )
-    if verdict.decision == "allow":
-        return ""
-    return f"the permission gate {REFUSALS[verdict.decision]} ({verdict.rule}): {verdict.reason}"
+    verdict = command_judged(
+        session, hook.command, worktree=worktree, unit_id=unit_id, why=f"hook {hook.name}"
+    )
+    return refusal(verdict)

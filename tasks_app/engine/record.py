@@ -23,53 +23,21 @@ every attempt's branch), and each host keeps a mirror of it under its own
 Hosts on one machine share the mirror between their processes: a flock on
 ``<mirror>.lock`` keeps two fetches (or a fetch and a push) from writing the same refs.
 The mirror is an ordinary repository with an empty work tree and its ``HEAD`` on a
-branch nobody uses, so the base branch is never "checked out" in it.
+branch nobody uses, so the base branch is never "checked out" in it. The mirror, its
+lock, and the tree of the record's base that planning and skills read
+(``project_tree``) are ``agents_app.mirrors``: below the apps that read them.
 """
 
 from __future__ import annotations
 
-import fcntl
 import logging
-import os
-import shutil
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 
-from sf_core.git import GitError, git, git_ok, new_repository
+from agents_app.mirrors import FETCHED, mirror_ensure, mirror_locked
+from sf_core.git import GitError, git, git_ok
 from tasks_app.engine.worktrees import MergeResult, worktree_discard, worktree_remove
 from tasks_app.workspaces import Workspace
 
 logger = logging.getLogger("sf.record")
-MIRROR_HEAD = "refs/heads/sf-mirror/unused"  # the mirror's HEAD: a branch never made
-FETCHED = "refs/sf-record/heads/"  # what the remote had when this host last fetched
-
-
-def mirror_ensure(ws: Workspace) -> None:
-    """Make this host's mirror (an empty repository) unless it is there."""
-    if (ws.repo / ".git").is_dir():
-        return
-    ws.repo.parent.mkdir(parents=True, exist_ok=True)
-    with _locked(ws.repo):
-        if (ws.repo / ".git").is_dir():
-            return
-        building = ws.repo.with_name(f"{ws.repo.name}.new")
-        shutil.rmtree(building, ignore_errors=True)
-        building.mkdir()
-        git("init", "--quiet", cwd=new_repository(building))
-        git("symbolic-ref", "HEAD", MIRROR_HEAD, cwd=building)
-        os.rename(building, ws.repo)
-
-
-@contextmanager
-def _locked(repo: Path) -> Iterator[None]:
-    """This host's processes one at a time on the mirror's refs (fetch, push)."""
-    with open(repo.with_name(f"{repo.name}.lock"), "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _fetch(ws: Workspace) -> None:
@@ -95,8 +63,8 @@ def _ref(ws: Workspace, name: str) -> str | None:
 
 
 def _sync(ws: Workspace, *, keep_ahead: bool) -> None:
-    mirror_ensure(ws)
-    with _locked(ws.repo):
+    mirror_ensure(ws.repo)
+    with mirror_locked(ws.repo):
         _fetch(ws)
         base = _ref(ws, f"{FETCHED}{ws.base}")
         if base is None:
@@ -139,7 +107,7 @@ def branch_push(ws: Workspace) -> None:
     elsewhere moved it on, and this one is superseded). ``GitError`` when not pushed."""
     if not ws.remote:
         return
-    with _locked(ws.repo):
+    with mirror_locked(ws.repo):
         _push(ws, ws.remote, f"refs/heads/{ws.branch}:refs/heads/{ws.branch}")
 
 
@@ -149,7 +117,7 @@ def commit_push(ws: Workspace, commit: str) -> None:
     if not ws.remote:
         return
     try:
-        with _locked(ws.repo):
+        with mirror_locked(ws.repo):
             _push(ws, ws.remote, f"{commit}:refs/heads/{ws.branch}")
     except GitError as exc:
         logger.warning("%s: the merged tree was not pushed to the record: %s", ws.branch, exc)
@@ -164,7 +132,7 @@ def base_publish(ws: Workspace, candidate: MergeResult, *, commit: str) -> Merge
         reason = "the merge commit does not contain the unit's commit"
         return MergeResult(merged=False, reason=reason)
     lease = f"--force-with-lease=refs/heads/{ws.base}:{old}"
-    with _locked(ws.repo):
+    with mirror_locked(ws.repo):
         try:
             _push(ws, lease, ws.remote, f"{merged}:refs/heads/{ws.base}")
         except GitError as exc:
@@ -189,7 +157,7 @@ def workspace_remove(ws: Workspace) -> None:
         return
     worktree_remove(ws)
     try:
-        with _locked(ws.repo):
+        with mirror_locked(ws.repo):
             _push(ws, ws.remote, f":refs/heads/{ws.branch}")
     except GitError as exc:
         logger.warning("%s stays on the record: %s", ws.branch, exc)

@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from agents_app.axes import RunControl, WorkMode
 from agents_app.gate.session import SessionGate
+from agents_app.mirrors import project_tree
 from agents_app.models import Activity, AgentSession, PauseCause, SessionDriver, SessionStatus
 from agents_app.runtime.context import context_window
 from agents_app.runtime.llm import ModelRouter, model_settings_for
@@ -39,7 +40,9 @@ from agents_app.services import DispatchPoint, session_apply_due, session_set_pa
 from agents_app.services.budget import budget_pause, budget_remaining
 from sf_core.actors import Actor
 from sf_core.errors import SfError
+from sf_core.git import GitError
 from skills_app.loader import SkillLoader, invocations_claim, skills_listing, unit_skills
+from skills_app.parsing import PROJECT_SKILLS
 from tasks_app.engine.attempts import round_run
 from tasks_app.engine.environment import worktree_prepare
 from tasks_app.engine.followups import followups_brief
@@ -348,11 +351,18 @@ def unit_gate(
 
 
 def _skill_loader(session: AgentSession, ws: Workspace, unit: Unit) -> SkillLoader:
-    """The skills on offer to the unit, loaded from its worktree as it reads them."""
+    """The skills on offer to the unit, loaded from its worktree as it reads them (or,
+    one added to the base since the worktree was made, from the tree this host reads
+    of the project: in record mode the record's base, not a registered checkout)."""
+    try:
+        tree = project_tree(session.project, part=str(PROJECT_SKILLS))
+    except GitError as exc:  # the record out of reach: the skills synced last stay
+        logger.warning("skills of %s read from the worktree only: %s", session.project, exc)
+        tree = ws.path
     return SkillLoader(
-        skills=unit_skills(session.project),
+        skills=unit_skills(session.project, root=tree),
         worktree=ws.path,
-        repo=session.project.repository(),
+        repo=tree,
         session_id=session.pk,
         unit_id=unit.pk,
     )

@@ -24,19 +24,12 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.utils import timezone
 
-from agents_app.gate.normalize import normalize_input
-from agents_app.gate.policy import decide
-from agents_app.gate.redaction import redact_payload, redact_text
-from agents_app.gate.schemas import Decision, ToolCall
-from agents_app.gate.session import gate_context, input_hash
-from agents_app.models import AgentSession, ReviewStatus, RiskDecision
+from agents_app.gate.judged import command_judged, refusal
+from agents_app.gate.redaction import redact_text
+from agents_app.models import AgentSession
 from agents_app.runtime.sandbox import SandboxPolicy, SandboxRefused, policy_for, sandboxed_run
 from agents_app.runtime.tools import COMMAND_ENV_KEEP, cap
-from sf_core.db import relaxed_commit
-
-REFUSALS = {"deny": "denies it", "ask": "would ask a person first"}
 
 
 @dataclass(frozen=True)
@@ -91,68 +84,23 @@ def verify(
     results = []
     for command in commands:
         session = AgentSession.objects.select_related("project").get(pk=session_id)
-        verdict = _judged(session, worktree, command, unit_id, accepted_by)
+        verdict = command_judged(
+            session,
+            command,
+            worktree=worktree,
+            unit_id=unit_id,
+            why="verify command",
+            approved_by=accepted_by,
+            approval_note="a verify command of the plan they accepted",
+        )
         if verdict.decision == "deny" or (verdict.decision == "ask" and accepted_by is None):
-            output = f"not run: the permission gate {REFUSALS[verdict.decision]} ({verdict.rule}): "
-            results.append(
-                CommandResult(command, None, output + verdict.reason, 0.0, verdict.decision)
-            )
+            output = f"not run: {refusal(verdict)}"
+            results.append(CommandResult(command, None, output, 0.0, verdict.decision))
             continue
         parsed = session.project.parsed_policy
         policy = policy_for(session.permission_profile, parsed.egress, parsed.sandbox)
         results.append(_run(worktree, command, policy, env or {}))
     return Verification(results)
-
-
-def _judged(
-    session: AgentSession,
-    worktree: Path,
-    command: str,
-    unit_id: int | None,
-    accepted_by: User | None,
-) -> Decision:
-    """The gate's decision on ``command`` as an agent's ``run_command``, stored; an ask
-    under a plan a person accepted is stored as approved by them."""
-    call = ToolCall(tool="run_command", input={"command": command})
-    verdict = decide(call, gate_context(session, worktree))
-    normalized = normalize_input(call, worktree)
-    review: dict[str, object] = {
-        # Nobody waits on it: a refused verify command fails the verification instead.
-        "review_status": ReviewStatus.NOT_NEEDED
-    }
-    if verdict.decision == "ask" and accepted_by is not None:
-        review = {
-            "review_status": ReviewStatus.APPROVED,
-            "reviewed_by": accepted_by,
-            "reviewed_at": timezone.now(),
-            "review_note": "a verify command of the plan they accepted",
-        }
-    with relaxed_commit():  # evidence, committed without waiting for the disk (sf_core.db)
-        _record(session, unit_id, call, normalized, verdict, review)
-    return verdict
-
-
-def _record(
-    session: AgentSession,
-    unit_id: int | None,
-    call: ToolCall,
-    normalized: dict[str, object],
-    verdict: Decision,
-    review: dict[str, object],
-) -> None:
-    RiskDecision.objects.create(
-        session=session,
-        unit_id=unit_id,
-        tool=call.tool,
-        input_normalized=redact_payload(normalized),
-        input_hash=input_hash(call.tool, normalized),
-        risk_class=verdict.risk_class,
-        decision=verdict.decision,
-        rule=verdict.rule,
-        reason=f"verify command: {verdict.reason}",
-        **review,
-        **session.axes.as_dict(),
-    )
 
 
 def _run(

@@ -1,6 +1,8 @@
 """Pull requests on the project's forge (docs/forge.md): a task waiting for a person's
 review is pushed to the policy's remote and opened as a pull request (GitHub) or merge
-request (GitLab); the sweep reads the reviews back. Changes requested there send the
+request (GitLab); the sweep reads the reviews back. In record mode the repository of
+record is the forge's own (``ProjectPolicy`` refuses any other) and the branch is there
+since its checkpoint: nothing is pushed here. Changes requested there send the
 task back with the reviewer's words and line comments, as "Request changes" does in SF;
 an approval there approves and merges it in SF (the merge stays SF's, fail-closed).
 
@@ -280,9 +282,11 @@ def _open(task: Task, project: Project, forge: Forge) -> ForgePullRequest:
     assert policy is not None
     ws = workspace_of(task)
     head = task.checkpoint_ref
-    git(
-        "push", "--force", policy.remote, f"{head}:refs/heads/{ws.branch}", cwd=ws.repo, remote=True
-    )
+    if not ws.remote:  # record mode: the checkpoint was pushed to the record, the forge's
+        git(
+            "push", "--force", policy.remote, f"{head}:refs/heads/{ws.branch}",
+            cwd=ws.repo, remote=True,
+        )  # fmt: skip
     opened = forge.open(
         branch=ws.branch, base=ws.base, title=f"sf: {task.key}: {task.title}", body=_body(task)
     )

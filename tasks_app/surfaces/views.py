@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from django.contrib.auth.decorators import login_required
 from django.db.models import QuerySet
 from django.http import Http404, HttpResponse, QueryDict
@@ -19,6 +21,7 @@ from agents_app.models import AgentSession, Project
 from agents_app.preflight import preflight_of
 from sf_core.actors import Actor
 from sf_core.errors import SfError
+from sf_core.git import GitError
 from sf_core.http import AuthedRequest
 from sf_core.microcache import PAGES
 from skills_app.selectors import invalid_skills
@@ -32,6 +35,8 @@ from tasks_app.plan_lint import lint_dicts
 from tasks_app.replays import recorded_header, recorded_model, recorded_profile
 from tasks_app.selectors import plan_waves, task_board
 from tasks_app.surfaces.intake_views import session_plans_context
+
+logger = logging.getLogger("sf.web")
 
 
 @require_GET
@@ -233,10 +238,12 @@ def _tasks_linted(plan: Plan) -> list[Task]:
     """The plan's tasks, each with its lint findings (``task.lint``): a proposed plan's
     as it is now, at the session's profile; a decided plan's as they were stored."""
     tasks = list(plan.tasks.prefetch_related("dependencies__depends_on").order_by("position"))
+    findings = lint_dicts(plan.lint)
     if plan.status == PlanStatus.PROPOSED:
-        findings = plan_lint_of(plan, profile=plan.session.permission_profile)
-    else:
-        findings = lint_dicts(plan.lint)
+        try:
+            findings = plan_lint_of(plan, profile=plan.session.permission_profile)
+        except GitError as exc:  # record mode, the record out of reach: as stored
+            logger.warning("plan %s linted as stored: %s", plan.pk, exc)
     for task in tasks:
         task.lint = [f for f in findings if f.get("task") == task.key]  # type: ignore[attr-defined]
     return tasks

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 from django.db import connection
 from django.test import Client
@@ -134,3 +137,20 @@ def test_the_session_page_loads_its_plans_from_the_tasks_app(
 
 def test_the_session_plans_need_a_login(client: Client, plan_session: AgentSession) -> None:
     assert client.get(reverse("session-plans", args=[plan_session.pk])).status_code == 302
+
+
+def test_a_proposed_plan_whose_record_is_out_of_reach_shows_the_lint_as_stored(
+    logged_in_client: Client, diamond_plan: Plan, settings: Any, tmp_path: Path
+) -> None:
+    """Record mode: the page lints against the record's base (agents_app.mirrors); a web
+    host that cannot fetch it shows the findings stored when the plan was made."""
+    settings.SF_RECORD_URL_PREFIXES = [f"file://{tmp_path}/"]
+    settings.SF_DATA_DIR = tmp_path / "data"
+    project = diamond_plan.session.project
+    project.policy = {**project.policy, "record": {"url": f"file://{tmp_path}/gone.git"}}
+    project.save()
+    stored = {"task": "a", "level": "warning", "command": "true", "message": "as stored"}
+    Plan.objects.filter(pk=diamond_plan.pk).update(lint=[stored])
+    response = logged_in_client.get(reverse("plan-detail", args=[diamond_plan.pk]))
+    assert response.status_code == 200
+    assert "<code>true</code>: as stored" in response.content.decode()

@@ -33,6 +33,7 @@ from django.conf import settings
 from django.db.models import Sum
 
 from agents_app.axes import NEW_SESSION_AXES, PermissionProfile, Surface
+from agents_app.mirrors import project_tree
 from agents_app.models import AgentSession, Project, SessionDriver
 from agents_app.runtime.replay import TraceFileInvalid, replay_load
 from agents_app.services import project_create, session_create
@@ -104,11 +105,12 @@ def eval_run(case: SkillEvalCase, *, options: EvalOptions) -> SkillEvalRun:
     started = time.monotonic()
     project = case.skill.project
     assert project is not None  # eval cases are of project skills
-    case_dir = project.repository() / case.skill.folder / case.path
+    tree = project_tree(project, part=str(PROJECT_SKILLS))  # record mode: the record's base
+    case_dir = tree / case.skill.folder / case.path
     trace = _trace_for(case, case_dir, options)
     header = recorded_header(trace) if trace else {}
     folder = Path(settings.SF_DATA_DIR) / "skill-evals" / _folder_name(case)
-    repo = trial_repo_create(folder / "repo", case_dir / "work", project.repository())
+    repo = trial_repo_create(folder / "repo", case_dir / "work", tree)
     task = _trial_unit(case, repo, trace=trace, model_mode=options.model_mode)
     trial = Trial(task=task, repo=repo, folder=folder, case_dir=case_dir)
     grades, error = trial_grade(trial)
