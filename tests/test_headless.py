@@ -171,7 +171,11 @@ def test_timeout_exits_1_and_the_session_resumes(repo: Path) -> None:
     assert session.pause_reason.startswith("headless: timed out")
     resumed = headless("--session", str(session.pk), "--output-format", "json")
     assert resumed.code == 0, resumed.stderr
-    assert [u.status for u in Unit.objects.order_by("pk")] == ["crashed", "succeeded"]
+    # The unit the timeout cut (if one had started: under load the 1.5 s may end the
+    # run before its first unit does) crashed; the resumed run's unit succeeded.
+    units = [u.status for u in Unit.objects.order_by("pk")]
+    assert units[-1] == "succeeded", units
+    assert set(units[:-1]) <= {"crashed"}, units
 
 
 # --- 2: bad input -------------------------------------------------------------------

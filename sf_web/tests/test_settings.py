@@ -175,7 +175,12 @@ def test_start_up_stops_on_a_bad_value_with_its_name(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.django_db
 def test_the_production_profile_passes_check_deploy(tmp_path: Path) -> None:
+    # The test database, not the checkout's: the checks read every project's policy
+    # (sf.W016), and the checkout's database holds whatever benchmarks left in it.
+    from tests.processes import child_database_url
+
     result = _manage(
         "check",
         "--deploy",
@@ -185,7 +190,7 @@ def test_the_production_profile_passes_check_deploy(tmp_path: Path) -> None:
         SF_PROFILE="production",
         SF_SECRET_KEY=PRODUCTION_SECRET,
         SF_ALLOWED_HOSTS="sf.example.com",
-        DATABASE_URL=os.environ["DATABASE_URL"],
+        DATABASE_URL=child_database_url("check-deploy"),
         REDIS_URL=os.environ["REDIS_URL"],
     )
     assert result.returncode == 0, result.stderr + result.stdout

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from playwright.sync_api import Browser, Locator, Page, sync_playwright
+from playwright.sync_api import Error as PlaywrightError
 
 from tests.processes import WebProcess, wait_for
 
@@ -158,3 +159,18 @@ def logged_in_page(browser: Browser, web: WebProcess, user: User, path: str = "/
     page.click("button[type=submit]")
     page.wait_for_url(web.url + path)
     return page
+
+
+def reopen(page: Page) -> None:
+    """Load the page's address again, as a person's reload does.
+
+    ``page.reload()`` failed once under load with ``net::ERR_ABORTED`` (the reload's own
+    navigation cut, nothing of the product's): another try; a third failure is real.
+    """
+    for attempt in range(3):
+        try:
+            page.goto(page.url, wait_until="load")
+            return
+        except PlaywrightError as error:
+            if "ERR_ABORTED" not in str(error) or attempt == 2:
+                raise

@@ -14,7 +14,7 @@ from playwright.sync_api import Browser, expect
 from agents_app.tests.runtime_helpers import ScriptedModel
 from tasks_app.models import Unit
 from tasks_app.tests.test_engine import run_next, writes
-from tests.browser.conftest import doc_shot
+from tests.browser.conftest import doc_shot, reopen
 from tests.browser.test_unit_review import open_unit, repo, rerendered, unit_in_review
 from tests.processes import WebProcess
 
@@ -64,7 +64,7 @@ def test_a_line_comment_after_a_rerender_travels_with_request_changes(
     page.fill("#review-reason", "see the line comment")
     page.click("#request-changes")
     expect(page.locator("#unit-state [data-task-status]")).to_have_text("todo", timeout=SLOW)
-    page.reload()
+    reopen(page)
     expect(page.locator("#diff-comments")).to_contain_text("say hi instead", timeout=SLOW)
 
     second = next_unit(unit_id)
