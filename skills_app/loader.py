@@ -21,7 +21,7 @@ from django.db.models import Q
 from agents_app.models import Project
 from sf_core.errors import SfError
 from skills_app.models import SideEffects, Skill, SkillScope, SkillUse, SkillUseKind
-from skills_app.parsing import MCP_FILE, SkillInvalid, skill_body
+from skills_app.parsing import MAX_FILE_BYTES, MCP_FILE, SkillInvalid, skill_body, skill_read
 from skills_app.sync import skills_sync
 
 LIST_SHARE = 0.02  # of the context window, for the skills list
@@ -225,7 +225,8 @@ def _supporting_file(skill: Skill, folder: Path, file: str) -> str:
             f"skill {skill.name!r} has no supporting file {file!r}; its files: {shown}"
         )
     try:
-        return (folder / file).read_text(encoding="utf-8", errors="replace")
+        raw = skill_read(folder, folder / file, MAX_FILE_BYTES)
+        return raw.decode("utf-8", errors="replace")
     except OSError as exc:
         raise SkillUnavailable(f"skill {skill.name!r}: cannot read {file}: {exc}") from None
 

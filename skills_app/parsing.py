@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
+from sf_core.beneath import read_beneath
 from sf_core.errors import SfError
 from skills_app.schemas import SkillFrontmatter
 
@@ -62,7 +63,24 @@ def skill_folders(root: Path) -> list[Path]:
     """The skill folders under ``root`` (a ``.agents/skills`` or a user folder)."""
     if not root.is_dir():
         return []
-    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    return sorted(
+        p
+        for p in root.iterdir()
+        if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")
+    )
+
+
+def skill_read(folder: Path, target: Path, limit: int) -> bytes:
+    """Up to ``limit`` bytes of ``target`` inside the skill folder ``folder``, reached
+    from the folder's parent without following a link (``sf_core.beneath``).
+
+    A project's skills come from a repository agents write to (a merged change, or the
+    unit's own worktree), and SF reads them with its own rights (root, as
+    ``scripts/run.sh`` runs it): a link there would bring a host file (the checkout's
+    ``.sf/env``, ``/etc/shadow``) into a skill shown on the web and given to models.
+    A link on the way, or the file itself a link, fails with ``OSError`` (ELOOP).
+    """
+    return read_beneath(folder.parent, target, limit)
 
 
 def folder_digest(folder: Path) -> tuple[str, bytes | None]:
@@ -72,17 +90,19 @@ def folder_digest(folder: Path) -> tuple[str, bytes | None]:
     skill_file = folder / SKILL_FILE
     raw: bytes | None = None
     try:
-        size = skill_file.stat().st_size
-        if size <= MAX_SKILL_BYTES:
-            raw = skill_file.read_bytes()
+        size = skill_file.lstat().st_size
+        if skill_file.is_symlink():
+            digest.update(b"link")
+        elif size <= MAX_SKILL_BYTES:
+            raw = skill_read(folder, skill_file, MAX_SKILL_BYTES)
             digest.update(raw)
         else:
             digest.update(f"oversized {size}".encode())
     except OSError:
         digest.update(b"missing")
-    for path in sorted(folder.rglob("*")):
-        if path != skill_file and path.is_file():
-            digest.update(f"\0{path.relative_to(folder)}\0{path.stat().st_size}".encode())
+    for path in sorted(folder.rglob("*")):  # rglob enters no linked directory
+        if path != skill_file and (path.is_file() or path.is_symlink()):
+            digest.update(f"\0{path.relative_to(folder)}\0{path.lstat().st_size}".encode())
     return digest.hexdigest(), raw
 
 
@@ -101,11 +121,13 @@ def skill_parse(folder: Path, *, digest: str, raw: bytes | None) -> SkillFiles:
 
 def skill_body(path: Path) -> str:
     """The instructions after the frontmatter of the SKILL.md at ``path``."""
-    raw = _read_limited(path, MAX_SKILL_BYTES)
+    raw = _read_limited(path.parent, path, MAX_SKILL_BYTES)
     return _split(raw.decode("utf-8", errors="replace"), path)[1]
 
 
 def _frontmatter(path: Path, raw: bytes | None) -> SkillFrontmatter:
+    if path.is_symlink():
+        raise SkillInvalid(f"{path}: a symbolic link; SF follows no link in a skill folder")
     if not path.is_file():
         raise SkillInvalid(f"{path}: the folder has no {SKILL_FILE}")
     if raw is None:
@@ -133,9 +155,14 @@ def _supporting(folder: Path) -> list[tuple[str, int]]:
     found: list[tuple[str, int]] = []
     candidates = [folder / MCP_FILE] if (folder / MCP_FILE).is_file() else []
     for name in SUPPORTING_DIRS:
-        if (folder / name).is_dir():
-            candidates += sorted(p for p in (folder / name).rglob("*") if p.is_file())
+        if (folder / name).is_symlink():
+            candidates.append(folder / name)
+        elif (folder / name).is_dir():
+            found_here = (folder / name).rglob("*")  # rglob enters no linked directory
+            candidates += sorted(p for p in found_here if p.is_file() or p.is_symlink())
     for path in candidates:
+        if path.is_symlink():
+            raise SkillInvalid(f"{path}: a symbolic link; SF follows no link in a skill folder")
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
             raise SkillInvalid(f"{path}: {size} bytes, more than the {MAX_FILE_BYTES} allowed")
@@ -155,7 +182,8 @@ def _cases(folder: Path) -> list[CaseFiles]:
             problem = f"{case}: the case has no {CASE_GRADER}"
         prompt = ""
         if prompt_file.is_file():
-            prompt = _read_limited(prompt_file, MAX_FILE_BYTES).decode("utf-8", "replace")
+            raw = _read_limited(folder, prompt_file, MAX_FILE_BYTES)
+            prompt = raw.decode("utf-8", "replace")
         cases.append(
             CaseFiles(
                 name=case.name,
@@ -170,9 +198,8 @@ def _cases(folder: Path) -> list[CaseFiles]:
     return cases
 
 
-def _read_limited(path: Path, limit: int) -> bytes:
-    with path.open("rb") as handle:
-        raw = handle.read(limit + 1)
+def _read_limited(folder: Path, path: Path, limit: int) -> bytes:
+    raw = skill_read(folder, path, limit + 1)
     if len(raw) > limit:
         raise SkillInvalid(f"{path}: more than the {limit} bytes allowed")
     return raw

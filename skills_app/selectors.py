@@ -13,7 +13,13 @@ from agents_app.mirrors import mirror_path, project_tree
 from agents_app.models import Project
 from sf_core.git import GitError
 from skills_app.models import Skill, SkillEvalRun, SkillProposal, SkillScope, SkillUse
-from skills_app.parsing import MAX_FILE_BYTES, PROJECT_SKILLS, SkillInvalid, skill_body
+from skills_app.parsing import (
+    MAX_FILE_BYTES,
+    PROJECT_SKILLS,
+    SkillInvalid,
+    skill_body,
+    skill_read,
+)
 
 RECENT_USES = 50
 RECENT_RUNS = 50
@@ -92,8 +98,8 @@ def skill_file_text(project: Project, skill: Skill, file: str) -> str | None:
     if file not in {path for path, _ in skill.files}:
         return None
     try:
-        with (skill_folder(project, skill) / file).open("rb") as handle:
-            raw = handle.read(MAX_FILE_BYTES + 1)
+        where = skill_folder(project, skill)
+        raw = skill_read(where, where / file, MAX_FILE_BYTES + 1)
     except (OSError, GitError) as exc:
         return f"(cannot be read: {exc})"
     text = raw[:MAX_FILE_BYTES].decode("utf-8", errors="replace")

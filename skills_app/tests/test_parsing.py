@@ -13,7 +13,9 @@ from skills_app.parsing import (
     SkillInvalid,
     folder_digest,
     skill_body,
+    skill_folders,
     skill_parse,
+    skill_read,
 )
 
 FULL = """---
@@ -152,3 +154,37 @@ def test_a_missing_body_file_raises_with_its_path(tmp_path: Path) -> None:
     path = folder(tmp_path, "x", "plain text\n")
     with pytest.raises(SkillInvalid, match="frontmatter"):
         skill_body(path / "SKILL.md")
+
+
+def test_no_link_in_a_skill_folder_is_followed(tmp_path: Path) -> None:
+    """A repository an agent wrote could hold links to the host's files (SF reads
+    skills with its own rights): each is refused, and its target never read."""
+    secret = tmp_path / "host-secret"
+    secret.write_text("DATABASE_URL=postgres://root@db/sf\n")
+    skills = tmp_path / "skills"
+    linked_body = skills / "linked-body"
+    linked_body.mkdir(parents=True)
+    (linked_body / "SKILL.md").symlink_to(secret)
+    parsed = parse(linked_body)
+    assert "a symbolic link" in parsed.problem
+    assert parsed.meta is None
+    with pytest.raises(OSError, match="symbolic links"):
+        skill_body(linked_body / "SKILL.md")
+
+    script = folder(skills, "linked-script", FULL.replace("release-notes", "linked-script"))
+    (script / "scripts").mkdir()
+    (script / "scripts" / "run.sh").symlink_to(secret)
+    assert "scripts/run.sh: a symbolic link" in parse(script).problem
+    with pytest.raises(OSError, match="symbolic links"):
+        skill_read(script, script / "scripts" / "run.sh", 100)
+
+    tree = folder(skills, "linked-dir", FULL.replace("release-notes", "linked-dir"))
+    (tree / "checklists").symlink_to(tmp_path)
+    assert "checklists: a symbolic link" in parse(tree).problem
+
+    (skills / "linked-folder").symlink_to(tree)
+    assert [p.name for p in skill_folders(skills)] == [
+        "linked-body",
+        "linked-dir",
+        "linked-script",
+    ]
