@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sf_core.errors import SfError
+from sf_core.git_links import odd_entries
 
 GIT_TIMEOUT_SECONDS = 120
 # Far longer than any one command SF runs holds a lock (a checkout of a large tree
@@ -356,34 +357,18 @@ def planted_links(checkout: Checkout) -> dict[Path, list[Path]]:
     top two levels: loose objects are written by name, never through a link) — by the
     directory holding it. git writes through a link there (a reflog appended to, a
     new object written into a linked folder): any file or folder of the host, written
-    with SF's rights. git itself makes none of these."""
+    with SF's rights. git itself makes none of these. A directory unchanged since it was
+    last found clean is not read again (``sf_core.git_links``: its ``ctime`` says so)."""
     found: dict[Path, list[Path]] = {}
     common = checkout.common_dir
     roots = [(common / "refs", 99), (common / "logs", 99), (common / "objects", 2)]
     if checkout.linked:
         roots.append((checkout.git_dir, 99))
     for root, depth in roots:
-        odd = _odd_entries(root, depth)
+        odd = odd_entries(root, depth)
         if odd:
             found[root] = odd
     return found
-
-
-def _odd_entries(root: Path, depth: int) -> list[Path]:
-    """Entries under ``root``, ``depth`` levels down at most, that are not plain files or
-    directories (links, FIFOs, sockets, devices); links are not followed."""
-    odd: list[Path] = []
-    try:
-        entries = list(os.scandir(root))
-    except (FileNotFoundError, NotADirectoryError):
-        return odd
-    for entry in entries:
-        if entry.is_dir(follow_symlinks=False):
-            if depth > 1:
-                odd += _odd_entries(Path(entry.path), depth - 1)
-        elif not entry.is_file(follow_symlinks=False):
-            odd.append(Path(entry.path))
-    return odd
 
 
 def _pointer_problem(path: Path, prefix: str, expected: Path, what: str) -> str:
