@@ -325,11 +325,14 @@ def changed_paths(listing: str) -> list[str]:
     return paths
 
 
-def metadata_problems(checkout: Checkout, *, missing_ok: bool = False) -> list[str]:
+def metadata_problems(
+    checkout: Checkout, *, missing_ok: bool = False, links: bool = True
+) -> list[str]:
     """How a linked worktree's ``.git`` file and admin files differ from what
     ``git worktree add`` wrote: where they point is SF's to say, and no config of its
     own. Each problem is a sentence; none when all is as SF made it. ``missing_ok``: a
-    file that is gone is no problem (a worktree a crash left half made)."""
+    file that is gone is no problem (a worktree a crash left half made). ``links``:
+    ``planted_links`` too (False when the caller looked just before)."""
     admin = checkout.git_dir
     pointers = (
         (checkout.work_tree / ".git", "gitdir: ", admin, "its .git file"),
@@ -344,7 +347,7 @@ def metadata_problems(checkout: Checkout, *, missing_ok: bool = False) -> list[s
     for name in ("config.worktree", "config"):
         if os.path.lexists(admin / name):
             problems.append(f"a {name} was written into its admin directory {admin}")
-    for where, found in planted_links(checkout).items():
+    for where, found in (planted_links(checkout) if links else {}).items():
         shown = ", ".join(str(path.relative_to(where)) for path in found[:3])
         more = f" and {len(found) - 3} more" if len(found) > 3 else ""
         problems.append(f"{where} holds a link or special file git did not make: {shown}{more}")
