@@ -17,7 +17,7 @@ changed since — a link planted in it, a file renamed over, an entry removed �
 ``ctime`` and is read again.
 
 The one way a change keeps the ``ctime``: the kernel stamps times from a coarse clock
-(one tick, 1–10 ms; a second on some file systems), so a change in the same tick as the
+(one tick, 1 to 10 ms; a second on some file systems), so a change in the same tick as the
 one before the ``lstat`` looks like none. As git does for its index ("racily clean"
 entries), a directory whose ``ctime`` is less than ``RACY_NS`` before the walk began is
 read every time and never remembered: a change made after the ``lstat`` is stamped
