@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 from django.conf import settings as django_settings
 
-from agents_app.runtime import sandbox_acl
 from agents_app.runtime.sandbox import (
     CommandRun,
     Launch,
@@ -421,33 +420,6 @@ def test_normal_work_as_the_sandbox_user(
     log = git_cmd(repo, wt, "log", "--format=%s", "-1")
     assert log == "work"
     assert git_cmd(repo, wt, "status", "--porcelain") == ""
-
-
-def test_a_grant_is_made_again_once_its_directory_changed(
-    as_root: None, user: str, git_worktree: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Every command granted the sandbox user its bound directories again (an open and
-    # getxattr each, ~1 ms a command); a directory whose ctime has not moved since SF's
-    # grant keeps it. A chmod resets the ACL's mask and moves the ctime: granted again.
-    _repo, wt = git_worktree
-    contained(user, wt, "true")  # the worktree's first command: whole trees granted
-    contained(user, wt, "true")  # the tops looked at again, their ctimes remembered
-    granted: list[Path] = []
-    original = sandbox_acl.grant_path
-
-    def counted(path: Path, *args: int, **kwargs: bool) -> None:
-        granted.append(path)
-        original(path, *args, **kwargs)
-
-    monkeypatch.setattr(sandbox_acl, "grant_path", counted)
-    assert contained(user, wt, "true").exit_code == 0
-    assert granted == [], "nothing changed since the last command: nothing granted again"
-
-    wt.chmod(0o700)  # the mask now gives the named user nothing
-    done = contained(user, wt, "echo x > made.txt && echo y >> README.md")
-    assert done.exit_code == 0, done.output
-    assert granted == [wt]
-    assert (wt / "made.txt").read_text() == "x\n"
 
 
 def git_cmd(repo: Path, wt: Path, *args: str) -> str:
