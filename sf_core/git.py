@@ -347,11 +347,28 @@ def metadata_problems(
     for name in ("config.worktree", "config"):
         if os.path.lexists(admin / name):
             problems.append(f"a {name} was written into its admin directory {admin}")
+    problems += alternates_problems(checkout)
     for where, found in (planted_links(checkout) if links else {}).items():
         shown = ", ".join(str(path.relative_to(where)) for path in found[:3])
         more = f" and {len(found) - 3} more" if len(found) > 3 else ""
         problems.append(f"{where} holds a link or special file git did not make: {shown}{more}")
     return problems
+
+
+def alternates_problems(checkout: Checkout) -> list[str]:
+    """An ``objects/info/alternates`` (or ``http-alternates``) has git read objects from
+    every directory it names, and ``objects/info`` is writable in the sandbox: one a
+    command wrote would have SF's git read other repositories' objects (a tree forged
+    here naming their blobs brings them into this task's patch). SF cannot tell one a
+    person made (``git clone --shared``), so it works on no repository that has one."""
+    info = checkout.common_dir / "objects" / "info"
+    return [
+        f"{info / name} names object directories of other repositories for git to read "
+        "(SF works on no repository with alternates: a command can write one; remove it "
+        "if no person made it, or `git repack -a -d` first if one did)"
+        for name in ("alternates", "http-alternates")
+        if os.path.lexists(info / name)
+    ]
 
 
 def planted_links(checkout: Checkout) -> dict[Path, list[Path]]:

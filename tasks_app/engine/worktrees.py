@@ -34,6 +34,7 @@ from sf_core.errors import SfError
 from sf_core.git import (
     Checkout,
     GitError,
+    alternates_problems,
     git,
     git_ok,
     linked_worktree,
@@ -252,6 +253,9 @@ def merge_compute(ws: Workspace, *, commit: str | None, message: str) -> MergeRe
         if planted_links(ws.tree):  # left by a command since the checkpoint looked
             _unlink_planted(ws.tree)
             return MergeResult(merged=False, reason="a command left links in its git directories")
+        alternates = alternates_problems(ws.tree)
+        if alternates:
+            return MergeResult(merged=False, reason="; ".join(alternates))
         return _compute(ws, commit, message)
     except GitError as exc:
         return MergeResult(merged=False, reason=str(exc))

@@ -296,3 +296,22 @@ def test_a_reflog_link_an_earlier_attempt_left_is_removed_before_the_worktree_is
     assert list(outside.iterdir()) == [], "git worktree add wrote through a planted link"
     assert not link.is_symlink()
     assert git(ws.path, "rev-parse", "--abbrev-ref", "HEAD") == ws.branch
+
+
+def test_an_alternates_file_a_command_wrote_fails_the_unit(repo: Path, tmp_path: Path) -> None:
+    """``objects/info`` is writable in the sandbox (a fan-out directory): an alternates
+    file there had SF's git read objects from any directory it names, as root — another
+    project's repository, whose blobs a tree forged in this one brings into its patch."""
+    session, _ = start(repo, task_spec())
+    other = tmp_path / "other"
+    subprocess.run(["git", "init", "-q", str(other)], check=True)
+    alternates = repo / ".git" / "objects" / "info" / "alternates"
+
+    def plant(ws: Workspace) -> None:
+        alternates.parent.mkdir(exist_ok=True)
+        alternates.write_text(f"{other / '.git' / 'objects'}\n")
+
+    run_tampered(session, plant)
+
+    unit = assert_failed_with(session, f"{alternates} names object directories")
+    assert unit.checkpoint_commit == ""
