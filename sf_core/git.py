@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sf_core.errors import SfError
+from sf_core.git_links import odd_entries
 
 GIT_TIMEOUT_SECONDS = 120
 # Far longer than any one command SF runs holds a lock (a checkout of a large tree
@@ -324,11 +325,14 @@ def changed_paths(listing: str) -> list[str]:
     return paths
 
 
-def metadata_problems(checkout: Checkout, *, missing_ok: bool = False) -> list[str]:
+def metadata_problems(
+    checkout: Checkout, *, missing_ok: bool = False, links: bool = True
+) -> list[str]:
     """How a linked worktree's ``.git`` file and admin files differ from what
     ``git worktree add`` wrote: where they point is SF's to say, and no config of its
     own. Each problem is a sentence; none when all is as SF made it. ``missing_ok``: a
-    file that is gone is no problem (a worktree a crash left half made)."""
+    file that is gone is no problem (a worktree a crash left half made). ``links``:
+    ``planted_links`` too (False when the caller looked just before)."""
     admin = checkout.git_dir
     pointers = (
         (checkout.work_tree / ".git", "gitdir: ", admin, "its .git file"),
@@ -343,11 +347,28 @@ def metadata_problems(checkout: Checkout, *, missing_ok: bool = False) -> list[s
     for name in ("config.worktree", "config"):
         if os.path.lexists(admin / name):
             problems.append(f"a {name} was written into its admin directory {admin}")
-    for where, found in planted_links(checkout).items():
+    problems += alternates_problems(checkout)
+    for where, found in (planted_links(checkout) if links else {}).items():
         shown = ", ".join(str(path.relative_to(where)) for path in found[:3])
         more = f" and {len(found) - 3} more" if len(found) > 3 else ""
         problems.append(f"{where} holds a link or special file git did not make: {shown}{more}")
     return problems
+
+
+def alternates_problems(checkout: Checkout) -> list[str]:
+    """An ``objects/info/alternates`` (or ``http-alternates``) has git read objects from
+    every directory it names, and ``objects/info`` is writable in the sandbox: one a
+    command wrote would have SF's git read other repositories' objects (a tree forged
+    here naming their blobs brings them into this task's patch). SF cannot tell one a
+    person made (``git clone --shared``), so it works on no repository that has one."""
+    info = checkout.common_dir / "objects" / "info"
+    return [
+        f"{info / name} names object directories of other repositories for git to read "
+        "(SF works on no repository with alternates: a command can write one; remove it "
+        "if no person made it, or `git repack -a -d` first if one did)"
+        for name in ("alternates", "http-alternates")
+        if os.path.lexists(info / name)
+    ]
 
 
 def planted_links(checkout: Checkout) -> dict[Path, list[Path]]:
@@ -356,34 +377,18 @@ def planted_links(checkout: Checkout) -> dict[Path, list[Path]]:
     top two levels: loose objects are written by name, never through a link) — by the
     directory holding it. git writes through a link there (a reflog appended to, a
     new object written into a linked folder): any file or folder of the host, written
-    with SF's rights. git itself makes none of these."""
+    with SF's rights. git itself makes none of these. A directory unchanged since it was
+    last found clean is not read again (``sf_core.git_links``: its ``ctime`` says so)."""
     found: dict[Path, list[Path]] = {}
     common = checkout.common_dir
     roots = [(common / "refs", 99), (common / "logs", 99), (common / "objects", 2)]
     if checkout.linked:
         roots.append((checkout.git_dir, 99))
     for root, depth in roots:
-        odd = _odd_entries(root, depth)
+        odd = odd_entries(root, depth)
         if odd:
             found[root] = odd
     return found
-
-
-def _odd_entries(root: Path, depth: int) -> list[Path]:
-    """Entries under ``root``, ``depth`` levels down at most, that are not plain files or
-    directories (links, FIFOs, sockets, devices); links are not followed."""
-    odd: list[Path] = []
-    try:
-        entries = list(os.scandir(root))
-    except (FileNotFoundError, NotADirectoryError):
-        return odd
-    for entry in entries:
-        if entry.is_dir(follow_symlinks=False):
-            if depth > 1:
-                odd += _odd_entries(Path(entry.path), depth - 1)
-        elif not entry.is_file(follow_symlinks=False):
-            odd.append(Path(entry.path))
-    return odd
 
 
 def _pointer_problem(path: Path, prefix: str, expected: Path, what: str) -> str:

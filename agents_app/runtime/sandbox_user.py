@@ -25,6 +25,12 @@ are made, and nothing more:
   sources as this user. Only bwraps SF starts run as this user, and what runs in them
   sees nothing of the host but the binds.
 
+A directory whose ACL SF set is not set again while its ``ctime`` stays what it was
+right after: a ``chmod`` (which resets the mask) or any ACL change moves it. This cache
+can only withhold a grant, never give one: at worst (a change in the same tick of the
+kernel's clock as SF's grant) a command lacks access and fails, closed. Sparing the
+``open``/``getxattr`` of every bound path's directories, every command (~1 ms).
+
 When SF is not root nothing changes: bwrap runs as SF's own user. When the user is
 missing (no ``useradd`` at set-up), ``sf.W015`` says so and bwrap runs as root as
 before, with a warning in the log; so does a file system without ACLs.
@@ -51,7 +57,8 @@ logger = logging.getLogger("sf.sandbox")
 SETPRIV = "/usr/bin/setpriv"
 FANOUT = (*(f"{n:02x}" for n in range(256)), "pack", "info")
 _lock = threading.Lock()
-_searchable: set[Path] = set()
+_searchable: set[str] = set()
+_granted: dict[str, tuple[int, int, int]] = {}  # path -> (st_dev, st_ino, st_ctime_ns)
 
 
 @dataclass(frozen=True)
@@ -130,9 +137,12 @@ def grant_binds(argv: Sequence[str], user: HostUser) -> None:
 
 
 def _writable(source: Path, uid: int) -> None:
+    if _still_granted(str(source)):
+        return
     if acl.has_default(source, uid):  # granted before; the top again (a chmod since?)
         objects = source.name == "objects"
         acl.grant_path(source, uid, acl.RX if objects else acl.RWX, default=True)
+        _remember_granted(str(source))
         return
     if source.name == "objects" and (source.parent / "HEAD").is_file():
         for name in FANOUT:  # made now: a command may not add entries to objects/
@@ -155,12 +165,35 @@ def _sticky_writable(path: Path, uid: int) -> None:
 
 
 def _searchable_above(source: Path, uid: int) -> None:
-    for parent in reversed(source.parents):
-        with _lock:
-            if parent in _searchable:
-                continue
+    text = str(source)
+    parts = text.split("/") if text.startswith("/") else []
+    parents = ["/".join(parts[:end]) or "/" for end in range(1, len(parts))]
+    for parent in parents or [str(path) for path in reversed(source.parents)]:
+        if parent in _searchable or _still_granted(parent):
+            continue
         if os.stat(parent).st_mode & 0o001:  # others may search it (looked at once)
             with _lock:
                 _searchable.add(parent)
-        else:  # the user gets x alone; looked at each time (a chmod resets the mask)
-            acl.grant_path(parent, uid, acl.X)
+        else:  # the user gets x alone, again once a chmod reset the mask (its ctime)
+            acl.grant_path(Path(parent), uid, acl.X)
+            _remember_granted(parent)
+
+
+def _still_granted(path: str) -> bool:
+    """Whether ``path``'s ACL is the one SF set (its ``ctime`` has not moved since)."""
+    remembered = _granted.get(path)
+    if remembered is None:
+        return False
+    try:
+        seen = os.stat(path)
+    except OSError:
+        return False
+    return remembered == (seen.st_dev, seen.st_ino, seen.st_ctime_ns)
+
+
+def _remember_granted(path: str) -> None:
+    seen = os.stat(path)
+    with _lock:
+        if len(_granted) >= 100_000:
+            _granted.clear()
+        _granted[path] = (seen.st_dev, seen.st_ino, seen.st_ctime_ns)

@@ -1,20 +1,24 @@
 """The runner's own guarantees (docs/security.md, "SF's own git on a worktree"): git is
 told where the repository is, gets no inherited environment or global config, is never
 run as ``git add`` on a worktree, and ``stage_changes`` stages like ``git add --all``
-without taking in a nested repository."""
+without taking in a nested repository, and ``planted_links`` reads again every directory
+changed since it last found it clean."""
 
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
+from sf_core import git_links
 from sf_core.git import (
     GitError,
     git,
     linked_worktree,
     metadata_problems,
+    planted_links,
     repository,
     stage_changes,
 )
@@ -93,3 +97,61 @@ def test_stage_changes_stages_what_add_all_would_but_no_nested_repository(
 
     staged = git("diff", "--cached", "--name-status", cwd=tree).splitlines()
     assert staged == ["M\ta.txt", "D\tgone.txt", "A\tnew dir/with space.txt"]
+
+
+def _reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The directories ``planted_links`` reads from now on (those it did not skip)."""
+    read: list[str] = []
+    original = git_links.read_dir
+
+    def counted(path: str) -> tuple[list[Path], tuple[str, ...]]:
+        read.append(path)
+        return original(path)
+
+    monkeypatch.setattr(git_links, "read_dir", counted)
+    return read
+
+
+def test_a_link_planted_after_a_clean_walk_is_found(
+    repo: Path, worktree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A directory found clean is not read again while its ctime holds; a link planted
+    in it since (a loose object's fan-out directory, the branch's ref directory) is."""
+    git_links.forget()
+    monkeypatch.setattr(git_links, "RACY_NS", 50_000_000)  # 50 ms, not 2 s: a short test
+    tree = linked_worktree(repo, worktree)
+    objects, branch = tree.common_dir / "objects", tree.common_dir / "refs/heads/sf/p1/k"
+    (objects / "ab").mkdir(exist_ok=True)
+    time.sleep(0.1)  # every directory older than RACY_NS
+    read = _reads(monkeypatch)
+    assert planted_links(tree) == {}
+    assert str(objects / "ab") in read
+    read.clear()
+    assert planted_links(tree) == {}
+    assert read == []  # nothing changed: nothing read again
+
+    (objects / "ab" / ("cd" * 19)).symlink_to("/etc/hostname")
+    (branch / "evil").symlink_to("/tmp")
+    assert planted_links(tree) == {
+        tree.common_dir / "refs": [branch / "evil"],
+        objects: [objects / "ab" / ("cd" * 19)],
+    }
+    assert sorted(read) == sorted([str(branch), str(objects / "ab")])
+
+
+def test_a_directory_changed_just_before_a_walk_is_read_every_time(
+    repo: Path, worktree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A change in the same tick of the kernel's coarse clock as the one before keeps a
+    directory's ctime: one changed less than RACY_NS before a walk is never remembered."""
+    git_links.forget()
+    tree = linked_worktree(repo, worktree)
+    branch = tree.common_dir / "refs/heads/sf/p1/k"
+    (branch / "new").write_text("")
+    (branch / "new").unlink()  # its ctime is now
+    read = _reads(monkeypatch)
+    assert planted_links(tree) == {}
+    assert planted_links(tree) == {}
+    assert read.count(str(branch)) == 2
+    (branch / "evil").symlink_to("/tmp")
+    assert planted_links(tree) == {tree.common_dir / "refs": [branch / "evil"]}

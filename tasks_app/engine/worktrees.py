@@ -34,6 +34,7 @@ from sf_core.errors import SfError
 from sf_core.git import (
     Checkout,
     GitError,
+    alternates_problems,
     git,
     git_ok,
     linked_worktree,
@@ -65,6 +66,7 @@ def worktree_ensure(ws: Workspace) -> Path:
     ws.path.parent.mkdir(parents=True, exist_ok=True)
     if ws.path.exists():
         shutil.rmtree(ws.path)  # a leftover from a crash before git registered it
+    _no_planted_links(ws)
     try:
         git(*_worktree_add(ws), cwd=ws.repo)
     except GitError:
@@ -74,11 +76,25 @@ def worktree_ensure(ws: Workspace) -> Path:
         # the repository, best-of-N's attempts) may have made it before it failed.
         git("worktree", "prune", cwd=ws.repo)
         git(*_worktree_add(ws), cwd=ws.repo)
-    problems = metadata_problems(ws.tree)
+    problems = metadata_problems(ws.tree, links=False)  # looked for just before the add
     if problems:  # e.g. extensions.worktreeConfig gives it a config.worktree of its own
         worktree_discard(ws.repo, ws.path)
         raise SfError(f"git made the worktree {ws.path} otherwise than SF checks it: {problems}")
     return ws.path
+
+
+def _no_planted_links(ws: Workspace) -> None:
+    """``git worktree add -b`` writes the new branch's ref and appends to its reflog: a
+    link that a command of an earlier attempt left in the branch's directories (a unit
+    stopped before its checkpoint looked) would have it append to a host file. Such
+    links are removed first; one left for a person (``objects/pack``) refuses the add."""
+    if not planted_links(ws.tree):
+        return
+    _unlink_planted(ws.tree)
+    left = planted_links(ws.tree)
+    if left:
+        shown = "; ".join(f"{where}: {', '.join(map(str, found))}" for where, found in left.items())
+        raise SfError(f"links or special files git did not make are in {shown}")
 
 
 def _worktree_add(ws: Workspace) -> list[str]:
@@ -237,6 +253,9 @@ def merge_compute(ws: Workspace, *, commit: str | None, message: str) -> MergeRe
         if planted_links(ws.tree):  # left by a command since the checkpoint looked
             _unlink_planted(ws.tree)
             return MergeResult(merged=False, reason="a command left links in its git directories")
+        alternates = alternates_problems(ws.tree)
+        if alternates:
+            return MergeResult(merged=False, reason="; ".join(alternates))
         return _compute(ws, commit, message)
     except GitError as exc:
         return MergeResult(merged=False, reason=str(exc))

@@ -273,3 +273,45 @@ def test_a_link_left_after_the_checkpoint_refuses_the_merge(repo: Path, tmp_path
 
     assert (result.merged, result.reason) == (False, "a command left links in its git directories")
     assert not link.is_symlink()
+
+
+def test_a_reflog_link_an_earlier_attempt_left_is_removed_before_the_worktree_is_added(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A command of an earlier attempt (its unit stopped before a checkpoint looked) left
+    a link where the next attempt's branch keeps its reflog, a directory it had writable:
+    ``git worktree add -b`` appended its line to the host file the link names."""
+    from tasks_app.engine.worktrees import worktree_ensure
+
+    session, _ = start(repo, task_spec())
+    ws = workspace_of(Task.objects.get(plan__session=session))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    link = repo / ".git" / "logs" / "refs" / "heads" / ws.branch
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(outside / "reflog")
+
+    worktree_ensure(ws)
+
+    assert list(outside.iterdir()) == [], "git worktree add wrote through a planted link"
+    assert not link.is_symlink()
+    assert git(ws.path, "rev-parse", "--abbrev-ref", "HEAD") == ws.branch
+
+
+def test_an_alternates_file_a_command_wrote_fails_the_unit(repo: Path, tmp_path: Path) -> None:
+    """``objects/info`` is writable in the sandbox (a fan-out directory): an alternates
+    file there had SF's git read objects from any directory it names, as root — another
+    project's repository, whose blobs a tree forged in this one brings into its patch."""
+    session, _ = start(repo, task_spec())
+    other = tmp_path / "other"
+    subprocess.run(["git", "init", "-q", str(other)], check=True)
+    alternates = repo / ".git" / "objects" / "info" / "alternates"
+
+    def plant(ws: Workspace) -> None:
+        alternates.parent.mkdir(exist_ok=True)
+        alternates.write_text(f"{other / '.git' / 'objects'}\n")
+
+    run_tampered(session, plant)
+
+    unit = assert_failed_with(session, f"{alternates} names object directories")
+    assert unit.checkpoint_commit == ""
