@@ -39,7 +39,7 @@ django_team_mode()
 
 from django.conf import settings  # noqa: E402
 
-import agents_app.runtime.sandbox as sandbox  # noqa: E402
+from agents_app.runtime import sandbox_groups  # noqa: E402
 from agents_app.runtime.sandbox import (  # noqa: E402
     Launch,
     SandboxPolicy,
@@ -50,7 +50,12 @@ from agents_app.runtime.sandbox import (  # noqa: E402
     sandboxed_run,
     sf_own_paths,
 )
-from agents_app.runtime.sandbox_limits import pids_cgroup_remove  # noqa: E402
+from agents_app.runtime.sandbox_limits import (  # noqa: E402
+    memory_cgroup,
+    pids_cgroup,
+    pids_cgroup_empty,
+    pids_cgroup_remove,
+)
 
 COMMANDS = {"true": "true", "git_status": "git status --short", "python": "python3 -c pass"}
 ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
@@ -82,7 +87,8 @@ def variants(worktree: Path, bwrap: str) -> dict[str, Callable[[str], object]]:
         return group_run(old_argv(command, worktree, bwrap), cwd=worktree, env=ENV, timeout=30)
 
     def before(command: str) -> object:
-        groups = sandbox._command_cgroups(POLICY)
+        made = (pids_cgroup(POLICY.limits), memory_cgroup(POLICY.limits))
+        groups = [group for group in made if group is not None]
         try:
             argv = sandbox_argv(
                 command,
@@ -95,6 +101,8 @@ def variants(worktree: Path, bwrap: str) -> dict[str, Callable[[str], object]]:
             )
             code, output = group_run(argv, cwd=worktree, env=ENV, timeout=30)
         finally:
+            if groups:  # not left behind for the sweep
+                pids_cgroup_empty(groups[0])
             for group in groups:
                 pids_cgroup_remove(group)
         assert code == 0, output
@@ -106,12 +114,12 @@ def variants(worktree: Path, bwrap: str) -> dict[str, Callable[[str], object]]:
         return done
 
     def new_nocg(command: str) -> object:
-        made = sandbox._command_cgroups
-        sandbox._command_cgroups = lambda policy: []  # type: ignore[assignment]
+        roots = sandbox_groups._roots
+        sandbox_groups._roots = lambda: (None, None)  # type: ignore[assignment]
         try:
             return new(command)
         finally:
-            sandbox._command_cgroups = made  # type: ignore[assignment]
+            sandbox_groups._roots = roots  # type: ignore[assignment]
 
     return {"none": none, "old": old, "before": before, "new": new, "new_nocg": new_nocg}
 

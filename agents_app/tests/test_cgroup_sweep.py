@@ -24,7 +24,7 @@ def test_the_sweep_removes_old_groups_and_keeps_new_ones(tmp_path: Path) -> None
         group.mkdir()
     for group in left:
         os.utime(group, (old, old))
-    sandbox_limits._sweep(tmp_path)
+    sandbox_limits.sweep(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in new)
 
 
@@ -33,5 +33,5 @@ def test_no_sweep_below_the_threshold(tmp_path: Path) -> None:
     for n in range(CGROUP_SWEEP_AT - 1):
         (tmp_path / f"left-{n}").mkdir()
         os.utime(tmp_path / f"left-{n}", (old, old))
-    sandbox_limits._sweep(tmp_path)
+    sandbox_limits.sweep(tmp_path)
     assert len(list(tmp_path.iterdir())) == CGROUP_SWEEP_AT - 1
