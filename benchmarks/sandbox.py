@@ -115,11 +115,11 @@ def variants(worktree: Path, bwrap: str) -> dict[str, Callable[[str], object]]:
 
     def new_nocg(command: str) -> object:
         roots = sandbox_groups._roots
-        sandbox_groups._roots = lambda: (None, None)  # type: ignore[assignment]
+        sandbox_groups._roots = lambda: (None, None)
         try:
             return new(command)
         finally:
-            sandbox_groups._roots = roots  # type: ignore[assignment]
+            sandbox_groups._roots = roots
 
     return {"none": none, "old": old, "before": before, "new": new, "new_nocg": new_nocg}
 
@@ -166,7 +166,7 @@ def main() -> None:
         times = measure(worktree, args.runs)
     finally:
         shutil.rmtree(place, ignore_errors=True)
-    result = figures(times)
+    result: dict[str, object] = {**figures(times)}
     result |= {"runs": args.runs, "load1": round(os.getloadavg()[0], 2)}
     result["root"] = os.geteuid() == 0
     result["sandbox_ro_paths"] = len(settings.SF_SANDBOX_RO_PATHS)

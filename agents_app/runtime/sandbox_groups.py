@@ -21,6 +21,7 @@ Both waits are on pidfds (no polling) and bounded (``CGROUP_EMPTY_WAIT_S``).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
 import itertools
@@ -30,7 +31,7 @@ import os
 import threading
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from agents_app.runtime import sandbox_limits
@@ -177,7 +178,7 @@ class CommandEnd:
     cgroups: CgroupSet | None
     status: tuple[int, int] | None  # (read, write) ends of bwrap's status pipe
     memory_killed: bool = False
-    gone: bool = field(default=True)
+    gone: bool = True
 
     @property
     def groups(self) -> list[Path]:
@@ -261,6 +262,11 @@ def pool_size() -> int:
         return len(_pool) if _owner[0] == os.getpid() else 0
 
 
-def _iter_pool() -> Iterator[CgroupSet]:
+@atexit.register
+def _drain() -> None:
+    """The pool's groups go with the process (else with the sweep, once it is gone)."""
     with _lock:
-        yield from list(_pool)
+        kept = list(_pool) if _owner[0] == os.getpid() else []
+        _pool.clear()
+    for found in kept:
+        _discard(found)
