@@ -71,6 +71,7 @@ class CgroupSet:
 
 _lock = threading.Lock()
 _pool: list[CgroupSet] = []
+_stale: list[Path] = []
 _owner = [os.getpid()]
 _names = itertools.count()
 _token = [uuid.uuid4().hex[:8]]
@@ -79,6 +80,7 @@ _token = [uuid.uuid4().hex[:8]]
 def _forget_after_fork() -> None:
     """A forked child's pool is its parent's groups: never used by the child."""
     _pool.clear()
+    _stale.clear()
     _owner[0] = os.getpid()
     _token[0] = uuid.uuid4().hex[:8]
 
@@ -118,6 +120,7 @@ def take(limits: SandboxLimits) -> CgroupSet | None:
 
 
 def _new_set(pids_root: Path | None, memory_root: Path | None) -> CgroupSet | None:
+    _remove_stale()
     name = f"{POOL_PREFIX}{os.getpid()}-{_token[0]}-{next(_names)}"
     made = CgroupSet(None, None)
     for root, attribute in ((pids_root, "pids"), (memory_root, "memory")):
@@ -165,9 +168,24 @@ def give_back(found: CgroupSet, emptied: bool) -> None:
 
 
 def _discard(found: CgroupSet) -> None:
+    """Remove ``found``'s groups; one the kernel refuses (a process still in it) is
+    tried again when this process makes a new set: the sweep spares its name."""
     for group in found.paths:
-        with contextlib.suppress(OSError):
+        try:
             group.rmdir()
+        except FileNotFoundError:
+            pass
+        except OSError:
+            with _lock:
+                _stale.append(group)
+
+
+def _remove_stale() -> None:
+    with _lock:
+        stale = list(_stale)
+        _stale.clear()
+    for group in stale:
+        _discard(CgroupSet(group, None))
 
 
 @dataclass(eq=False)
@@ -270,3 +288,4 @@ def _drain() -> None:
         _pool.clear()
     for found in kept:
         _discard(found)
+    _remove_stale()

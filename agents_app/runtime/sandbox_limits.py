@@ -7,15 +7,16 @@ of the ``bash`` that runs the command (no extra program started per command; the
 hub's servers, which are not a ``bash -c``, get them from ``prlimit``, util-linux); the
 command cannot raise them (no ``CAP_SYS_RESOURCE``):
 
-- ``memory_mb``: the address space of each process (``RLIMIT_AS``). Not a cgroup
-  memory limit: SF does not manage cgroup v2 subtrees (this machine has cgroup v1);
+- ``memory_mb``: the address space of each process (``RLIMIT_AS``) and, where SF may
+  make one, a memory cgroup's limit for all of the command's processes together;
 - ``file_size_mb`` (``RLIMIT_FSIZE``), ``open_files`` (``RLIMIT_NOFILE``),
   ``cpu_s`` (``RLIMIT_CPU``);
 - ``processes``: ``RLIMIT_NPROC``, counted per user inside the sandbox's own user
   namespace. The kernel does not apply it to processes whose uid outside the namespace
-  is root, so when SF runs as root each command is also put in a ``pids`` cgroup of its
-  own (``pids.max``) under ``/sys/fs/cgroup/pids/sf-sandbox/`` (cgroup v1, or the pids
-  controller of a cgroup v2 mount where it is found at ``/sys/fs/cgroup``).
+  is root, so when SF runs as root each command also runs in a ``pids`` cgroup
+  (``pids.max``) under ``/sys/fs/cgroup/pids/sf-sandbox/`` (cgroup v1, or the pids
+  controller of a cgroup v2 mount where it is found at ``/sys/fs/cgroup``), one of no
+  other command at the same time (``sandbox_groups`` keeps them between commands).
 - ``tmp_mb``: the size of the private ``/tmp`` (``/dev/shm`` gets a quarter).
 """
 
