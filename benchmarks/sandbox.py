@@ -8,13 +8,15 @@ each (``--runs``), interleaved so that every variant sees the same load:
   the host's root read-only, the network and PID namespaces, no user namespace;
 * ``before``: the sandbox of main before the unprivileged host user (issue 27's
   follow-up): the ``sh`` wrapper always (it opens the seccomp filter and joins the
-  cgroups), bwrap started by SF's own user (root here), cgroups as ``new``;
+  cgroups), bwrap started by SF's own user (root here), a pids and a memory cgroup
+  made per command and removed once empty;
 * ``new``: ``sandboxed_run`` as SF runs it: the seccomp filter, the user namespace, the
   file allowlist, the limits (ulimit in the command's bash); as root a pids and a memory
-  cgroup made and removed (the ``sh`` wrapper joins them) and bwrap started as the
-  unprivileged ``SF_SANDBOX_USER`` (``setpriv``);
+  cgroup from the worker's pool (the ``sh`` wrapper joins them; ``sandbox_groups``) and
+  bwrap started as the unprivileged ``SF_SANDBOX_USER`` (``setpriv``);
 * ``new_nocg``: ``new`` without cgroups, as SF runs when it is not root: no wrapper,
-  the filter handed over open (as root here, still through ``setpriv``).
+  the filter handed over open, the end waited for on the sandbox's process 1 (as root
+  here, still through ``setpriv``).
 
 ``*_added_p95_ms`` is the p95 of a variant less the p95 of the same command without the
 sandbox; the target is ``new_true_added_p95_ms`` ≤ 15 ms. Needs bubblewrap; team mode
