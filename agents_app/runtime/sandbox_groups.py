@@ -94,29 +94,37 @@ def _roots() -> tuple[Path | None, Path | None]:
 
 def take(limits: SandboxLimits) -> CgroupSet | None:
     """Empty cgroups with ``limits`` for one command, from this process's pool or new;
-    None when this host gives SF none."""
+    None when this host gives SF none (as before the pool: a group SF cannot make or
+    limit is logged and the command runs under its rlimits alone)."""
     pids_root, memory_root = _roots()
     if pids_root is None and memory_root is None:
         return None
     with _lock:
         if _owner[0] != os.getpid():
             _forget_after_fork()
-        found = _pool.pop() if _pool else None
-    if found is not None and not _empty(found):
+        pooled = _pool.pop() if _pool else None
+    # A pooled set that cannot be used (a process in it; a limit refused: v1 refuses a
+    # memory limit below what is still charged to the group) gives way to a new one.
+    if pooled is not None:
+        if _empty(pooled) and _limited(pooled, limits):
+            return pooled
+        _discard(pooled)
+    found = _new_set(pids_root, memory_root)
+    if found is not None and _limited(found, limits):
+        return found
+    if found is not None:
         _discard(found)
-        found = None
-    if found is None:
-        found = _new_set(pids_root, memory_root)
-    if found is None:
-        return None
+    return None
+
+
+def _limited(found: CgroupSet, limits: SandboxLimits) -> bool:
     try:
         _limit(found, limits)
     except OSError as exc:
         logger.warning("cannot set the limits of the cgroups %s: %s", found.paths, exc)
-        _discard(found)
-        return None
+        return False
     found.oom_kills_before = oom_kills(found.memory)
-    return found
+    return True
 
 
 def _new_set(pids_root: Path | None, memory_root: Path | None) -> CgroupSet | None:

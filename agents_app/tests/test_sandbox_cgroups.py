@@ -8,6 +8,7 @@ processes outlives ``sandboxed_run``."""
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -123,6 +124,37 @@ def test_a_memory_hog_on_a_reused_cgroup_is_bounded_and_named_for_that_command_o
     assert reused(cgroups)
     assert "both survived" in after.output, after.output
     assert KILLED not in after.output
+
+
+def test_a_pooled_set_with_a_process_or_a_refused_limit_gives_way_to_a_new_one(
+    cgroups: sandbox_groups.CgroupSet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Never a command without its cgroups because the pooled set could not be used.
+    assert cgroups.pids is not None
+    stray = subprocess.Popen(["sleep", "60"])
+    try:
+        (cgroups.pids / "cgroup.procs").write_text(str(stray.pid))
+        taken = sandbox_groups.take(SandboxLimits())
+        assert taken is not None
+        assert taken is not cgroups
+        sandbox_groups.give_back(taken, emptied=True)
+    finally:
+        stray.kill()
+        stray.wait()
+    limit = sandbox_groups._limit
+
+    def refused(found: sandbox_groups.CgroupSet, limits: SandboxLimits) -> None:
+        if found is taken:
+            raise OSError(16, "Device or resource busy")
+        limit(found, limits)
+
+    monkeypatch.setattr(sandbox_groups, "_limit", refused)
+    again = sandbox_groups.take(SandboxLimits(processes=99))
+    assert again is not None
+    assert again is not taken
+    assert again.pids is not None
+    assert (again.pids / "pids.max").read_text().strip() == "99"
+    sandbox_groups.give_back(again, emptied=True)
 
 
 def test_a_forked_process_never_uses_its_parents_cgroups(
