@@ -8,13 +8,15 @@ each (``--runs``), interleaved so that every variant sees the same load:
   the host's root read-only, the network and PID namespaces, no user namespace;
 * ``before``: the sandbox of main before the unprivileged host user (issue 27's
   follow-up): the ``sh`` wrapper always (it opens the seccomp filter and joins the
-  cgroups), bwrap started by SF's own user (root here), cgroups as ``new``;
+  cgroups), bwrap started by SF's own user (root here), a pids and a memory cgroup
+  made per command and removed once empty;
 * ``new``: ``sandboxed_run`` as SF runs it: the seccomp filter, the user namespace, the
   file allowlist, the limits (ulimit in the command's bash); as root a pids and a memory
-  cgroup made and removed (the ``sh`` wrapper joins them) and bwrap started as the
-  unprivileged ``SF_SANDBOX_USER`` (``setpriv``);
+  cgroup from the worker's pool (the ``sh`` wrapper joins them; ``sandbox_groups``) and
+  bwrap started as the unprivileged ``SF_SANDBOX_USER`` (``setpriv``);
 * ``new_nocg``: ``new`` without cgroups, as SF runs when it is not root: no wrapper,
-  the filter handed over open (as root here, still through ``setpriv``).
+  the filter handed over open, the end waited for on the sandbox's process 1 (as root
+  here, still through ``setpriv``).
 
 ``*_added_p95_ms`` is the p95 of a variant less the p95 of the same command without the
 sandbox; the target is ``new_true_added_p95_ms`` ≤ 15 ms. Needs bubblewrap; team mode
@@ -39,7 +41,7 @@ django_team_mode()
 
 from django.conf import settings  # noqa: E402
 
-import agents_app.runtime.sandbox as sandbox  # noqa: E402
+from agents_app.runtime import sandbox_groups  # noqa: E402
 from agents_app.runtime.sandbox import (  # noqa: E402
     Launch,
     SandboxPolicy,
@@ -50,7 +52,12 @@ from agents_app.runtime.sandbox import (  # noqa: E402
     sandboxed_run,
     sf_own_paths,
 )
-from agents_app.runtime.sandbox_limits import pids_cgroup_remove  # noqa: E402
+from agents_app.runtime.sandbox_limits import (  # noqa: E402
+    memory_cgroup,
+    pids_cgroup,
+    pids_cgroup_empty,
+    pids_cgroup_remove,
+)
 
 COMMANDS = {"true": "true", "git_status": "git status --short", "python": "python3 -c pass"}
 ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
@@ -82,7 +89,8 @@ def variants(worktree: Path, bwrap: str) -> dict[str, Callable[[str], object]]:
         return group_run(old_argv(command, worktree, bwrap), cwd=worktree, env=ENV, timeout=30)
 
     def before(command: str) -> object:
-        groups = sandbox._command_cgroups(POLICY)
+        made = (pids_cgroup(POLICY.limits), memory_cgroup(POLICY.limits))
+        groups = [group for group in made if group is not None]
         try:
             argv = sandbox_argv(
                 command,
@@ -95,6 +103,8 @@ def variants(worktree: Path, bwrap: str) -> dict[str, Callable[[str], object]]:
             )
             code, output = group_run(argv, cwd=worktree, env=ENV, timeout=30)
         finally:
+            if groups:  # not left behind for the sweep
+                pids_cgroup_empty(groups[0])
             for group in groups:
                 pids_cgroup_remove(group)
         assert code == 0, output
@@ -106,12 +116,12 @@ def variants(worktree: Path, bwrap: str) -> dict[str, Callable[[str], object]]:
         return done
 
     def new_nocg(command: str) -> object:
-        made = sandbox._command_cgroups
-        sandbox._command_cgroups = lambda policy: []  # type: ignore[assignment]
+        roots = sandbox_groups._roots
+        sandbox_groups._roots = lambda: (None, None)
         try:
             return new(command)
         finally:
-            sandbox._command_cgroups = made  # type: ignore[assignment]
+            sandbox_groups._roots = roots
 
     return {"none": none, "old": old, "before": before, "new": new, "new_nocg": new_nocg}
 
@@ -158,7 +168,7 @@ def main() -> None:
         times = measure(worktree, args.runs)
     finally:
         shutil.rmtree(place, ignore_errors=True)
-    result = figures(times)
+    result: dict[str, object] = {**figures(times)}
     result |= {"runs": args.runs, "load1": round(os.getloadavg()[0], 2)}
     result["root"] = os.geteuid() == 0
     result["sandbox_ro_paths"] = len(settings.SF_SANDBOX_RO_PATHS)

@@ -11,7 +11,8 @@ import select
 import signal
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -61,6 +62,35 @@ def _wait_unreaped(pid: int, timeout: float) -> bool:
     finally:
         os.close(fd)
     return bool(ready)
+
+
+def pidfds(pids: Iterable[int]) -> dict[int, int]:
+    """A pidfd for each of ``pids`` still alive (or a zombie); the caller closes them.
+    A pidfd names one process for good: a signal through it never reaches another
+    process that got the same pid later, and it turns readable when that one exits."""
+    fds: dict[int, int] = {}
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            fds[pid] = os.pidfd_open(pid)
+    return fds
+
+
+def exited(fds: Iterable[int], wait_s: float) -> bool:
+    """Wait up to ``wait_s`` until the process of each pidfd has exited (True). Not
+    polled: the kernel wakes us the moment the last one is dead."""
+    deadline = time.monotonic() + wait_s
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    waiting = set(fds)
+    while waiting:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        for fd, _ in poller.poll(left * 1000):
+            waiting.discard(fd)
+            poller.unregister(fd)
+    return True
 
 
 def _kill_group(pgid: int) -> None:

@@ -55,17 +55,8 @@ from agents_app.runtime.sandbox_fs import (
     private_dir,
     toolchain_binds,
 )
-from agents_app.runtime.sandbox_limits import (
-    limit_note,
-    memory_cgroup,
-    memory_killed,
-    pids_cgroup,
-    pids_cgroup_empty,
-    pids_cgroup_remove,
-    prlimit_argv,
-    tmp_sizes,
-    ulimit_line,
-)
+from agents_app.runtime.sandbox_groups import command_end
+from agents_app.runtime.sandbox_limits import limit_note, prlimit_argv, tmp_sizes, ulimit_line
 from agents_app.runtime.sandbox_seccomp import filter_fds, seccomp_file
 from agents_app.runtime.sandbox_seccomp import seccomp_fd as seccomp_fd  # re-exported
 from agents_app.runtime.sandbox_user import HostUser, grant_binds, host_user, run_as_argv
@@ -201,13 +192,16 @@ class Launch:
     """How bwrap is started, besides its arguments. ``user``: the host user it runs as
     when SF is root (``sandbox_user``; None: SF's own user). ``seccomp_fd``: the
     compiled filter already open in SF, handed to the child (``pass_fds``); None: the
-    wrapper opens it. ``cgroup``: the cgroups the wrapper moves the process into."""
+    wrapper opens it. ``cgroup``: the cgroups the wrapper moves the process into.
+    ``status_fd``: where bwrap reports the pid of the sandbox's process 1
+    (``--json-status-fd``; ``sandbox_groups`` waits for it when there are no cgroups)."""
 
     user: HostUser | None = None
     seccomp_fd: int | None = None
     cgroup: CgroupArg = None
     proxy: EgressProxy | None = None
     git_writable: bool = True
+    status_fd: int | None = None
 
 
 def sandbox_argv(
@@ -296,6 +290,8 @@ def _bwrap_argv(
         raise SandboxRefused(f"the worktree's git metadata was changed: {exc}") from None
     argv += ["--bind", str(worktree), str(worktree), *git]
     argv += network_args(launch.proxy)
+    if launch.status_fd is not None:
+        argv += ["--json-status-fd", str(launch.status_fd)]
     argv += ["--remount-ro", "/", "--seccomp", seccomp, "--chdir", str(cwd or worktree)]
     if home is not None:
         argv += ["--setenv", "HOME", str(home)]
@@ -396,25 +392,27 @@ def sandboxed_run(
     if hosts and bridge_problem():
         raise SandboxRefused(bridge_problem())
     started = time.monotonic()
-    groups = _command_cgroups(policy) if state.sandboxed else []
-    try:
-        with egress_for(hosts) as proxy, filter_fds(state.sandboxed and not groups) as fds:
-            launch = Launch(seccomp_fd=fds[0] if fds else None, cgroup=groups, proxy=proxy)
-            argv, env = _command_argv(command, state, worktree, policy, env, cwd, launch)
-            exit_code, output = group_run(
-                argv, cwd=cwd or worktree, env=env, timeout=timeout, pass_fds=fds
-            )
-        killed = any(memory_killed(group) for group in groups)
-    finally:
-        # None of its processes outlives the command (a timeout's kill reaches the
-        # sandbox's own processes through --die-with-parent, asynchronously): SF's
-        # git, which may run next on the worktree, never runs beside them.
-        if groups:
-            pids_cgroup_empty(groups[0])
-        for group in groups:
-            pids_cgroup_remove(group)
+    # The command's cgroups; once it ended (finished, timed out or interrupted), none
+    # of its processes outlives this call (a timeout's kill reaches the sandbox's own
+    # processes through --die-with-parent, asynchronously): SF's git, which may run
+    # next on the worktree, never runs beside them (sandbox_groups).
+    with (
+        command_end(policy.limits, state.sandboxed) as end,
+        egress_for(hosts) as proxy,
+        filter_fds(state.sandboxed and not end.groups) as fds,
+    ):
+        launch = Launch(
+            seccomp_fd=fds[0] if fds else None,
+            cgroup=end.groups,
+            proxy=proxy,
+            status_fd=end.status_fd,
+        )
+        argv, env = _command_argv(command, state, worktree, policy, env, cwd, launch)
+        exit_code, output = group_run(
+            argv, cwd=cwd or worktree, env=env, timeout=timeout, pass_fds=(*fds, *end.pass_fds)
+        )
     note = (
-        limit_note(exit_code, output, policy.limits, memory_killed=killed)
+        limit_note(exit_code, output, policy.limits, memory_killed=end.memory_killed)
         if state.sandboxed
         else ""
     )
@@ -423,12 +421,6 @@ def sandboxed_run(
     if proxy is not None:  # each request into the unit's trace, with the output
         output = proxy.traced(output)
     return CommandRun(exit_code, output, time.monotonic() - started, state.sandboxed)
-
-
-def _command_cgroups(policy: SandboxPolicy) -> list[Path]:
-    """The command's pids cgroup (SF as root) and memory cgroup, those this host has."""
-    made = (pids_cgroup(policy.limits), memory_cgroup(policy.limits))
-    return [group for group in made if group is not None]
 
 
 def _command_argv(

@@ -7,15 +7,16 @@ of the ``bash`` that runs the command (no extra program started per command; the
 hub's servers, which are not a ``bash -c``, get them from ``prlimit``, util-linux); the
 command cannot raise them (no ``CAP_SYS_RESOURCE``):
 
-- ``memory_mb``: the address space of each process (``RLIMIT_AS``). Not a cgroup
-  memory limit: SF does not manage cgroup v2 subtrees (this machine has cgroup v1);
+- ``memory_mb``: the address space of each process (``RLIMIT_AS``) and, where SF may
+  make one, a memory cgroup's limit for all of the command's processes together;
 - ``file_size_mb`` (``RLIMIT_FSIZE``), ``open_files`` (``RLIMIT_NOFILE``),
   ``cpu_s`` (``RLIMIT_CPU``);
 - ``processes``: ``RLIMIT_NPROC``, counted per user inside the sandbox's own user
   namespace. The kernel does not apply it to processes whose uid outside the namespace
-  is root, so when SF runs as root each command is also put in a ``pids`` cgroup of its
-  own (``pids.max``) under ``/sys/fs/cgroup/pids/sf-sandbox/`` (cgroup v1, or the pids
-  controller of a cgroup v2 mount where it is found at ``/sys/fs/cgroup``).
+  is root, so when SF runs as root each command also runs in a ``pids`` cgroup
+  (``pids.max``) under ``/sys/fs/cgroup/pids/sf-sandbox/`` (cgroup v1, or the pids
+  controller of a cgroup v2 mount where it is found at ``/sys/fs/cgroup``), one of no
+  other command at the same time (``sandbox_groups`` keeps them between commands).
 - ``tmp_mb``: the size of the private ``/tmp`` (``/dev/shm`` gets a quarter).
 """
 
@@ -30,6 +31,7 @@ import uuid
 from functools import cache
 from pathlib import Path
 
+from agents_app.runtime.process_group import exited, pidfds
 from agents_app.schemas import SandboxLimits
 
 logger = logging.getLogger("sf.sandbox")
@@ -40,9 +42,11 @@ CGROUP_CANDIDATES = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))
 CGROUP_V2 = Path("/sys/fs/cgroup")
 MEMORY_V1 = Path("/sys/fs/cgroup/memory")
 CGROUP_PARENT = "sf-sandbox"
+POOL_PREFIX = "pool-"  # a worker's reused groups: pool-<its pid>-… (sandbox_groups)
 CGROUP_SWEEP_AT = 32  # remove empty leftovers once this many are there
 CGROUP_SWEEP_AFTER = 60.0  # seconds: a younger group may be about to be joined
 CGROUP_EMPTY_WAIT_S = 10.0  # seconds a killed command's processes get to be gone
+CGROUP_KILL_ROUND_S = 0.5  # then the group is read again (what forked meanwhile)
 
 
 def prlimit_argv(limits: SandboxLimits) -> list[str]:
@@ -107,7 +111,7 @@ def pids_cgroup(limits: SandboxLimits) -> Path | None:
     parent = pids_cgroup_root()
     if parent is None:
         return None
-    _sweep(parent)
+    sweep(parent)
     group = parent / uuid.uuid4().hex
     try:
         group.mkdir()
@@ -122,23 +126,44 @@ def pids_cgroup(limits: SandboxLimits) -> Path | None:
 
 def pids_cgroup_empty(group: Path, wait_s: float = CGROUP_EMPTY_WAIT_S) -> bool:
     """Kill whatever is left in ``group`` and wait until none of it is alive (True),
-    or ``wait_s`` passed. After a command that ended by itself it is empty already
-    (bwrap's init outlives every process of its PID namespace)."""
+    or ``wait_s`` passed. Right after a command bwrap's own process 1 of the sandbox is
+    usually still there, tearing the PID namespace down (bwrap returns the command's
+    status before it is done): waited for on pidfds, which turn readable the moment
+    the process has exited and left the group, not polled."""
     deadline = time.monotonic() + wait_s
     while True:
-        try:
-            pids = [int(pid) for pid in (group / "cgroup.procs").read_text().split()]
-        except OSError:
-            return True
+        pids = cgroup_members(group)
         if not pids:
             return True
-        if time.monotonic() > deadline:
+        left = deadline - time.monotonic()
+        if left <= 0:
             logger.warning("%d processes of %s did not die in %s s", len(pids), group, wait_s)
             return False
-        for pid in pids:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-        time.sleep(0.005)
+        fds = pidfds(pids)
+        try:
+            # A pid listed again once its pidfd is open names that very process (had
+            # it died and its pid gone to a new one, the pidfd would name the dead
+            # one, and the signal reach nobody): never a process outside the group.
+            still = set(cgroup_members(group))
+            for pid, fd in fds.items():
+                if pid in still:
+                    with contextlib.suppress(ProcessLookupError):
+                        signal.pidfd_send_signal(fd, signal.SIGKILL)
+            if fds:
+                exited(fds.values(), min(left, CGROUP_KILL_ROUND_S))
+            else:  # listed, yet none could be opened: out of descriptors?
+                time.sleep(0.005)
+        finally:
+            for fd in fds.values():
+                os.close(fd)
+
+
+def cgroup_members(group: Path) -> list[int]:
+    """The processes in ``group`` ([] once it is gone)."""
+    try:
+        return [int(pid) for pid in (group / "cgroup.procs").read_text().split()]
+    except OSError:
+        return []
 
 
 def pids_cgroup_remove(group: Path | None) -> None:
@@ -203,18 +228,11 @@ def memory_cgroup(limits: SandboxLimits) -> Path | None:
     parent = memory_cgroup_root()
     if parent is None:
         return None
-    _sweep(parent)
+    sweep(parent)
     group = parent / uuid.uuid4().hex
-    limit = str(limits.memory_mb * MIB)
     try:
         group.mkdir()
-        if (group / "memory.max").exists():  # v2
-            (group / "memory.max").write_text(limit)
-            (group / "memory.swap.max").write_text("0")
-        else:
-            (group / "memory.limit_in_bytes").write_text(limit)
-            if (group / "memory.memsw.limit_in_bytes").exists():
-                (group / "memory.memsw.limit_in_bytes").write_text(limit)
+        memory_limit_write(group, limits.memory_mb * MIB, None)
     except OSError as exc:
         logger.warning("cannot create the memory cgroup %s: %s", group, exc)
         pids_cgroup_remove(group)
@@ -222,32 +240,64 @@ def memory_cgroup(limits: SandboxLimits) -> Path | None:
     return group
 
 
-def memory_killed(group: Path | None) -> bool:
-    """Whether the kernel killed a process of ``group`` for its memory limit."""
+def memory_limit_write(group: Path, limit: int, previous: int | None) -> None:
+    """Limit ``group`` to ``limit`` bytes of memory and swap together (``previous``:
+    its limit before, None for a new group, unlimited). On v1 the memory-and-swap
+    limit may never be below the memory limit: the two are written in the order that
+    keeps it so."""
+    if (group / "memory.max").exists():  # v2
+        (group / "memory.max").write_text(str(limit))
+        if previous is None:
+            (group / "memory.swap.max").write_text("0")
+        return
+    memsw = group / "memory.memsw.limit_in_bytes"
+    order = ["memory.limit_in_bytes", memsw.name]
+    if previous is not None and limit > previous:
+        order.reverse()
+    for name in order:
+        if name == memsw.name and not memsw.exists():
+            continue
+        (group / name).write_text(str(limit))
+
+
+def oom_kills(group: Path | None) -> int:
+    """How many processes of ``group`` the kernel's OOM killer has killed so far (the
+    count only grows: a reused group's is read before and after a command)."""
     if group is None:
-        return False
+        return 0
     for name in ("memory.events", "memory.oom_control"):  # v2, v1
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, ValueError):
             for line in (group / name).read_text().splitlines():
                 key, _, value = line.partition(" ")
-                if key == "oom_kill" and value.strip() != "0":
-                    return True
-    return False
+                if key == "oom_kill":
+                    return int(value)
+    return 0
 
 
-def _sweep(parent: Path) -> None:
+def sweep(parent: Path) -> None:
     """Remove the groups left behind; never one made in the last ``CGROUP_SWEEP_AFTER``
     seconds: a command in another worker made it and has not joined it yet (an empty
-    group is removable, and its command then failed with "Directory nonexistent")."""
+    group is removable, and its command then failed with "Directory nonexistent"), nor
+    one of the pool of a process alive (``sandbox_groups``: kept empty between its
+    commands)."""
     with contextlib.suppress(OSError):
         children = [child for child in parent.iterdir() if child.is_dir()]
         if len(children) < CGROUP_SWEEP_AT:
             return
         settled = time.time() - CGROUP_SWEEP_AFTER
         for child in children:
+            if _pooled_by_a_live_process(child.name):
+                continue
             with contextlib.suppress(OSError):
                 if child.stat().st_mtime < settled:
                     child.rmdir()  # refused while it still has processes
+
+
+def _pooled_by_a_live_process(name: str) -> bool:
+    if not name.startswith(POOL_PREFIX):
+        return False
+    pid = name[len(POOL_PREFIX) :].split("-", 1)[0]
+    return pid.isdigit() and Path("/proc", pid).is_dir()
 
 
 # --- telling a limit from a failure -----------------------------------------------------
