@@ -11,7 +11,14 @@ same gate and sandbox as a unit's (``verification.verify``). Only a passing tree
 moves the base ref, by compare-and-swap; if the base moved meanwhile (a push from
 outside SF) the merge is computed and verified again. A failing tree sends the task
 back to its agent (a retry while retries remain) with the merged tree's output, and
-its branch is fast-forwarded to that tree so the agent sees it.
+its branch is fast-forwarded to that tree so the agent sees it (under a message of its
+own, not ``sf: merge``: main reaches it through the task's next merge, its only one).
+
+Merged once: a second run of an entry (a message redelivered or sent again while the
+lane lock was lost with its connection) changes nothing. An entry is settled by a
+conditional update of an active row (``EntrySettled`` otherwise: that run's transaction
+rolls back), and the base moves only for an entry still active under its row lock, and
+not at all when it holds the checkpoint already (a merge that landed without its row).
 
 On workers (a session driven by Celery with a broker and a worker alive) the queue
 runs in the ``tasks_app.merge_queue_run`` Celery task, sent by name; otherwise inline,
