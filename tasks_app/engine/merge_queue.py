@@ -11,7 +11,14 @@ same gate and sandbox as a unit's (``verification.verify``). Only a passing tree
 moves the base ref, by compare-and-swap; if the base moved meanwhile (a push from
 outside SF) the merge is computed and verified again. A failing tree sends the task
 back to its agent (a retry while retries remain) with the merged tree's output, and
-its branch is fast-forwarded to that tree so the agent sees it.
+its branch is fast-forwarded to that tree so the agent sees it (under a message of its
+own, not ``sf: merge``: main reaches it through the task's next merge, its only one).
+
+Merged once: a second run of an entry (a message redelivered or sent again while the
+lane lock was lost with its connection) changes nothing. An entry is settled by a
+conditional update of an active row (``EntrySettled`` otherwise: that run's transaction
+rolls back), and the base moves only for an entry still active under its row lock, and
+not at all when it holds the checkpoint already (a merge that landed without its row).
 
 On workers (a session driven by Celery with a broker and a worker alive) the queue
 runs in the ``tasks_app.merge_queue_run`` Celery task, sent by name; otherwise inline,
@@ -34,7 +41,7 @@ from django.utils import timezone
 
 from agents_app.models import AgentSession, Project, SessionDriver
 from sf_core.actors import Actor
-from sf_core.git import GitError, git
+from sf_core.git import GitError, git, git_ok
 from sf_core.live import broadcast
 from sf_core.queues import WorkKind, queue_for
 from tasks_app.completion import plan_settle
@@ -47,6 +54,7 @@ from tasks_app.engine.verification import Verification, verify
 from tasks_app.engine.worktrees import (
     MergeResult,
     WorktreeTampered,
+    commit_reworded,
     merge_compute,
     merge_publish,
     scratch_worktree_add,
@@ -178,6 +186,9 @@ def merge_queue_run(*, project_id: int) -> int:
                     _merge_one(entry, project)
                 except (GitError, OSError) as exc:  # a full disk, not the task's doing
                     return processed + _put_back(entry, exc)
+                except EntrySettled as exc:  # a second run of the entry: nothing to do
+                    logger.warning("merge of %s: %s", entry.task.key, exc)
+                    continue
                 processed += 1
                 _after(entry)
         # An approval that found the lane held after our last look and before we let
@@ -263,10 +274,19 @@ def _merge_one(entry: MergeRequest, project: Project) -> None:
 def _publish(entry: MergeRequest, task: Task, ws: Workspace, candidate: MergeResult) -> bool:
     """Move the base to the verified candidate and settle the entry; False when the
     base moved meanwhile (compute and verify again). The task row is locked: a person
-    cancelling it now waits the moment this takes, never a verification."""
+    cancelling it now waits the moment this takes, never a verification. The entry's
+    row is locked too and must still be active: a second run of the same entry (a lane
+    lock lost with its connection, a redelivery) that verified the same candidate
+    meanwhile publishes nothing and leaves the first run's record as it is."""
     task = Task.objects.select_for_update().select_related("plan").get(pk=task.pk)
+    if not _claimed(entry):
+        logger.warning("merge of %s: its entry was settled by another run", task.key)
+        return True
     if task.status != TaskStatus.REVIEW:
         _finish(entry, MergeStatus.REFUSED, f"the task became {task.status} while verified")
+        return True
+    if (base := _containing_base(ws, entry.commit)) is not None:  # landed, not recorded
+        _merged(entry, task, MergeResult(merged=True, commit=base, already=True))
         return True
     publish = base_publish if ws.remote else merge_publish
     published = publish(ws, candidate, commit=entry.commit)
@@ -279,6 +299,20 @@ def _publish(entry: MergeRequest, task: Task, ws: Workspace, candidate: MergeRes
     return True
 
 
+def _containing_base(ws: Workspace, commit: str) -> str | None:
+    """The base head, if it contains ``commit`` already (a merge of it landed and its
+    row was not written: the process died in between): recorded, never merged again."""
+    base = git("rev-parse", f"refs/heads/{ws.base}", cwd=ws.repo)
+    return base if git_ok("merge-base", "--is-ancestor", commit, base, cwd=ws.repo) else None
+
+
+def _claimed(entry: MergeRequest) -> bool:
+    """Lock the entry's row; whether it is still active (not merged, refused or sent
+    back by another run of the lane since this one read it)."""
+    status = MergeRequest.objects.select_for_update().values_list("status", flat=True)
+    return status.get(pk=entry.pk) in ACTIVE_MERGE_STATUSES
+
+
 def _verify_candidate(
     entry: MergeRequest, task: Task, ws: Workspace, candidate: MergeResult, project: Project
 ) -> Verification | None:
@@ -289,9 +323,16 @@ def _verify_candidate(
     if check:
         commands.append(check)
     entry.status, entry.base_head = MergeStatus.VERIFYING, candidate.base_head
-    entry.attempts += 1
     entry.started_at = entry.started_at or timezone.now()
-    entry.save(update_fields=["status", "base_head", "attempts", "started_at"])
+    verifying = MergeRequest.objects.filter(pk=entry.pk, status__in=ACTIVE_MERGE_STATUSES)
+    if not verifying.update(
+        status=entry.status,
+        base_head=entry.base_head,
+        attempts=F("attempts") + 1,
+        started_at=entry.started_at,
+    ):  # settled by another run since this one read it: never made active again
+        raise EntrySettled(f"merge request {entry.pk} of {task.key} was settled already")
+    entry.attempts += 1
     _moved(task)
     if not commands:
         return None
@@ -312,10 +353,20 @@ def _verify_candidate(
     return verification
 
 
+class EntrySettled(Exception):
+    """Another run of the lane settled this entry first: this run's outcome is dropped
+    (its transaction rolls back), so an entry is settled once and its task moved once."""
+
+
 def _finish(entry: MergeRequest, status: MergeStatus, reason: str, merge_commit: str = "") -> None:
+    """Settle the entry, once: a conditional update of an active row."""
     entry.status, entry.reason, entry.merge_commit = status, reason, merge_commit
     entry.finished_at = timezone.now()
-    entry.save(update_fields=["status", "reason", "merge_commit", "finished_at"])
+    settled = MergeRequest.objects.filter(pk=entry.pk, status__in=ACTIVE_MERGE_STATUSES).update(
+        status=status, reason=reason, merge_commit=merge_commit, finished_at=entry.finished_at
+    )
+    if not settled:
+        raise EntrySettled(f"merge request {entry.pk} of {entry.task.key} was settled already")
 
 
 @transaction.atomic
@@ -352,6 +403,10 @@ def _refuse(entry: MergeRequest, task: Task, reason: str) -> None:
 def _send_back(entry: MergeRequest, task: Task, ws: Workspace, merged: str) -> None:
     """The merged tree failed: the task goes back to its agent (a retry while retries
     remain, else failed), its branch fast-forwarded to the tree that failed."""
+    # On the task's branch the failed candidate is not a merge: the base reaches it
+    # through the task's next merge, which must stay its only ``sf: merge``.
+    message = f"sf({task.key}): {ws.base} merged in; {MERGED_TREE_FAILED}"
+    merged = commit_reworded(ws, merged, message)
     _finish(entry, MergeStatus.SENT_BACK, MERGED_TREE_FAILED)
     task.refresh_from_db()
     actor = Actor.system("merge queue")

@@ -300,6 +300,18 @@ def _compute(ws: Workspace, commit: str, message: str) -> MergeResult:
     return MergeResult(merged=True, commit=merged, base_head=base_head)
 
 
+def commit_reworded(ws: Workspace, commit: str, message: str) -> str:
+    """The same tree and parents as ``commit`` under another message. A merge candidate
+    that failed verification goes to its task's branch under a message that does not
+    read as a merge: the base later reaches it through the task's next merge, and one
+    ``sf: merge <key>`` per task is what its history must show (merged once)."""
+    parents = git("rev-list", "--parents", "-n", "1", commit, cwd=ws.repo).split()[1:]
+    tree = git("rev-parse", f"{commit}^{{tree}}", cwd=ws.repo)
+    args = [arg for parent in parents for arg in ("-p", parent)]
+    identity = ("-c", "user.name=SF", "-c", "user.email=sf@localhost")
+    return git(*identity, "commit-tree", tree, *args, "-m", message, cwd=ws.repo)
+
+
 def merge_publish(ws: Workspace, candidate: MergeResult, *, commit: str) -> MergeResult:
     """Move the base branch to ``candidate.commit`` with a compare-and-swap on the head
     it was computed on; ``moved`` when the base branch moved meanwhile (compute again)."""
