@@ -11,6 +11,7 @@ decision (it asks), made before the tool runs.
 
 from __future__ import annotations
 
+import errno
 import math
 import re
 from dataclasses import dataclass, field
@@ -19,9 +20,16 @@ from pathlib import Path
 from django.db.models import Q
 
 from agents_app.models import Project
+from sf_core.beneath import read_beneath
 from sf_core.errors import SfError
 from skills_app.models import SideEffects, Skill, SkillScope, SkillUse, SkillUseKind
-from skills_app.parsing import MCP_FILE, SkillInvalid, skill_body
+from skills_app.parsing import (
+    MAX_FILE_BYTES,
+    MAX_SKILL_BYTES,
+    MCP_FILE,
+    SkillInvalid,
+    skill_body,
+)
 from skills_app.sync import skills_sync
 
 LIST_SHARE = 0.02  # of the context window, for the skills list
@@ -182,11 +190,12 @@ class SkillLoader:
     def text(self, skill: Skill, file: str = "") -> str:
         """The body (with its supporting files named), or one supporting file."""
         name = skill.name
-        folder = self._folder(skill)
+        root, folder = self._folder(skill)
         if file:
-            return _supporting_file(skill, folder, file)
+            return _supporting_file(skill, root, folder, file)
         try:
-            body = skill_body(folder / "SKILL.md")
+            raw = _read_in(root, folder / "SKILL.md", MAX_SKILL_BYTES + 1)
+            body = skill_body(folder / "SKILL.md", raw)
         except (OSError, SkillInvalid) as exc:
             raise SkillUnavailable(f"skill {name!r} cannot be read: {exc}") from None
         listed = [path for path, _ in skill.files]
@@ -196,12 +205,13 @@ class SkillLoader:
             body += "\n\n" + self.mcp_notes.get(name, MCP_NOT_RUNNING)
         return body
 
-    def _folder(self, skill: Skill) -> Path:
+    def _folder(self, skill: Skill) -> tuple[Path | None, Path]:
+        """The tree the skill is read from (none: a user skill) and its folder there."""
         if skill.scope == SkillScope.USER:
-            return Path(skill.folder)
+            return None, Path(skill.folder)
         for root in (self.worktree, self.repo):
             if (root / skill.source_path).is_file():
-                return (root / skill.source_path).parent
+                return root, (root / skill.source_path).parent
         raise SkillUnavailable(f"skill {skill.name!r}: {skill.source_path} is not in the worktree")
 
     def _use(self, skill: Skill, file: str, *, allowed: bool, outcome: str) -> None:
@@ -217,7 +227,7 @@ class SkillLoader:
         )
 
 
-def _supporting_file(skill: Skill, folder: Path, file: str) -> str:
+def _supporting_file(skill: Skill, root: Path | None, folder: Path, file: str) -> str:
     listed = {path for path, _ in skill.files}
     if file not in listed:
         shown = ", ".join(sorted(listed)) or "none"
@@ -225,9 +235,27 @@ def _supporting_file(skill: Skill, folder: Path, file: str) -> str:
             f"skill {skill.name!r} has no supporting file {file!r}; its files: {shown}"
         )
     try:
-        return (folder / file).read_text(encoding="utf-8", errors="replace")
+        raw = _read_in(root, folder / file, MAX_FILE_BYTES)
     except OSError as exc:
         raise SkillUnavailable(f"skill {skill.name!r}: cannot read {file}: {exc}") from None
+    return raw.decode("utf-8", errors="replace")
+
+
+def _read_in(root: Path | None, path: Path, limit: int) -> bytes:
+    """Up to ``limit`` bytes of ``path``, never through a link out of ``root`` (the
+    unit's worktree, or the project's repository). A command of the unit can replace a
+    skill's file in its worktree with a link to any host file (``/etc/shadow``, another
+    project's ``.sf/env``): SF, as root, read it and handed it to the model. Links
+    inside ``root`` are followed (as the file tools do); the resolved path is then
+    opened a directory at a time without a link (``sf_core.beneath``), so one swapped in
+    meanwhile fails too. A user skill's folder is the person's own: read as it is."""
+    if root is None:
+        with path.open("rb") as handle:
+            return handle.read(limit)
+    top, target = root.resolve(), path.resolve()
+    if not target.is_relative_to(top):
+        raise OSError(errno.EXDEV, f"a link out of {top}", str(path))
+    return read_beneath(top, target, limit)
 
 
 def _about(skill: Skill) -> str:

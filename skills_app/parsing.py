@@ -99,9 +99,13 @@ def skill_parse(folder: Path, *, digest: str, raw: bytes | None) -> SkillFiles:
     )
 
 
-def skill_body(path: Path) -> str:
-    """The instructions after the frontmatter of the SKILL.md at ``path``."""
-    raw = _read_limited(path, MAX_SKILL_BYTES)
+def skill_body(path: Path, raw: bytes | None = None) -> str:
+    """The instructions after the frontmatter of the SKILL.md at ``path``; ``raw``: its
+    bytes as the caller read them (up to one more than ``MAX_SKILL_BYTES``)."""
+    if raw is None:
+        raw = _read_limited(path, MAX_SKILL_BYTES)
+    elif len(raw) > MAX_SKILL_BYTES:
+        raise SkillInvalid(f"{path}: more than the {MAX_SKILL_BYTES} bytes allowed")
     return _split(raw.decode("utf-8", errors="replace"), path)[1]
 
 
