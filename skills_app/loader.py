@@ -11,7 +11,6 @@ decision (it asks), made before the tool runs.
 
 from __future__ import annotations
 
-import errno
 import math
 import re
 from dataclasses import dataclass, field
@@ -20,7 +19,6 @@ from pathlib import Path
 from django.db.models import Q
 
 from agents_app.models import Project
-from sf_core.beneath import read_beneath
 from sf_core.errors import SfError
 from skills_app.models import SideEffects, Skill, SkillScope, SkillUse, SkillUseKind
 from skills_app.parsing import (
@@ -28,6 +26,7 @@ from skills_app.parsing import (
     MAX_SKILL_BYTES,
     MCP_FILE,
     SkillInvalid,
+    read_in_tree,
     skill_body,
 )
 from skills_app.sync import skills_sync
@@ -194,7 +193,7 @@ class SkillLoader:
         if file:
             return _supporting_file(skill, root, folder, file)
         try:
-            raw = _read_in(root, folder / "SKILL.md", MAX_SKILL_BYTES + 1)
+            raw = read_in_tree(root, folder / "SKILL.md", MAX_SKILL_BYTES + 1)
             body = skill_body(folder / "SKILL.md", raw)
         except (OSError, SkillInvalid) as exc:
             raise SkillUnavailable(f"skill {name!r} cannot be read: {exc}") from None
@@ -235,27 +234,10 @@ def _supporting_file(skill: Skill, root: Path | None, folder: Path, file: str) -
             f"skill {skill.name!r} has no supporting file {file!r}; its files: {shown}"
         )
     try:
-        raw = _read_in(root, folder / file, MAX_FILE_BYTES)
+        raw = read_in_tree(root, folder / file, MAX_FILE_BYTES)
     except OSError as exc:
         raise SkillUnavailable(f"skill {skill.name!r}: cannot read {file}: {exc}") from None
     return raw.decode("utf-8", errors="replace")
-
-
-def _read_in(root: Path | None, path: Path, limit: int) -> bytes:
-    """Up to ``limit`` bytes of ``path``, never through a link out of ``root`` (the
-    unit's worktree, or the project's repository). A command of the unit can replace a
-    skill's file in its worktree with a link to any host file (``/etc/shadow``, another
-    project's ``.sf/env``): SF, as root, read it and handed it to the model. Links
-    inside ``root`` are followed (as the file tools do); the resolved path is then
-    opened a directory at a time without a link (``sf_core.beneath``), so one swapped in
-    meanwhile fails too. A user skill's folder is the person's own: read as it is."""
-    if root is None:
-        with path.open("rb") as handle:
-            return handle.read(limit)
-    top, target = root.resolve(), path.resolve()
-    if not target.is_relative_to(top):
-        raise OSError(errno.EXDEV, f"a link out of {top}", str(path))
-    return read_beneath(top, target, limit)
 
 
 def _about(skill: Skill) -> str:

@@ -7,6 +7,7 @@ Every problem is a ``SkillInvalid`` naming the file and what is wrong with it.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +15,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
+from sf_core.beneath import read_beneath
 from sf_core.errors import SfError
 from skills_app.schemas import SkillFrontmatter
 
@@ -200,3 +202,20 @@ def _split(text: str, path: Path) -> tuple[dict[str, object], str]:
 
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def read_in_tree(root: Path | None, path: Path, limit: int) -> bytes:
+    """Up to ``limit`` bytes of ``path``, never through a link out of ``root`` (the
+    unit's worktree, or the project's repository). A command of the unit can replace a
+    skill's file in its worktree with a link to any host file (``/etc/shadow``, another
+    project's ``.sf/env``): SF, as root, read it and handed it to the model. Links
+    inside ``root`` are followed (as the file tools do); the resolved path is then
+    opened a directory at a time without a link (``sf_core.beneath``), so one swapped in
+    meanwhile fails too. A user skill's folder is the person's own: read as it is."""
+    if root is None:
+        with path.open("rb") as handle:
+            return handle.read(limit)
+    top, target = root.resolve(), path.resolve()
+    if not target.is_relative_to(top):
+        raise OSError(errno.EXDEV, f"a link out of {top}", str(path))
+    return read_beneath(top, target, limit)

@@ -10,7 +10,13 @@ from django.db.models import Count, Q
 
 from agents_app.models import Project
 from skills_app.models import Skill, SkillEvalRun, SkillProposal, SkillScope, SkillUse
-from skills_app.parsing import MAX_FILE_BYTES, SkillInvalid, skill_body
+from skills_app.parsing import (
+    MAX_FILE_BYTES,
+    MAX_SKILL_BYTES,
+    SkillInvalid,
+    read_in_tree,
+    skill_body,
+)
 
 RECENT_USES = 50
 RECENT_RUNS = 50
@@ -71,10 +77,16 @@ def skill_folder(project: Project, skill: Skill) -> Path:
     return Path(project.repo_path) / skill.folder
 
 
+def _tree(project: Project, skill: Skill) -> Path | None:
+    """The tree no read of the skill may leave by a link (``read_in_tree``)."""
+    return None if skill.scope == SkillScope.USER else Path(project.repo_path)
+
+
 def skill_text(project: Project, skill: Skill) -> tuple[str, str]:
     """The SKILL.md body, or why it cannot be read now: (body, problem)."""
     try:
-        return skill_body(skill_folder(project, skill) / "SKILL.md"), ""
+        path = skill_folder(project, skill) / "SKILL.md"
+        return skill_body(path, read_in_tree(_tree(project, skill), path, MAX_SKILL_BYTES + 1)), ""
     except (OSError, SkillInvalid) as exc:
         return "", str(exc)
 
@@ -86,8 +98,7 @@ def skill_file_text(project: Project, skill: Skill, file: str) -> str | None:
         return None
     path = skill_folder(project, skill) / file
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_FILE_BYTES + 1)
+        raw = read_in_tree(_tree(project, skill), path, MAX_FILE_BYTES + 1)
     except OSError as exc:
         return f"(cannot be read: {exc})"
     text = raw[:MAX_FILE_BYTES].decode("utf-8", errors="replace")
