@@ -21,7 +21,14 @@ from django.db.models import Q
 from agents_app.models import Project
 from sf_core.errors import SfError
 from skills_app.models import SideEffects, Skill, SkillScope, SkillUse, SkillUseKind
-from skills_app.parsing import MAX_FILE_BYTES, MCP_FILE, SkillInvalid, skill_body, skill_read
+from skills_app.parsing import (
+    MAX_FILE_BYTES,
+    MAX_SKILL_BYTES,
+    MCP_FILE,
+    SkillInvalid,
+    read_in_tree,
+    skill_body,
+)
 from skills_app.sync import skills_sync
 
 LIST_SHARE = 0.02  # of the context window, for the skills list
@@ -182,11 +189,12 @@ class SkillLoader:
     def text(self, skill: Skill, file: str = "") -> str:
         """The body (with its supporting files named), or one supporting file."""
         name = skill.name
-        folder = self._folder(skill)
+        root, folder = self._folder(skill)
         if file:
-            return _supporting_file(skill, folder, file)
+            return _supporting_file(skill, root, folder, file)
         try:
-            body = skill_body(folder / "SKILL.md")
+            raw = read_in_tree(root, folder / "SKILL.md", MAX_SKILL_BYTES + 1)
+            body = skill_body(folder / "SKILL.md", raw)
         except (OSError, SkillInvalid) as exc:
             raise SkillUnavailable(f"skill {name!r} cannot be read: {exc}") from None
         listed = [path for path, _ in skill.files]
@@ -196,12 +204,13 @@ class SkillLoader:
             body += "\n\n" + self.mcp_notes.get(name, MCP_NOT_RUNNING)
         return body
 
-    def _folder(self, skill: Skill) -> Path:
+    def _folder(self, skill: Skill) -> tuple[Path | None, Path]:
+        """The tree the skill is read from (none: a user skill) and its folder there."""
         if skill.scope == SkillScope.USER:
-            return Path(skill.folder)
+            return None, Path(skill.folder)
         for root in (self.worktree, self.repo):
             if (root / skill.source_path).is_file():
-                return (root / skill.source_path).parent
+                return root, (root / skill.source_path).parent
         raise SkillUnavailable(f"skill {skill.name!r}: {skill.source_path} is not in the worktree")
 
     def _use(self, skill: Skill, file: str, *, allowed: bool, outcome: str) -> None:
@@ -217,7 +226,7 @@ class SkillLoader:
         )
 
 
-def _supporting_file(skill: Skill, folder: Path, file: str) -> str:
+def _supporting_file(skill: Skill, root: Path | None, folder: Path, file: str) -> str:
     listed = {path for path, _ in skill.files}
     if file not in listed:
         shown = ", ".join(sorted(listed)) or "none"
@@ -225,10 +234,10 @@ def _supporting_file(skill: Skill, folder: Path, file: str) -> str:
             f"skill {skill.name!r} has no supporting file {file!r}; its files: {shown}"
         )
     try:
-        raw = skill_read(folder, folder / file, MAX_FILE_BYTES)
-        return raw.decode("utf-8", errors="replace")
+        raw = read_in_tree(root, folder / file, MAX_FILE_BYTES)
     except OSError as exc:
         raise SkillUnavailable(f"skill {skill.name!r}: cannot read {file}: {exc}") from None
+    return raw.decode("utf-8", errors="replace")
 
 
 def _about(skill: Skill) -> str:

@@ -7,6 +7,7 @@ Every problem is a ``SkillInvalid`` naming the file and what is wrong with it.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,9 +120,13 @@ def skill_parse(folder: Path, *, digest: str, raw: bytes | None) -> SkillFiles:
     )
 
 
-def skill_body(path: Path) -> str:
-    """The instructions after the frontmatter of the SKILL.md at ``path``."""
-    raw = _read_limited(path.parent, path, MAX_SKILL_BYTES)
+def skill_body(path: Path, raw: bytes | None = None) -> str:
+    """The instructions after the frontmatter of the SKILL.md at ``path``; ``raw``: its
+    bytes as the caller read them (up to one more than ``MAX_SKILL_BYTES``)."""
+    if raw is None:
+        raw = _read_limited(path.parent, path, MAX_SKILL_BYTES)
+    elif len(raw) > MAX_SKILL_BYTES:
+        raise SkillInvalid(f"{path}: more than the {MAX_SKILL_BYTES} bytes allowed")
     return _split(raw.decode("utf-8", errors="replace"), path)[1]
 
 
@@ -223,3 +228,20 @@ def _split(text: str, path: Path) -> tuple[dict[str, object], str]:
 
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def read_in_tree(root: Path | None, path: Path, limit: int) -> bytes:
+    """Up to ``limit`` bytes of ``path``, never through a link out of ``root`` (the
+    unit's worktree, or the project's repository). A command of the unit can replace a
+    skill's file in its worktree with a link to any host file (``/etc/shadow``, another
+    project's ``.sf/env``): SF, as root, read it and handed it to the model. Links
+    inside ``root`` are followed (as the file tools do); the resolved path is then
+    opened a directory at a time without a link (``sf_core.beneath``), so one swapped in
+    meanwhile fails too. A user skill's folder is the person's own: read as it is."""
+    if root is None:
+        with path.open("rb") as handle:
+            return handle.read(limit)
+    top, target = root.resolve(), path.resolve()
+    if not target.is_relative_to(top):
+        raise OSError(errno.EXDEV, f"a link out of {top}", str(path))
+    return read_beneath(top, target, limit)

@@ -47,6 +47,7 @@ from agents_app.runtime.model_settings import PromptProfile, ToolCallStyle
 from agents_app.runtime.project_hooks import ProjectHooks
 from agents_app.runtime.replay import Replay
 from agents_app.runtime.textcalls import ONE_CALL, recognise_step, step_note
+from agents_app.runtime.tool_specs import compact_spec
 from agents_app.runtime.tools import (
     Finished,
     NeedsPerson,
@@ -54,7 +55,6 @@ from agents_app.runtime.tools import (
     ToolContext,
     ToolError,
     call_help,
-    compact_spec,
 )
 from agents_app.runtime.trace import TraceRecorder
 from agents_app.runtime.truncation import call_cut_message, cut_off, text_cut_message

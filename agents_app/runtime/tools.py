@@ -23,8 +23,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 import sf_native
 from agents_app.gate.judge_paths import eval_hidden
 from agents_app.runtime.sandbox import SandboxPolicy, SandboxRefused, sandboxed_run
+from agents_app.runtime.search_checks import confirmed_files, confirmed_matches
+from agents_app.runtime.tool_specs import type_name
 from agents_app.runtime.unredact import MarkerUnresolved, restore_markers
-from sf_core.beneath import read_beneath, write_beneath
+from sf_core.beneath import entries_beneath, read_beneath, walk_root, write_beneath
 from sf_core.errors import SfError
 
 MAX_READ_BYTES = 256 * 1024
@@ -216,7 +218,7 @@ def call_help(tool: Tool, arguments: Any, exc: ValidationError) -> str:
         if key not in example:
             example[key] = f"<{key}>"
     signature = ", ".join(
-        f"{key}{'' if key in required else '?'}: {_type_name(spec)}" for key, spec in fields.items()
+        f"{key}{'' if key in required else '?'}: {type_name(spec)}" for key, spec in fields.items()
     )
     written = json.dumps({"name": tool.name, "arguments": example}, ensure_ascii=False)
     if len(written) > MAX_EXAMPLE_CHARS:
@@ -229,12 +231,6 @@ def call_help(tool: Tool, arguments: Any, exc: ValidationError) -> str:
 
 
 MAX_EXAMPLE_CHARS = 1500
-
-
-def _type_name(spec: dict[str, Any]) -> str:
-    if "type" in spec:
-        return str(spec["type"])
-    return "|".join(str(option.get("type", "?")) for option in spec.get("anyOf", [])) or "any"
 
 
 # --- implementations ------------------------------------------------------------------
@@ -340,19 +336,23 @@ def _closest_lines(text: str, message: str) -> str:
 
 
 def grep(ctx: ToolContext, args: GrepInput) -> str:
-    root = inside(ctx, args.path)
+    root, top = inside(ctx, args.path), ctx.worktree.resolve()
     case: Literal["insensitive", "sensitive"] = "insensitive" if args.ignore_case else "sensitive"
-    matches = sf_native.grep(
-        root,
-        args.pattern,
-        fixed=args.fixed,
-        case=case,
-        context=args.context,
-        max_total=args.max_results,
-        include=args.include,
-    )
+    try:  # the walk starts in ``root`` as checked, whatever a process swaps meanwhile
+        with walk_root(top, root) as opened:
+            found = sf_native.grep(
+                opened,
+                args.pattern,
+                fixed=args.fixed,
+                case=case,
+                context=args.context,
+                max_total=args.max_results,
+                include=args.include,
+            )
+    except OSError as exc:
+        raise ToolError(f"{args.path}: {exc.strerror or exc} (a link on the way?)") from None
     lines = []
-    for m in matches:
+    for m in confirmed_matches(top, root, found):
         if eval_hidden(str(root / m.path)):
             continue  # a skill eval case's hidden answers are never shown
         first = m.line_number - len(m.before)
@@ -363,8 +363,13 @@ def grep(ctx: ToolContext, args: GrepInput) -> str:
 
 
 def glob(ctx: ToolContext, args: GlobInput) -> str:
-    root = inside(ctx, args.path)
-    paths = [p for p in sf_native.glob(root, args.pattern) if not eval_hidden(str(root / p))]
+    root, top = inside(ctx, args.path), ctx.worktree.resolve()
+    try:
+        with walk_root(top, root) as opened:
+            found = sf_native.glob(opened, args.pattern)
+    except OSError as exc:
+        raise ToolError(f"{args.path}: {exc.strerror or exc} (a link on the way?)") from None
+    paths = [p for p in confirmed_files(top, root, found) if not eval_hidden(str(root / p))]
     return cap("\n".join(paths) or "no files match")
 
 
@@ -372,10 +377,11 @@ def list_dir(ctx: ToolContext, args: ListDirInput) -> str:
     path = inside(ctx, args.path)
     if not path.is_dir():
         raise ToolError(f"{args.path}: not a directory")
-    names = sorted(
-        e.name + ("/" if e.is_dir() else "") for e in os.scandir(path) if e.name != ".git"
-    )
-    return "\n".join(names) or "(empty)"
+    try:
+        found = entries_beneath(ctx.worktree.resolve(), path)
+    except OSError as exc:
+        raise ToolError(f"{args.path}: {exc.strerror or exc} (a link on the way?)") from None
+    return "\n".join(sorted(n + ("/" if d else "") for n, d in found if n != ".git")) or "(empty)"
 
 
 def run_command(ctx: ToolContext, args: RunCommandInput) -> str:
@@ -463,33 +469,6 @@ COMPACT_TOOLS = frozenset(
         "finish",
     }
 )
-
-
-COMPACT_SCHEMA_KEYS = ("type", "items", "enum")
-
-
-def compact_spec(spec: dict[str, Any]) -> dict[str, Any]:
-    """A tool spec for the compact profile: the tool's first sentence, and parameters
-    without their titles, descriptions and defaults (each spec is sent at every step)."""
-    function = spec["function"]
-    parameters = copy.deepcopy(function.get("parameters") or {})
-    for key in ("description", "additionalProperties", "title"):
-        parameters.pop(key, None)
-    properties = parameters.get("properties", {})
-    for name, field_schema in properties.items():
-        # The limits stay enforced where the call is validated (``Tool.parse``).
-        properties[name] = {
-            key: value for key, value in field_schema.items() if key in COMPACT_SCHEMA_KEYS
-        } or {"type": _type_name(field_schema).split("|")[0]}
-    description = function.get("description", "").split(". ")[0].rstrip(".")
-    return {
-        "type": "function",
-        "function": {
-            "name": function["name"],
-            "description": description,
-            "parameters": parameters,
-        },
-    }
 
 
 # A unit in repair work mode (docs/doctor.md) reads, searches, lists and runs commands

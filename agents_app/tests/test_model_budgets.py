@@ -14,7 +14,8 @@ from agents_app.runtime.context import token_count
 from agents_app.runtime.llm import ModelRouter, complete
 from agents_app.runtime.loop import AgentLoop, Outcome
 from agents_app.runtime.model_settings import ModelSettings, ToolCallStyle, model_settings_for
-from agents_app.runtime.tools import COMPACT_TOOLS, TOOLS, ToolContext, compact_spec
+from agents_app.runtime.tool_specs import compact_spec
+from agents_app.runtime.tools import COMPACT_TOOLS, TOOLS, ToolContext
 from agents_app.runtime.trace import TraceRecorder
 from agents_app.schemas import PromptProfile, policy_parse
 from agents_app.tests.runtime_helpers import NullHooks

@@ -7,13 +7,20 @@ check sees the directory, the open finds a link to a folder outside the worktree
 
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import sf_native
 from agents_app.runtime import tools
 from agents_app.runtime.tools import (
     EditFileInput,
+    GlobInput,
+    GrepInput,
+    ListDirInput,
     ReadFileInput,
     ToolContext,
     ToolError,
@@ -80,3 +87,73 @@ def test_the_tools_still_read_and_write_through_links_inside_the_worktree(
     tools.write_file(ctx, WriteFileInput(path="link/new/a.txt", content="a\n"))
     assert (worktree / "src/new/a.txt").read_text() == "a\n"
     assert "a" in tools.read_file(ctx, ReadFileInput(path="link/new/a.txt"))
+
+
+WALKS = {
+    "grep": lambda ctx: tools.grep(ctx, GrepInput(pattern="secret", path="d")),
+    "glob": lambda ctx: tools.glob(ctx, GlobInput(pattern="*", path="d")),
+    "list_dir": lambda ctx: tools.list_dir(ctx, ListDirInput(path="d")),
+}
+
+
+@pytest.mark.parametrize("tool", sorted(WALKS))
+def test_grep_glob_and_list_dir_do_not_follow_a_swapped_link(
+    swapped: tuple[Path, Path], tool: str
+) -> None:
+    """The walk's start was named by its path: grep read, and glob and list_dir
+    listed, the folder the link pointed to (as root: ``/etc``, another worktree)."""
+    worktree, _ = swapped
+    with pytest.raises(ToolError, match="a link on the way"):
+        WALKS[tool](ToolContext(worktree=worktree))
+
+
+def test_grep_and_glob_drop_what_a_walk_found_through_a_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inside the walk, a directory listed then entered by its path: played by a walk
+    that follows links while ``d`` is one, then ``d`` made a directory again."""
+    worktree = tmp_path / "wt"
+    (worktree / "d").mkdir(parents=True)
+    (worktree / "d" / "f.txt").write_text("inside\nsecret? no\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "f.txt").write_text("secret: 4711\n")
+    (outside / "shadow").write_text("secret: 4712\n")
+
+    def raced(real: Any) -> Any:
+        def walk(root: str, pattern: str, **options: Any) -> Any:
+            (worktree / "d").rename(tmp_path / "held")
+            (worktree / "d").symlink_to(outside)
+            try:
+                return real(root, pattern, **options, follow_links=True)
+            finally:
+                (worktree / "d").unlink()
+                (tmp_path / "held").rename(worktree / "d")
+
+        return walk
+
+    monkeypatch.setattr(sf_native, "grep", raced(sf_native.grep))
+    monkeypatch.setattr(sf_native, "glob", raced(sf_native.glob))
+    ctx = ToolContext(worktree=worktree)
+    assert tools.grep(ctx, GrepInput(pattern="secret")) == "no matches"
+    assert tools.glob(ctx, GlobInput(pattern="**")) == "d/f.txt"
+
+
+def test_a_fifo_in_the_worktree_is_refused_without_waiting(tmp_path: Path) -> None:
+    """A command can ``mkfifo``: write_file on it held SF's worker in ``open`` until
+    something opened the other end (forever, here)."""
+    worktree = tmp_path / "wt"
+    worktree.mkdir()
+    os.mkfifo(worktree / "pipe")
+    ctx = ToolContext(worktree=worktree)
+    refused: list[str] = []
+
+    def write() -> None:
+        with pytest.raises(ToolError) as caught:
+            tools.write_file(ctx, WriteFileInput(path="pipe", content="x\n"))
+        refused.append(str(caught.value))
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    writer.join(timeout=10)
+    assert refused, "write_file is still waiting on the FIFO"

@@ -124,6 +124,22 @@ def test_a_supporting_file_is_shown_escaped_and_only_a_listed_one(
         assert logged_in_client.get(url).status_code == 404
 
 
+def test_a_supporting_file_linked_out_of_the_repository_is_not_shown(
+    logged_in_client: Client, skills: Project, tmp_path: Path
+) -> None:
+    """A committed link (``scripts/check.sh`` -> a host file) had the page show the
+    host file, read by SF as root."""
+    secret = tmp_path / "host-secret"
+    secret.write_text("HOST-SECRET-4711\n")
+    script = Path(skills.repo_path) / ".agents/skills/release-notes/scripts/check.sh"
+    script.unlink()
+    script.symlink_to(secret)
+    url = reverse("skill-file", args=[skills.pk, "release-notes", "scripts/check.sh"])
+    page = logged_in_client.get(url).content.decode()
+    assert "HOST-SECRET-4711" not in page
+    assert "a link out of" in page
+
+
 def test_an_invalid_skill_detail_shows_its_problem(
     logged_in_client: Client, skills: Project
 ) -> None:

@@ -123,7 +123,7 @@ def worktree_setup(
     status = SetupStatus.PASSED if exit_code == 0 else SetupStatus.FAILED
     _record(task, unit, command, status, exit_code, output, seconds, verdict)
     if status == SetupStatus.PASSED and ws.remote:
-        (ws.tree.git_dir / SET_UP_HERE).write_text(f"{unit.pk}\n")
+        _mark_set_up_here(ws, unit)
     if status != SetupStatus.PASSED:
         shown = "timed out" if exit_code is None else f"exit {exit_code}"
         raise SetupFailed(f"the worktree setup failed ({shown}); its output is on the unit page")
@@ -135,6 +135,21 @@ def worktree_setup(
 # file, in the worktree's admin directory (gone with the worktree, never committed),
 # says the setup ran in this very tree.
 SET_UP_HERE = "sf-set-up"
+
+
+def _mark_set_up_here(ws: Workspace, unit: Unit) -> None:
+    """Write the mark as a new file, never through what is already there: the setup
+    just ran in the sandbox with the admin directory writable, and a link it left at
+    this name had SF write, as root, wherever it pointed (any host file, truncated).
+    An entry there already (a mark, or a planted one) is left to ``planted_links``,
+    which refuses the worktree before SF's git touches it."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(ws.tree.git_dir / SET_UP_HERE, flags, 0o644)
+    except FileExistsError:
+        return
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(f"{unit.pk}\n")
 
 
 def _set_up_here(ws: Workspace) -> bool:

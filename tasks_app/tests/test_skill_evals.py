@@ -20,7 +20,7 @@ from agents_app.models import TraceEvent, TraceKind
 from agents_app.runtime.recording import trace_from_steps, trace_write
 from agents_app.services import project_create
 from skills_app.models import SkillEvalRun
-from tasks_app.features.skills.evals import EvalOptions, eval_cases, eval_run
+from tasks_app.features.skills.evals import EvalOptions, eval_cases, eval_run, trial_repo_create
 
 pytestmark = pytest.mark.django_db
 SECRET = "the answer is 4217"
@@ -195,3 +195,22 @@ def test_an_unknown_skill_is_a_usage_error(repo: Path) -> None:
         )
     assert exit_.value.code == 2
     assert "no skill 'nope'" in err.getvalue()
+
+
+def test_a_trial_repository_copies_links_as_links(tmp_path: Path) -> None:
+    """A link committed in a case's ``work/`` or a skill folder was copied as the host
+    file it named (read by SF, as root) into the repository the trial's model reads."""
+    secret = tmp_path / "host-secret"
+    secret.write_text("HOST-SECRET-4711\n")
+    source = tmp_path / "source"
+    work = source / ".agents/skills/s/evals/c/work"
+    work.mkdir(parents=True)
+    (work / "leak.txt").symlink_to(secret)
+    (source / ".agents/skills/s/notes.md").symlink_to(secret)
+    repo = trial_repo_create(tmp_path / "trial", work, source)
+    for path in (repo / "leak.txt", repo / ".agents/skills/s/notes.md"):
+        assert path.is_symlink(), path
+    shown = subprocess.run(
+        ["git", "grep", "-c", "HOST-SECRET", "HEAD"], cwd=repo, capture_output=True, text=True
+    )
+    assert shown.stdout == ""

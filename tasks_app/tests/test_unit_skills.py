@@ -259,3 +259,34 @@ def test_running_a_skills_script_is_a_use_of_it(repo: Path) -> None:
     assert report.outcome == "verified", report.detail
     use = SkillUse.objects.get(kind="script")
     assert (use.skill.name, use.outcome, use.unit_id) == ("checks", "exit code 0", report.unit_id)
+
+
+def test_a_skill_file_a_command_replaced_by_a_link_out_is_not_read(
+    repo: Path, tmp_path: Path
+) -> None:
+    """load_skill read the skill's files in the unit's worktree by path: a command of
+    the unit that made one a link to a host file had SF (root) hand that file to the
+    model. A link inside the worktree still reads."""
+    secret = tmp_path / "host-secret"
+    secret.write_text("HOST-SECRET-4711\n")
+    folder = add_skill(repo, "greeting-style", description="How greetings are worded")
+    (folder / "checklists").mkdir()
+    (folder / "checklists" / "review.md").write_text("- [ ] full stop\n")
+    (folder / "checklists" / "inner.md").write_text("placeholder\n")
+    shown = ".agents/skills/greeting-style/checklists"
+    (repo / "plant.sh").write_text(
+        f"ln -sf {secret} {shown}/review.md && ln -sf ../SKILL.md {shown}/inner.md\n"
+    )
+    commit(repo)
+    session, _ = start(repo, task_spec())
+    model = ScriptedModel(
+        ("plant", [("run_command", {"command": "sh plant.sh"})]),
+        ("out", [("load_skill", {"name": "greeting-style", "file": "checklists/review.md"})]),
+        ("in", [("load_skill", {"name": "greeting-style", "file": "checklists/inner.md"})]),
+        *writes("hello"),
+    )
+    run_next(session, model)
+    assert "exit code 0" in tool_answers(model, 1)[-1], tool_answers(model, 1)[-1]
+    assert "HOST-SECRET-4711" not in tool_answers(model, 2)[-1]
+    assert "a link out of" in tool_answers(model, 2)[-1]
+    assert "UNIQUE-BODY-MARKER" in tool_answers(model, 3)[-1]

@@ -166,3 +166,32 @@ def test_resources_are_passed_as_variables_and_differ_per_unit(repo: Path) -> No
         assert unit.resources["SF_DATABASE_NAME"] == (
             f"sf_{session.project_id}_{unit.task_id}_{unit.attempt}"
         )
+
+
+# The setup runs project code in the sandbox with the worktree's admin directory
+# writable; in record mode SF then marks that directory "set up here", as root.
+PLANT = 'admin=$(sed "s/^gitdir: //" .git) && ln -s "$VICTIM" "$admin/sf-set-up"\n'
+
+
+def test_the_set_up_mark_follows_no_link_the_setup_planted(
+    repo: Path, tmp_path: Path, settings: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Record mode (a repository of record): the setup's link in the admin directory
+    had SF (root) truncate the host file it named; now the link is found and removed."""
+    victim = tmp_path / "victim"  # a host file no sandboxed command can see
+    victim.write_text("precious\n")
+    (repo / "plant.sh").write_text(PLANT.replace("$VICTIM", str(victim)))
+    git(repo, "add", "plant.sh")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "plant")
+    record = tmp_path / "record.git"
+    git(tmp_path, "clone", "--bare", "-q", str(repo), str(record))
+    settings.SF_RECORD_URL_PREFIXES = [f"file://{tmp_path}/"]
+    worktree = {"setup": "sh plant.sh"}
+    spec = task_spec(verify=["grep -q hello hello.txt"], risk_level="high")
+    record_policy = {"worktree": worktree, "record": {"url": f"file://{record}"}}
+    session, _plan = start(repo, spec, policy=record_policy)
+    report = run_next(session, ScriptedModel(*writes("hello\n")))
+    setup = WorktreeSetup.objects.get(unit_id=report.unit_id)
+    assert (setup.status, setup.exit_code) == ("passed", 0), setup.output
+    assert victim.read_text() == "precious\n"
+    assert "holds a link or special file git did not make: sf-set-up" in caplog.text

@@ -163,16 +163,18 @@ def _model_of(units: Any) -> str:
 
 def trial_repo_create(repo: Path, work: Path, source: Path) -> Path:
     """A git repository on ``main``: the case's ``work/`` tree (if any) and the source
-    project's skills, every ``evals/`` folder left out."""
+    project's skills, every ``evals/`` folder left out. Links are copied as links: a
+    committed link to a host file (``/etc/shadow``) was copied as that file's content,
+    read by SF as root, into a repository the trial's model reads."""
     if work.is_dir():
-        shutil.copytree(work, repo)
+        shutil.copytree(work, repo, symlinks=True)
     else:
         repo.mkdir(parents=True)
     skills = source / PROJECT_SKILLS
     if skills.is_dir():
         target = repo / PROJECT_SKILLS
         shutil.rmtree(target, ignore_errors=True)
-        shutil.copytree(skills, target, ignore=_without_evals(skills))
+        shutil.copytree(skills, target, symlinks=True, ignore=_without_evals(skills))
     identity = ["-c", "user.name=SF skill eval", "-c", "user.email=skill-eval@localhost"]
     git("init", "-q", "-b", "main", cwd=new_repository(repo))
     git("add", "--all", cwd=repo)  # a new repository: it tracks no nested one yet
