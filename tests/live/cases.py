@@ -62,6 +62,25 @@ RECORDING = {"SF_UNIT_HARD_TIMEOUT": "40m", "SF_UNIT_IDLE_TIMEOUT": "40m"}
 # steps only make a recording that takes hours a run on a busy machine longer.
 HARDER = {**BOUNDS, "SF_UNIT_MAX_STEPS": "8", **RECORDING}
 
+# Best-of-N (issue 32 item 5): two attempts at once, at the project's default variants
+# (temperature 0 and 0.4), each verified, ranked and the best kept with its reason.
+BEST_OF_PLAN = """summary: Say goodbye too
+intent: greet.py should say goodbye as well.
+tasks:
+  - key: farewell
+    title: Add farewell(name) to greet.py
+    description: >-
+      Add a function farewell(name) to greet.py, next to greet, that returns
+      "Goodbye, " followed by the name and "!". Change nothing else.
+    acceptance_criteria:
+      - farewell('Ada') returns 'Goodbye, Ada!'
+    verify:
+      - python3 -c "from greet import farewell; assert farewell('Ada') == 'Goodbye, Ada!'"
+    risk_level: low
+    max_retries: 0
+    best_of: 2
+"""
+
 CASES = {
     "skill": LiveCase(
         name="skill",
@@ -100,5 +119,14 @@ CASES = {
         # Recorded at temperature 0.7: at 0 the model planned a verify command plan lint
         # refused, the plan waited for a person (exit 10) and no unit ran to replay.
         why="a harder intent: the run ends cleanly whatever the model does with it",
+    ),
+    "best_of": LiveCase(
+        name="best_of",
+        files={},  # examples/sample-repo
+        plan=BEST_OF_PLAN,
+        intent="",
+        # Read greet.py, change it, finish: three steps, and three to spare.
+        limits={**BOUNDS, "SF_UNIT_MAX_STEPS": "6", **RECORDING},
+        why="best-of-N: two attempts at once at different temperatures, ranked, one kept",
     ),
 }
