@@ -50,6 +50,8 @@ TRACES = sorted(FIXTURES.glob("*.jsonl"))
 # The whole runs of record_live_traces.py (their header names the repository they began
 # from); the model review's recording (record_model_review.py) has its own test.
 RUNS = [trace for trace in TRACES if "repo_files" in replay_load(trace).header]
+# Of those, the runs of a best-of-N task (their header says what each round kept).
+ROUNDS = [trace for trace in RUNS if "rounds" in replay_load(trace).header]
 
 
 class Requests:
@@ -79,6 +81,8 @@ def replayed(trace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> An
     # ends so again (the timeouts are not applied: a replay takes seconds).
     monkeypatch.setattr(settings, "SF_UNIT_MAX_STEPS", int(header["limits"]["SF_UNIT_MAX_STEPS"]))
     repo = repo_make(header["repo_files"], tmp_path / "repo")
+    if header.get("policy"):  # the project's, as recorded (a round's variants)
+        project_create(name="recorded", repo_path=str(repo.resolve()), policy=header["policy"])
     requests = Requests(monkeypatch)
     run = replay_run(trace, project_path=repo)
     return header, repo, run, requests
@@ -122,13 +126,16 @@ def test_every_recording_says_who_made_it() -> None:
         assert "not written by hand" in header["note"], trace.name
 
 
-@pytest.mark.parametrize("trace", RUNS, ids=lambda path: path.stem)
+@pytest.mark.parametrize("trace", [t for t in RUNS if t not in ROUNDS], ids=lambda path: path.stem)
 def test_a_recording_replays_to_the_outcome_it_had(
     trace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Same units, same ends, same tool outputs as the live run; and clean: every task
     final with a reason if it failed, no worktree left but a failed task's."""
-    header, repo, run, requests = replayed(trace, tmp_path, monkeypatch)
+    as_recorded(trace, *replayed(trace, tmp_path, monkeypatch))
+
+
+def as_recorded(trace: Path, header: dict[str, Any], repo: Path, run: Any, requests: Any) -> None:
     units = list(Unit.objects.filter(task__plan=run.plan).select_related("task").order_by("pk"))
     ended = how_it_ended(run)
     replayed_units = [f"{u.task.key} attempt {u.attempt}: {u.status}" for u in units]
@@ -240,14 +247,20 @@ def test_the_local_models_recorded_review_is_read_stored_and_shown_beside_the_di
         assert f'data-model-comment="{comment.pk}"' in page
 
 
-def test_both_recorded_attempts_of_a_best_of_round_replay_and_the_kept_one_says_why(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, user: User, logged_in_client: Client
+@pytest.mark.parametrize("trace", ROUNDS, ids=lambda path: path.stem)
+def test_a_recorded_best_of_round_replays_attempt_by_attempt_and_keeps_what_it_kept(
+    trace: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    user: User,
+    logged_in_client: Client,
 ) -> None:
     """Two attempts at once, at the variants the recording ran (temperature 0 and 0.4),
     each answering from its own recorded unit though they run in threads; verified,
-    ranked, and the attempt the recording kept is kept again, for the same reason."""
-    trace = FIXTURES / "best_of.jsonl"
-    header, _, run, requests = replayed(trace, tmp_path, monkeypatch)
+    ranked, and the round keeps what the recording kept (or nothing), for its reason,
+    shown on the task's attempts page."""
+    header, repo, run, requests = replayed(trace, tmp_path, monkeypatch)
+    as_recorded(trace, header, repo, run, requests)
     [recorded] = header["rounds"]
     [task] = run.tasks()
     round_ = AttemptRound.objects.select_related("winner").get(task=task)
@@ -256,20 +269,24 @@ def test_both_recorded_attempts_of_a_best_of_round_replay_and_the_kept_one_says_
     assert [unit.variant for unit in units] == recorded["variants"]
     assert len({unit.variant["temperature"] for unit in units}) == 2
     assert all(unit.model.startswith("replay/") for unit in units), "no live model"
-    assert len(requests.models) == sum(1 for r in _records(trace) if r["type"] == "model_step")
     # Each attempt made its own recorded unit's calls, with the same outputs.
-    ran = [outputs(unit) for unit in units]
-    assert ran == _calls_by_unit(trace), how_it_ended(run)
-    assert round_.winner is not None
-    assert round_.winner.attempt == recorded["kept"]
+    assert [outputs(unit) for unit in units] == _calls_by_unit(trace), how_it_ended(run)
     assert round_.reason == recorded["reason"]
-    assert round_.reason.startswith(f"attempt {recorded['kept']} kept: ")
-    assert round_.reason in task.transitions.get(to_status="review").reason
-
+    if recorded["kept"] is None:
+        assert round_.winner is None
+        assert round_.reason.endswith("no attempt kept")
+        assert task.status == "failed"
+        assert task.status_reason.startswith(f"best-of-2: {round_.reason}")
+    else:
+        assert round_.winner is not None
+        assert round_.winner.attempt == recorded["kept"]
+        assert round_.reason.startswith(f"attempt {recorded['kept']} kept: ")
+        assert round_.reason in task.transitions.get(to_status="review").reason
     grant(user, run.session.project, "viewer")
     page = logged_in_client.get(reverse("task-attempts", args=[task.pk])).content.decode()
     assert escape(round_.reason) in page
-    assert f'data-attempt="{recorded["kept"]}" data-unit="{round_.winner.pk}" data-chosen' in page
+    kept = [f'data-unit="{u.pk}" data-chosen' in page for u in units]
+    assert kept == [u.pk == round_.winner_id for u in units]
 
 
 def _calls_by_unit(trace: Path) -> list[list[tuple[str, str]]]:
