@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import time
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ from agents_app.services import project_create
 from conftest import grant
 from skills_app.loader import names_the_body
 from skills_app.models import SkillUse
+from tasks_app.engine import attempts
 from tasks_app.engine.replaying import demo_repo_create, replay_run
 from tasks_app.features.line_comments import diff_line_text
 from tasks_app.features.model_review.prompt import READ_ONLY_TOOLS, VERDICT, VERDICT_TOOL
@@ -258,7 +260,16 @@ def test_a_recorded_best_of_round_replays_attempt_by_attempt_and_keeps_what_it_k
     """Two attempts at once, at the variants the recording ran (temperature 0 and 0.4),
     each answering from its own recorded unit though they run in threads; verified,
     ranked, and the round keeps what the recording kept (or nothing), for its reason,
-    shown on the task's attempts page."""
+    shown on the task's attempts page. Attempt 1 is held back a second, so attempt 2
+    asks first: each must still get its own recorded steps."""
+    prepare = attempts.worktree_prepare
+
+    def attempt_2_first(*, task: Any, unit: Unit, ws: Any) -> Any:
+        if unit.attempt == 1:
+            time.sleep(1)
+        return prepare(task=task, unit=unit, ws=ws)
+
+    monkeypatch.setattr(attempts, "worktree_prepare", attempt_2_first)
     header, repo, run, requests = replayed(trace, tmp_path, monkeypatch)
     as_recorded(trace, header, repo, run, requests)
     [recorded] = header["rounds"]
