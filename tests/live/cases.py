@@ -163,4 +163,26 @@ CASES = {
         limits={**BOUNDS, "SF_UNIT_MAX_STEPS": "6", **RECORDING},
         why="best-of-N: two attempts at once, neither finishing: the round keeps none, and says so",
     ),
+    # best_of's task with a test file to run: the model ran the verify's python3 -c,
+    # which the trusted profile asks about, and a run asks nobody.
+    "best_of_tested": LiveCase(
+        name="best_of_tested",
+        files={
+            "README.md": "# notes\n",
+            "test_farewell.py": (
+                "import unittest\n\nfrom farewell import farewell\n\n\n"
+                "class FarewellTest(unittest.TestCase):\n"
+                "    def test_farewell(self):\n"
+                "        self.assertEqual(farewell('Ada'), 'Goodbye, Ada!')\n"
+            ),
+        },
+        plan=BEST_OF_PLAN.replace(
+            """python3 -c "from farewell import farewell; assert farewell('Ada') == 'Goodbye, Ada!'\"""",
+            "python3 -m unittest -q test_farewell",
+        ),
+        intent="",
+        limits={**BOUNDS, "SF_UNIT_MAX_STEPS": "6", **RECORDING},
+        why="best-of-N: two attempts at once at different temperatures, ranked, one kept",
+        policy={"best_of": {"variants": [{"temperature": 0.7}, {"temperature": 1.0}]}},
+    ),
 }
