@@ -36,7 +36,7 @@ def planning_replay(path: str | Path) -> Replay:
             )
         content = json.dumps(yaml.safe_load(plan_yaml))
         steps = [{"type": "model_step", "stage": PLAN_STAGE, "content": content}]
-    return replace(replay, model_steps=steps, tool_calls=[])
+    return replace(replay, model_steps=steps, tool_calls=[], step_units=(), call_units=())
 
 
 def unit_replay(path: str | Path) -> Replay:
@@ -44,9 +44,16 @@ def unit_replay(path: str | Path) -> Replay:
     reviews left out)."""
     replay = replay_load(path)
     own = (PLAN_STAGE, REVIEW_STAGE)
-    steps = [step for step in replay.model_steps if step.get("stage") not in own]
-    calls = [call for call in replay.tool_calls if call.get("stage") != REVIEW_STAGE]
-    return replace(replay, model_steps=steps, tool_calls=calls)
+    steps = [i for i, step in enumerate(replay.model_steps) if step.get("stage") not in own]
+    calls = [i for i, call in enumerate(replay.tool_calls) if call.get("stage") != REVIEW_STAGE]
+    return replace(
+        replay,
+        model_steps=[replay.model_steps[i] for i in steps],
+        tool_calls=[replay.tool_calls[i] for i in calls],
+        # Which unit each is of, kept beside them (``Replay.units_split``).
+        step_units=tuple(replay.step_units[i] for i in steps) if replay.step_units else (),
+        call_units=tuple(replay.call_units[i] for i in calls) if replay.call_units else (),
+    )
 
 
 def review_replay(source: Replay) -> Replay | None:

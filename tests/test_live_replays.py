@@ -17,24 +17,43 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import time
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.conf import settings
+from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import reverse
+from django.utils.html import escape
 
 from agents_app.models import TraceEvent, TraceKind
 from agents_app.runtime import llm
+from agents_app.runtime.llm import ModelStep
 from agents_app.runtime.replay import replay_load
+from agents_app.runtime.textcalls import recognise_step
+from agents_app.runtime.tools import TOOLS
+from agents_app.services import project_create
+from conftest import grant
 from skills_app.loader import names_the_body
 from skills_app.models import SkillUse
-from tasks_app.engine.replaying import replay_run
-from tasks_app.models import Unit
+from tasks_app.engine import attempts
+from tasks_app.engine.replaying import demo_repo_create, replay_run
+from tasks_app.features.line_comments import diff_line_text
+from tasks_app.features.model_review.prompt import READ_ONLY_TOOLS, VERDICT, VERDICT_TOOL
+from tasks_app.models import AttemptRound, DiffComment, ModelReview, Unit
 from tests.live.unattended import repo_make
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 FIXTURES = Path(__file__).parent / "fixtures" / "live"
 TRACES = sorted(FIXTURES.glob("*.jsonl"))
+# The whole runs of record_live_traces.py (their header names the repository they began
+# from); the model review's recording (record_model_review.py) has its own test.
+RUNS = [trace for trace in TRACES if "repo_files" in replay_load(trace).header]
+# Of those, the runs of a best-of-N task (their header says what each round kept).
+ROUNDS = [trace for trace in RUNS if "rounds" in replay_load(trace).header]
 
 
 class Requests:
@@ -64,6 +83,8 @@ def replayed(trace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> An
     # ends so again (the timeouts are not applied: a replay takes seconds).
     monkeypatch.setattr(settings, "SF_UNIT_MAX_STEPS", int(header["limits"]["SF_UNIT_MAX_STEPS"]))
     repo = repo_make(header["repo_files"], tmp_path / "repo")
+    if header.get("policy"):  # the project's, as recorded (a round's variants)
+        project_create(name="recorded", repo_path=str(repo.resolve()), policy=header["policy"])
     requests = Requests(monkeypatch)
     run = replay_run(trace, project_path=repo)
     return header, repo, run, requests
@@ -101,19 +122,22 @@ def test_every_recording_says_who_made_it() -> None:
     assert TRACES, f"no recordings under {FIXTURES}"
     for trace in TRACES:
         header = replay_load(trace).header
-        assert header["model"].startswith("openai/qwen2.5-coder"), trace.name
+        assert header["model"].removeprefix("openai/").startswith("qwen2.5-coder"), trace.name
         assert re.match(r"\d{4}-\d\d-\d\dT", header["recorded_at"]), trace.name
         assert "cores" in header["machine"], trace.name
         assert "not written by hand" in header["note"], trace.name
 
 
-@pytest.mark.parametrize("trace", TRACES, ids=lambda path: path.stem)
+@pytest.mark.parametrize("trace", [t for t in RUNS if t not in ROUNDS], ids=lambda path: path.stem)
 def test_a_recording_replays_to_the_outcome_it_had(
     trace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Same units, same ends, same tool outputs as the live run; and clean: every task
     final with a reason if it failed, no worktree left but a failed task's."""
-    header, repo, run, requests = replayed(trace, tmp_path, monkeypatch)
+    as_recorded(trace, *replayed(trace, tmp_path, monkeypatch))
+
+
+def as_recorded(trace: Path, header: dict[str, Any], repo: Path, run: Any, requests: Any) -> None:
     units = list(Unit.objects.filter(task__plan=run.plan).select_related("task").order_by("pk"))
     ended = how_it_ended(run)
     replayed_units = [f"{u.task.key} attempt {u.attempt}: {u.status}" for u in units]
@@ -169,6 +193,123 @@ def test_the_model_loads_the_skill_lazily_and_its_body_reaches_it_through_the_to
         ["git", "show", "main:banner.txt"], cwd=repo, capture_output=True, text=True, check=True
     )
     assert merged.stdout.strip() == "*** SF release 7 ***"
+
+
+def test_the_local_models_recorded_review_is_read_stored_and_shown_beside_the_diff(
+    tmp_path: Path, user: User, logged_in_client: Client
+) -> None:
+    """The unit's steps (scripted when recorded) and then the local model's review of
+    its diff, replayed through the engine's ``verified`` point: the verdict the model
+    gave is parsed, its line comments stored on the diff's lines, all on the unit page."""
+    trace = FIXTURES / "model_review.jsonl"
+    recorded = replay_load(trace).header["recorded_review"]
+    repo = demo_repo_create(tmp_path / "greet")
+    policy = {"model_review": {"mode": "advisory", "max_steps": 6}}
+    project = project_create(name="reviewed", repo_path=str(repo.resolve()), policy=policy)
+    grant(user, project, "viewer")
+
+    run = replay_run(trace, project_path=repo)
+
+    [task] = run.tasks()
+    assert task.status == "review", how_it_ended(run)
+    unit = Unit.objects.get(task=task)
+    review = ModelReview.objects.get(unit=unit)
+    assert review.model.startswith("replay/")  # the recording answered, no live model
+    assert review.verdict in ("approve", "request_changes"), review.notes
+    assert (review.verdict, review.reasons, review.notes) == (
+        recorded["verdict"],
+        recorded["reasons"],
+        recorded["notes"],
+    )
+    steps = [r for r in _records(trace) if r["type"] == "model_step" and r.get("stage")]
+    assert review.tokens_in == sum(int(step.get("tokens_in", 0)) for step in steps)
+    [given] = [r for r in _records(trace) if r["type"] == "tool_call" and r.get("stage")]
+    comments = list(DiffComment.objects.filter(unit=unit, by_model=True).order_by("pk"))
+    assert comments, "the model commented on a line"
+    assert [(c.path, c.line, c.side, c.text) for c in comments] == [
+        (c["path"], c["line"], c["side"], c["text"]) for c in given["input"]["comments"]
+    ]
+    for c in comments:  # on a line the diff shows (16: a blank line of its context)
+        shown = diff_line_text(unit, path=c.path, line=c.line, side=c.side)
+        assert shown is not None, c.line
+        assert shown == c.line_text, c.line
+    # The model wrote its verdict as a fenced JSON block, not a native call; SF read it
+    # as the call (textcalls). Read again, the recorded text gives the same call.
+    said = ModelStep("m", steps[-1]["content"], [], 0, 0, Decimal(0), None)
+    tools = {name: TOOLS[name] for name in READ_ONLY_TOOLS} | {VERDICT_TOOL: VERDICT}
+    read = recognise_step(said, tools, [*READ_ONLY_TOOLS, VERDICT_TOOL])
+    assert read.from_text, read.refusal
+    [call] = read.tool_calls
+    assert (call.name, json.loads(call.arguments)) == (VERDICT_TOOL, given["input"])
+
+    page = logged_in_client.get(reverse("unit-detail", args=[unit.pk])).content.decode()
+    assert f'data-model-review="{review.verdict}"' in page
+    assert escape(review.reasons) in page
+    for comment in comments:
+        assert f'data-model-comment="{comment.pk}"' in page
+
+
+@pytest.mark.parametrize("trace", ROUNDS, ids=lambda path: path.stem)
+def test_a_recorded_best_of_round_replays_attempt_by_attempt_and_keeps_what_it_kept(
+    trace: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    user: User,
+    logged_in_client: Client,
+) -> None:
+    """Two attempts at once, at the variants the recording ran (temperature 0 and 0.4),
+    each answering from its own recorded unit though they run in threads; verified,
+    ranked, and the round keeps what the recording kept (or nothing), for its reason,
+    shown on the task's attempts page. Attempt 1 is held back a second, so attempt 2
+    asks first: each must still get its own recorded steps."""
+    prepare = attempts.worktree_prepare
+
+    def attempt_2_first(*, task: Any, unit: Unit, ws: Any) -> Any:
+        if unit.attempt == 1:
+            time.sleep(1)
+        return prepare(task=task, unit=unit, ws=ws)
+
+    monkeypatch.setattr(attempts, "worktree_prepare", attempt_2_first)
+    header, repo, run, requests = replayed(trace, tmp_path, monkeypatch)
+    as_recorded(trace, header, repo, run, requests)
+    [recorded] = header["rounds"]
+    [task] = run.tasks()
+    round_ = AttemptRound.objects.select_related("winner").get(task=task)
+    units = list(round_.attempts.order_by("attempt"))
+    assert [unit.attempt for unit in units] == [1, 2], how_it_ended(run)
+    assert [unit.variant for unit in units] == recorded["variants"]
+    assert len({unit.variant["temperature"] for unit in units}) == 2
+    assert all(unit.model.startswith("replay/") for unit in units), "no live model"
+    # Each attempt made its own recorded unit's calls, with the same outputs.
+    assert [outputs(unit) for unit in units] == _calls_by_unit(trace), how_it_ended(run)
+    assert round_.reason == recorded["reason"]
+    if recorded["kept"] is None:
+        assert round_.winner is None
+        assert round_.reason.endswith("no attempt kept")
+        assert task.status == "failed"
+        assert task.status_reason.startswith(f"best-of-2: {round_.reason}")
+    else:
+        assert round_.winner is not None
+        assert round_.winner.attempt == recorded["kept"]
+        assert round_.reason.startswith(f"attempt {recorded['kept']} kept: ")
+        assert round_.reason in task.transitions.get(to_status="review").reason
+    grant(user, run.session.project, "viewer")
+    page = logged_in_client.get(reverse("task-attempts", args=[task.pk])).content.decode()
+    assert escape(round_.reason) in page
+    kept = [f'data-unit="{u.pk}" data-chosen' in page for u in units]
+    assert kept == [u.pk == round_.winner_id for u in units]
+
+
+def _calls_by_unit(trace: Path) -> list[list[tuple[str, str]]]:
+    """The recorded tool calls that ran (``stable``), a list per unit: each unit's
+    records begin with its instructions line."""
+    units: list[list[tuple[str, str]]] = []
+    for record in _records(trace):
+        if record["type"] == "instructions":
+            units.append([])
+        elif record["type"] == "tool_call" and record.get("input_hash"):
+            units[-1].append((record["name"], stable(record.get("output", ""))))
+    return units
 
 
 def _records(trace: Path) -> list[dict[str, Any]]:

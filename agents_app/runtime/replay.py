@@ -54,6 +54,9 @@ class Replay:
     next_instructions: int = 0
     # The worktree the recorded unit ran in, and the one the replayed unit runs in.
     worktrees: tuple[str, str] = ("", "")
+    # Which recorded unit (1: the first with an instructions line) each step and call is of.
+    step_units: tuple[int, ...] = ()
+    call_units: tuple[int, ...] = ()
 
     @property
     def model(self) -> str:
@@ -76,6 +79,36 @@ class Replay:
         ]
         content = str(step.get("content") or "").replace(recorded, here)
         return {**step, "content": content, "tool_calls": calls}
+
+    def units_split(self, count: int) -> list[Replay] | None:
+        """The next ``count`` recorded units, each its own cursor, this one moved past
+        them: a best-of-N round's attempts run at once, and one shared cursor would hand
+        an attempt another's steps. None when the recording does not say which unit a
+        step is of (no instructions lines), or this cursor is not at a unit's start."""
+        first = self.next_instructions + 1
+        numbers = range(first, first + count)
+        if not self.step_units or first + count - 1 > len(self.instructions):
+            return None
+        if self.step_units[self.next_step : self.next_step + 1] != (first,):
+            return None
+        parts = [
+            Replay(
+                header=self.header,
+                model_steps=[
+                    s for s, u in zip(self.model_steps, self.step_units, strict=True) if u == n
+                ],
+                tool_calls=[
+                    c for c, u in zip(self.tool_calls, self.call_units, strict=True) if u == n
+                ],
+                instructions=[self.instructions[n - 1]],
+                resumed_units=frozenset({1} if n in self.resumed_units else ()),
+            )
+            for n in numbers
+        ]
+        self.next_step += sum(len(part.model_steps) for part in parts)
+        self.next_call += sum(len(part.tool_calls) for part in parts)
+        self.next_instructions += count
+        return parts
 
     def worktree_map(self, recorded: str, here: str) -> None:
         """The unit about to replay runs in ``here``, recorded in ``recorded`` (""
@@ -163,16 +196,24 @@ def replay_load(path: str | Path) -> Replay:
     if any(not isinstance(r.get("section"), str) for r in instructions):
         raise TraceFileInvalid(f"{path}: every instructions line needs a string section")
     resumed, units = set(), 0
+    step_units: list[int] = []
+    call_units: list[int] = []
     for record in records:
         units += record.get("type") == "instructions"
         if record.get("type") == "resumed":
             resumed.add(units)
+        elif record.get("type") == "model_step":
+            step_units.append(units)
+        elif record.get("type") == "tool_call" and record.get("input_hash"):
+            call_units.append(units)
     return Replay(
         header=records[0],
         model_steps=steps,
         tool_calls=calls,
         instructions=instructions,
         resumed_units=frozenset(resumed),
+        step_units=tuple(step_units) if instructions else (),
+        call_units=tuple(call_units) if instructions else (),
     )
 
 

@@ -13,10 +13,11 @@ same), in fenced blocks or bare in the text (Qwen's ``<tool_call>…</tool_call>
 Exactly one call — the same call repeated counts once — whose tool is offered and whose
 arguments pass the tool's schema becomes a structured call with a synthesised id, so
 the conversation reads as if the model had called the tool natively. An answer that is
-nothing but calls in order (a JSON list, ``{"functions": [...]}``, one call per line)
-runs its first call, as the first of native parallel calls would, and the model is told
-the others did not run: each call should see the result of the one before (a small model
-writes the edit of a file in the same answer as the read of it, guessing its text).
+nothing but calls in order (a JSON list, ``{"functions": [...]}``, one call per line,
+bare or in one fenced block) runs its first call, as the first of native parallel calls
+would, and the model is told the others did not run: each call should see the result of
+the one before (a small model writes the edit of a file in the same answer as the read of
+it, guessing its text).
 Anything else that looks like a call (different calls with prose between them — often
 alternatives —, an unknown tool, arguments that do not fit, JSON that does not parse)
 is refused with a message back to the model and nothing runs; an unknown tool is
@@ -237,7 +238,7 @@ def _candidates(content: str) -> tuple[list[_Candidate], str]:
         try:
             value = json.loads(body)
         except json.JSONDecodeError as exc:
-            value = _pythonic(body)
+            value = _pythonic(body) or _calls_per_line(body)
             if value is None:
                 if CALL_START.search(body):
                     malformed = malformed or f"{exc.msg} at line {exc.lineno} column {exc.colno}"
@@ -247,6 +248,19 @@ def _candidates(content: str) -> tuple[list[_Candidate], str]:
     found += bare
     valid = [c for c in found if c is not None]
     return valid, malformed or bare_error
+
+
+def _calls_per_line(body: str) -> list[Any] | None:
+    """A fenced block of calls one a line, nothing else (JSON Lines): the calls in
+    order, as a list would hold them; None for anything else."""
+    lines = [line.strip() for line in body.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return None
+    try:
+        values = [json.loads(line) for line in lines]
+    except json.JSONDecodeError:
+        return None
+    return values if all(_candidate(value, "") is not None for value in values) else None
 
 
 def _bare_objects(text: str) -> tuple[list[_Candidate | None], str]:

@@ -214,6 +214,10 @@ QWEN_SEQUENCE = """```json
         # one call per line, nothing else (Qwen2.5-Coder-1.5B, the second live run)
         '{"name": "run_command", "arguments": {"command": "python3 -m unittest -q"}}\n'
         '{"name": "finish", "arguments": {"summary": "done"}}',
+        # the same in one fenced block (Qwen2.5-Coder-1.5B at temperature 0.7, recording
+        # tests/fixtures/live/best_of.jsonl, 2026-11-28): refused as "Extra data" before
+        '```json\n{"name": "run_command", "arguments": {"command": "python3 -m unittest -q"}}\n'
+        '{"name": "finish", "arguments": {"summary": "Created farewell.py"}}\n```',
     ],
 )
 def test_calls_listed_in_order_run_the_first_and_say_the_rest_did_not(content: str) -> None:

@@ -43,7 +43,7 @@ from sf_core.errors import SfError
 from sf_core.git import GitError
 from skills_app.loader import SkillLoader, invocations_claim, skills_listing, unit_skills
 from skills_app.parsing import PROJECT_SKILLS
-from tasks_app.engine.attempts import round_run
+from tasks_app.engine.attempts import Agent, round_run
 from tasks_app.engine.environment import worktree_prepare
 from tasks_app.engine.followups import followups_brief
 from tasks_app.engine.hooks import EngineHooks, Heartbeat
@@ -105,8 +105,9 @@ def unit_run(*, task_id: int, worker: str, options: UnitOptions | None = None) -
             unit_sync(ws)  # record mode: this host's mirror fetched (engine.record)
             worktree_ensure(ws)
             if task.best_of > 1:  # N attempts at once, the best kept (``attempts``)
+                agent = _attempts_agent(options, unit.attempt, task.best_of)
                 return round_run(
-                    task=task, first=unit, ws=ws, options=options, agent=_agent, watch=watch
+                    task=task, first=unit, ws=ws, options=options, agent=agent, watch=watch
                 )
             hooks = EngineHooks(session_id=task.plan.session_id, task=task, watch=watch)
             blocked, resources = worktree_prepare(task=task, unit=unit, ws=ws)
@@ -262,6 +263,28 @@ def _stopped(session: AgentSession) -> bool:
         and session.driver == SessionDriver.WORKERS
         and not session.step_requested
     )
+
+
+def _attempts_agent(options: UnitOptions, first: int, count: int) -> Agent:
+    """A round's agent. Replaying, each attempt answers from its own recorded unit
+    (``Replay.units_split``): the attempts run at once, and a shared cursor would give
+    one attempt the steps of another."""
+    parts = options.replay.units_split(count) if options.replay is not None else None
+    if parts is None:
+        return _agent
+
+    def agent(
+        task: Task,
+        unit: Unit,
+        ws: Workspace,
+        chosen: UnitOptions,
+        hooks: EngineHooks,
+        resources: dict[str, str],
+    ) -> LoopResult:
+        own = replace(chosen, replay=parts[unit.attempt - first])
+        return _agent(task, unit, ws, own, hooks, resources)
+
+    return agent
 
 
 def _agent(

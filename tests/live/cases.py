@@ -4,7 +4,8 @@ whatever the model happened to do, without asking the model again."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from tests.live.unattended import BOUNDS
 
@@ -17,6 +18,7 @@ class LiveCase:
     intent: str
     limits: dict[str, str]  # the unit bounds of the run (environment)
     why: str  # what the recording is for, and how its prompt differs from the product's
+    policy: dict[str, Any] = field(default_factory=dict)  # the project's, when not the default
 
 
 SKILL = """---
@@ -62,6 +64,46 @@ RECORDING = {"SF_UNIT_HARD_TIMEOUT": "40m", "SF_UNIT_IDLE_TIMEOUT": "40m"}
 # steps only make a recording that takes hours a run on a busy machine longer.
 HARDER = {**BOUNDS, "SF_UNIT_MAX_STEPS": "8", **RECORDING}
 
+# Best-of-N (issue 32 item 5): two attempts at once, at the project's default variants
+# (temperature 0 and 0.4), each verified, ranked and the best kept with its reason.
+# Asked to add farewell() to the sample's greet.py (best_of_none, 2026-11-28), the model
+# overwrote greet.py with write_file and then answered "```" until the loop gave up
+# (no_progress), both attempts alike: a round with no attempt kept. best_of asks for a
+# new file and names the tool that ends the unit, as the skill case names its tool.
+BEST_OF_NONE_PLAN = """summary: Say goodbye too
+intent: greet.py should say goodbye as well.
+tasks:
+  - key: farewell
+    title: Add farewell(name) to greet.py
+    description: >-
+      Add a function farewell(name) to greet.py, next to greet, that returns
+      "Goodbye, " followed by the name and "!". Change nothing else.
+    acceptance_criteria:
+      - farewell('Ada') returns 'Goodbye, Ada!'
+    verify:
+      - python3 -c "from greet import farewell; assert farewell('Ada') == 'Goodbye, Ada!'"
+    risk_level: low
+    max_retries: 0
+    best_of: 2
+"""
+BEST_OF_PLAN = """summary: Say goodbye
+intent: We need a farewell function.
+tasks:
+  - key: farewell
+    title: Create farewell.py with farewell(name)
+    description: >-
+      Create the file farewell.py with one function, farewell(name), that returns
+      "Goodbye, " followed by the name and "!": first call write_file to create
+      it, then call finish with a one-line summary.
+    acceptance_criteria:
+      - farewell('Ada') returns 'Goodbye, Ada!'
+    verify:
+      - python3 -c "from farewell import farewell; assert farewell('Ada') == 'Goodbye, Ada!'"
+    risk_level: low
+    max_retries: 0
+    best_of: 2
+"""
+
 CASES = {
     "skill": LiveCase(
         name="skill",
@@ -100,5 +142,47 @@ CASES = {
         # Recorded at temperature 0.7: at 0 the model planned a verify command plan lint
         # refused, the plan waited for a person (exit 10) and no unit ran to replay.
         why="a harder intent: the run ends cleanly whatever the model does with it",
+    ),
+    "best_of": LiveCase(
+        name="best_of",
+        files={"README.md": "# notes\n"},
+        plan=BEST_OF_PLAN,
+        intent="",
+        # Write the file, finish: two steps, and four to spare.
+        limits={**BOUNDS, "SF_UNIT_MAX_STEPS": "6", **RECORDING},
+        why="best-of-N: two attempts at once at different temperatures, ranked, one kept",
+        # At temperature 0 this model answers "```" after its write (best_of_none): both
+        # attempts sample, at 0.7 and 1.0 (the project's variants).
+        policy={"best_of": {"variants": [{"temperature": 0.7}, {"temperature": 1.0}]}},
+    ),
+    "best_of_none": LiveCase(
+        name="best_of_none",
+        files={},  # examples/sample-repo
+        plan=BEST_OF_NONE_PLAN,
+        intent="",
+        limits={**BOUNDS, "SF_UNIT_MAX_STEPS": "6", **RECORDING},
+        why="best-of-N: two attempts at once, neither finishing: the round keeps none, and says so",
+    ),
+    # best_of's task with a test file to run: the model ran the verify's python3 -c,
+    # which the trusted profile asks about, and a run asks nobody.
+    "best_of_tested": LiveCase(
+        name="best_of_tested",
+        files={
+            "README.md": "# notes\n",
+            "test_farewell.py": (
+                "import unittest\n\nfrom farewell import farewell\n\n\n"
+                "class FarewellTest(unittest.TestCase):\n"
+                "    def test_farewell(self):\n"
+                "        self.assertEqual(farewell('Ada'), 'Goodbye, Ada!')\n"
+            ),
+        },
+        plan=BEST_OF_PLAN.replace(
+            """python3 -c "from farewell import farewell; assert farewell('Ada') == 'Goodbye, Ada!'\"""",
+            "python3 -m unittest -q test_farewell",
+        ),
+        intent="",
+        limits={**BOUNDS, "SF_UNIT_MAX_STEPS": "6", **RECORDING},
+        why="best-of-N: two attempts at once at different temperatures, ranked, one kept",
+        policy={"best_of": {"variants": [{"temperature": 0.7}, {"temperature": 1.0}]}},
     ),
 }
