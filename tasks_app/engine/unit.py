@@ -26,9 +26,7 @@ from django.utils import timezone
 
 from agents_app.axes import RunControl, WorkMode
 from agents_app.gate.session import SessionGate
-from agents_app.mirrors import project_tree
 from agents_app.models import Activity, AgentSession, PauseCause, SessionDriver, SessionStatus
-from agents_app.runtime.context import context_window
 from agents_app.runtime.llm import ModelRouter, model_settings_for
 from agents_app.runtime.loop import AgentLoop, LoopResult
 from agents_app.runtime.model_settings import PromptProfile
@@ -40,9 +38,7 @@ from agents_app.services import DispatchPoint, session_apply_due, session_set_pa
 from agents_app.services.budget import budget_pause, budget_remaining
 from sf_core.actors import Actor
 from sf_core.errors import SfError
-from sf_core.git import GitError
-from skills_app.loader import SkillLoader, invocations_claim, skills_listing, unit_skills
-from skills_app.parsing import PROJECT_SKILLS
+from skills_app.loader import SkillLoader
 from tasks_app.engine.attempts import Agent, round_run
 from tasks_app.engine.environment import worktree_prepare
 from tasks_app.engine.followups import followups_brief
@@ -63,6 +59,7 @@ from tasks_app.engine.reservations import (
     unit_settle,
 )
 from tasks_app.engine.resuming import resumption_of, resumption_record
+from tasks_app.engine.skills import skill_loader, skills_section
 from tasks_app.engine.stopping import StopWatch
 from tasks_app.engine.system_faults import SYSTEM_FAULTS, unit_system_fault
 from tasks_app.engine.values import UnitOptions, UnitReport
@@ -298,7 +295,7 @@ def _agent(
     session = AgentSession.objects.select_related("project").get(pk=task.plan.session_id)
     if options.replay is None and session.replay_trace:
         options = replace(options, replay=unit_replay(session.replay_trace))
-    skills = _skill_loader(session, ws, unit)
+    skills = skill_loader(session, ws, unit)
     recorder = TraceRecorder(session=session, unit_id=unit.pk)
     # The unit's MCP servers run as long as its loop and are stopped however it ends.
     with unit_mcp_servers(
@@ -373,24 +370,6 @@ def unit_gate(
     return gate
 
 
-def _skill_loader(session: AgentSession, ws: Workspace, unit: Unit) -> SkillLoader:
-    """The skills on offer to the unit, loaded from its worktree as it reads them (or,
-    one added to the base since the worktree was made, from the tree this host reads
-    of the project: in record mode the record's base, not a registered checkout)."""
-    try:
-        tree = project_tree(session.project, part=str(PROJECT_SKILLS))
-    except GitError as exc:  # the record out of reach: the skills synced last stay
-        logger.warning("skills of %s read from the worktree only: %s", session.project, exc)
-        tree = ws.path
-    return SkillLoader(
-        skills=unit_skills(session.project, root=tree),
-        worktree=ws.path,
-        repo=tree,
-        session_id=session.pk,
-        unit_id=unit.pk,
-    )
-
-
 def _messages(
     task: Task,
     unit: Unit,
@@ -413,7 +392,7 @@ def _messages(
         Unit.objects.filter(pk=unit.pk).update(model=router.model)
         TaskRuntime.objects.filter(task=task).update(current_model=router.model)
     extras = "\n\n".join(
-        part for part in (_skills_section(skills, task, router), mcp_section) if part
+        part for part in (skills_section(skills, task, router), mcp_section) if part
     )
     compact = router.prompt_profile == PromptProfile.COMPACT
     followups = (
@@ -473,15 +452,6 @@ def _tools(
     if profile == PromptProfile.COMPACT:
         tools = {name: tool for name, tool in tools.items() if name in COMPACT_TOOLS}
     return {**tools, **mcp_tools}
-
-
-def _skills_section(skills: SkillLoader, task: Task, router: ModelRouter) -> str:
-    """The skills list (a share of the model's window, as the router knows it), then
-    what people invoked."""
-    task_text = f"{task.title}\n{task.description}\n{' '.join(t for _, t in task.criteria)}"
-    window = context_window(router.model, router.context_window)
-    listing = skills_listing(skills.skills, task_text, window)
-    return "\n\n".join(part for part in (listing, invocations_claim(skills)) if part)
 
 
 def _sandbox_policy(session_id: int) -> Callable[[], SandboxPolicy]:
