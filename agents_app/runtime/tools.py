@@ -335,8 +335,16 @@ def _closest_lines(text: str, message: str) -> str:
     return f" The closest lines are:\n{quoted}\n"
 
 
+def _walkable(root: Path) -> None:
+    """A path that is not a directory, named as the walkers named it before they
+    started from an open directory (recorded traces hold that answer)."""
+    if not root.is_dir():
+        raise ToolError(f"{root}: not a directory")
+
+
 def grep(ctx: ToolContext, args: GrepInput) -> str:
     root, top = inside(ctx, args.path), ctx.worktree.resolve()
+    _walkable(root)
     case: Literal["insensitive", "sensitive"] = "insensitive" if args.ignore_case else "sensitive"
     try:  # the walk starts in ``root`` as checked, whatever a process swaps meanwhile
         with walk_root(top, root) as opened:
@@ -364,6 +372,7 @@ def grep(ctx: ToolContext, args: GrepInput) -> str:
 
 def glob(ctx: ToolContext, args: GlobInput) -> str:
     root, top = inside(ctx, args.path), ctx.worktree.resolve()
+    _walkable(root)
     try:
         with walk_root(top, root) as opened:
             found = sf_native.glob(opened, args.pattern)
