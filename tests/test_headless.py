@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -26,13 +25,11 @@ from tests.fixtures import HANDWRITTEN_DEMO_TRACE
 from tests.headless_runs import (
     FINISH,
     WORK,
-    environment,
     headless,
     make_trace,
     new_run,
     plan_yaml,
 )
-from tests.processes import ROOT
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -83,24 +80,10 @@ def test_json_prints_one_object_and_a_plan_waits_for_acceptance(repo: Path) -> N
     assert plan.status == "proposed"
     assert not Unit.objects.exists()
 
-    accept = subprocess.run(
-        [
-            sys.executable,
-            "manage.py",
-            "sf",
-            "plan",
-            "accept",
-            str(plan.pk),
-            "--permission-profile",
-            "trusted",
-        ],
-        cwd=ROOT,
-        env=environment(),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert accept.returncode == 0, accept.stderr
+    # Accepted in this process (tasks_app/tests/test_cli.py tests the command): what is
+    # tested here is that a second headless process takes the accepted plan on.
+    code, _out, err = run_sf("plan", "accept", str(plan.pk), "--permission-profile", "trusted")
+    assert code == 0, err
     resumed = headless("--session", str(result.session), "--output-format", "json")
     assert resumed.code == 0, resumed.stderr
     assert resumed.result().tasks[0].status == "done"
