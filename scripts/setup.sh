@@ -173,6 +173,9 @@ elif [ "$(cat "$venv_dir/.sf-native" 2>/dev/null)" != "$native_hash" ] || ! "$ve
   if ! ls "$wheel_dir"/*.whl >/dev/null 2>&1; then
     log "building the native module (maturin, release) into $wheel_dir"
     rm -rf "$wheel_dir.tmp"
+    # Sources made new: with the shared target directory, a release build from another
+    # checkout's sources must not pass for this one's (Cargo compares times).
+    "$PYTHON" -m sf_core.cargo_freshness touch native
     PATH="$venv_dir/bin:$PATH" maturin build --release -q -m native/Cargo.toml \
       -i "$venv_dir/bin/python" -o "$wheel_dir.tmp" >/dev/null
     mv "$wheel_dir.tmp" "$wheel_dir"
