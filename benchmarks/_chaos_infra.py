@@ -27,6 +27,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import _common  # noqa: F401  (puts the checkout on sys.path)
 import psycopg
+from _processes import start
 
 from sf_core.queues import queues_served
 
@@ -130,7 +131,7 @@ class RedisServer:
         self.workdir.mkdir(parents=True, exist_ok=True)
         command = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
         command += ["--appendonly", "no", "--dir", str(self.workdir), "--loglevel", "warning"]
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+        self.process = start(command, stdout=subprocess.DEVNULL)
         wait_until(self._answers, timeout=20, what=f"redis-server on port {self.port}")
 
     def _answers(self) -> bool:
@@ -249,7 +250,7 @@ class Workers:
         command += ["--loglevel=WARNING"]
         self.log_dir.mkdir(parents=True, exist_ok=True)
         with (self.log_dir / f"worker-{self.started}.log").open("wb") as out:
-            process = subprocess.Popen(
+            process = start(
                 command, cwd=self.root, env=self.env, stdout=out, stderr=subprocess.STDOUT
             )
         worker = Worker(hostname, process)

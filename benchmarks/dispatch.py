@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import ROOT, django_team_mode, parse_args, report
+from _processes import start, stop
 
 django_team_mode()
 
@@ -168,7 +169,7 @@ def start_workers(queue: str, count: int) -> list[subprocess.Popen[bytes]]:
     command = [sys.executable, "-m", "celery", "-A", "sf_web", "worker", "--pool=solo"]
     quiet = ["--without-gossip", "--without-mingle", "--loglevel=WARNING"]
     return [
-        subprocess.Popen(
+        start(
             [*command, "-Q", queues_served(queue), "-n", f"{queue}-{n}@bench", *quiet],
             cwd=ROOT,
             env=env,
@@ -224,7 +225,7 @@ def through_workers(tmp: Path, count: int, workers: int) -> tuple[float, int, di
         for proc in procs:
             proc.terminate()
         for proc in procs:
-            proc.wait(timeout=30)
+            stop(proc, grace=30)  # SIGKILL if it is still in a unit then
         project.delete()
 
 
