@@ -90,10 +90,14 @@ def run_smoke(script: str) -> Outcome:
     name = Path(script).stem.replace("_", "-")
     url = child_database_url(f"smoke-{name}")
     head, _, tail = url.rpartition("?")
+    data = Path(os.environ["SF_DATA_DIR"]) / f"smoke-{name}"
+    data.mkdir(parents=True, exist_ok=True)
     env = {
         # Its own copy of the test database (``own_databases``): one script's workers
         # and sweeps never touch another's sessions.
         "DATABASE_URL": f"{head}_{database_suffix(script)}?{tail}",
+        # And its own data folder: worktrees are named by ids, the same in every copy.
+        "SF_DATA_DIR": str(data),
         "SF_CELERY_QUEUE": f"{os.environ['SF_CELERY_QUEUE']}-smoke-{name}",
         "SF_CHANNELS_PREFIX": f"{os.environ['SF_CHANNELS_PREFIX']}-smoke-{name}",
     }
