@@ -90,9 +90,22 @@ class BenchDatabase:
         admin = urlunsplit(parts._replace(path="/postgres", query=f"application_name={DRIVER_APP}"))
         return psycopg.connect(admin, autocommit=True)
 
-    def create(self) -> None:
+    def create(self, *, copy: bool = False) -> None:
+        """Empty, for ``migrate`` to build; or (``copy``) a copy of the base URL's
+        database, which PostgreSQL makes only while no other session is on it: then
+        ``migrate`` has little or nothing to do (the smoke run's minute of migrations)."""
         with self._admin() as conn:
-            conn.execute(f'CREATE DATABASE "{self.name}"')
+            if not copy:
+                conn.execute(f'CREATE DATABASE "{self.name}"')
+                return
+            template = urlsplit(self.base_url).path.lstrip("/")
+            try:
+                conn.execute(f'CREATE DATABASE "{self.name}" TEMPLATE "{template}"')
+            except psycopg.errors.ObjectInUse as error:
+                raise RuntimeError(
+                    f"cannot copy the database {template!r}: another session is on it "
+                    "(leave out --copy-database to migrate an empty one)"
+                ) from error
 
     def terminate(self) -> int:
         """``pg_terminate_backend`` every session of this database but the driver's."""
