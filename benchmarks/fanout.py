@@ -202,6 +202,12 @@ def main() -> None:
     runs = []
     for run in range(args.runs):
         received, found, missed, elapsed = measure(args)
+        if not found:  # say what was seen rather than fail on an empty median
+            raise SystemExit(
+                f"no (transition, client) pair measured in {elapsed:.0f} s: {missed} missed "
+                f"(no client saw the state), {len(received.texts)} distinct messages, "
+                f"{[len(log) for log in received.by_client]} messages a client"
+            )
         messages = sum(len(log) for log in received.by_client) / len(received.by_client)
         figures = {
             "median": statistics.median(found),
