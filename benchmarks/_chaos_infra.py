@@ -27,6 +27,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import _common  # noqa: F401  (puts the checkout on sys.path)
 import psycopg
+from _processes import start
 
 from sf_core.queues import queues_served
 
@@ -89,9 +90,22 @@ class BenchDatabase:
         admin = urlunsplit(parts._replace(path="/postgres", query=f"application_name={DRIVER_APP}"))
         return psycopg.connect(admin, autocommit=True)
 
-    def create(self) -> None:
+    def create(self, *, copy: bool = False) -> None:
+        """Empty, for ``migrate`` to build; or (``copy``) a copy of the base URL's
+        database, which PostgreSQL makes only while no other session is on it: then
+        ``migrate`` has little or nothing to do (the smoke run's minute of migrations)."""
         with self._admin() as conn:
-            conn.execute(f'CREATE DATABASE "{self.name}"')
+            if not copy:
+                conn.execute(f'CREATE DATABASE "{self.name}"')
+                return
+            template = urlsplit(self.base_url).path.lstrip("/")
+            try:
+                conn.execute(f'CREATE DATABASE "{self.name}" TEMPLATE "{template}"')
+            except psycopg.errors.ObjectInUse as error:
+                raise RuntimeError(
+                    f"cannot copy the database {template!r}: another session is on it "
+                    "(leave out --copy-database to migrate an empty one)"
+                ) from error
 
     def terminate(self) -> int:
         """``pg_terminate_backend`` every session of this database but the driver's."""
@@ -130,7 +144,7 @@ class RedisServer:
         self.workdir.mkdir(parents=True, exist_ok=True)
         command = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
         command += ["--appendonly", "no", "--dir", str(self.workdir), "--loglevel", "warning"]
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+        self.process = start(command, stdout=subprocess.DEVNULL)
         wait_until(self._answers, timeout=20, what=f"redis-server on port {self.port}")
 
     def _answers(self) -> bool:
@@ -249,7 +263,7 @@ class Workers:
         command += ["--loglevel=WARNING"]
         self.log_dir.mkdir(parents=True, exist_ok=True)
         with (self.log_dir / f"worker-{self.started}.log").open("wb") as out:
-            process = subprocess.Popen(
+            process = start(
                 command, cwd=self.root, env=self.env, stdout=out, stderr=subprocess.STDOUT
             )
         worker = Worker(hostname, process)

@@ -13,9 +13,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from _processes import install as install_process_cleanup
+
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+# Every script imports this module first: from here on, SIGTERM unwinds it and what it
+# started (through ``start``) stops with it.
+install_process_cleanup()
 
 
 def machine() -> str:

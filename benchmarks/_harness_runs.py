@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from _processes import start
+
 ROOT = Path(__file__).resolve().parent.parent
 PEERS_DIR = Path(os.environ.get("SF_PEERS_DIR") or Path.home() / ".cache" / "sf" / "peers")
 PEERS = {"mini": "mini-swe-agent==2.4.6", "aider": "aider-chat==0.86.2"}
@@ -166,14 +168,14 @@ def run_capped(launch: Launch, cap: float, log: Path) -> Ended:
     SIGKILL ``KILL_GRACE`` seconds later."""
     started = time.monotonic()
     with log.open("wb") as out:
-        process = subprocess.Popen(
+        process = start(
             launch.argv,
             cwd=launch.cwd,
             env=launch.env,
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
-            start_new_session=True,
+            own_group=True,
         )
         try:
             code: int | None = process.wait(timeout=cap)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import ROOT
+from _processes import start, stop
 
 WRK_SCRIPT = """
 local paced = os.getenv("SF_WRK_PACED") == "1"
@@ -64,7 +65,6 @@ class WebServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         log_path = os.environ.get("SF_BENCH_SERVER_LOG", os.devnull)
-        log = open(log_path, "a")  # noqa: SIM115 - the server writes to it until stop()
         server_env = {
             **os.environ,
             "SF_HOST": "127.0.0.1",
@@ -73,21 +73,22 @@ class WebServer:
             "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
             **(env or {}),
         }
-        self.server = subprocess.Popen(
-            ["bash", str(ROOT / "scripts" / "web.sh")],
-            cwd=ROOT,
-            env=server_env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its supervisor and processes stop together
-        )
+        with open(log_path, "a") as log:  # the server keeps its own descriptor
+            self.server = start(
+                ["bash", str(ROOT / "scripts" / "web.sh")],
+                cwd=ROOT,
+                env=server_env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                own_group=True,  # its supervisor and processes stop together
+            )
 
     def wait_ready(self, path: str, cookie: str = "", timeout: float = 180) -> None:
         """Until ``path`` answers 200 (every process loaded Django and warmed up)."""
         import urllib.request
 
         deadline = time.monotonic() + timeout
-        ok = 0
+        ok, last = 0, "no answer yet"
         while time.monotonic() < deadline:
             if self.server.poll() is not None:
                 raise SystemExit(f"the web server exited with {self.server.returncode}")
@@ -97,20 +98,21 @@ class WebServer:
                     # Not redirected to the login page: the cookie works.
                     answered = response.status == 200 and response.geturl() == self.url + path
                     ok = ok + 1 if answered else 0
-            except OSError:
-                ok = 0
+                    last = f"{response.status} at {response.geturl()}"
+            except OSError as error:
+                ok, last = 0, repr(error)
                 time.sleep(0.2)
             if ok >= 4 * self.processes:
                 return
-        raise SystemExit(f"the web server did not answer {path} with 200")
+        raise SystemExit(
+            f"the web server at {self.url} did not answer {path} with 200 (its own page, "
+            f"{4 * self.processes} times in a row) within {timeout:g} s; last: {last}"
+        )
 
     def stop(self) -> None:
-        self.server.terminate()  # uvicorn's supervisor stops its processes
-        try:
-            self.server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.server.pid, 9)
-            self.server.wait()
+        """uvicorn's supervisor stops its processes on SIGTERM; its group is killed
+        after the grace, and after it exited, so that none is left."""
+        stop(self.server)
 
 
 def wrk(

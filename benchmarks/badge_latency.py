@@ -8,6 +8,12 @@ layer. Needs team mode (DATABASE_URL and REDIS_URL; taken from .sf/env if unset)
 It creates a throw-away project, session and user (a viewer of the project, as the
 socket requires since project roles) and deletes them afterwards; the socket sends the
 page's own origin (``http://127.0.0.1:PORT``), as a browser on the page would.
+
+Each change goes to a mode the session is not in: a new session starts in ``deep``
+(``NEW_SESSION_AXES``), and a change to the mode it has changes nothing and sends
+nothing (the script once waited for ever for that message: daphne's ping every 20 s
+restarted aiohttp's receive timeout each time). Every wait has a deadline of its own
+(the handshake, each message) and fails naming what it waited for.
 """
 
 from __future__ import annotations
@@ -21,8 +27,10 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 from _common import ROOT, django_team_mode, parse_args, percentile, report, throwaway_repo
+from _processes import start, stop
 
 django_team_mode()
 
@@ -36,10 +44,17 @@ from agents_app.services import project_create, session_change_mode, session_cre
 from sf_core.actors import Actor  # noqa: E402
 from tests.processes import free_port  # noqa: E402
 
+HANDSHAKE_S = 60  # a busy 2-core machine: the first connection loads the consumer
+MESSAGE_S = 60  # each message, pings between them included
+
+
+class NoMessage(RuntimeError):
+    """The socket did not send what the benchmark waited for, in time or at all."""
+
 
 def start_daphne(port: int) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port)]
-    server = subprocess.Popen(
+    server = start(
         [*command, "sf_web.asgi:application"],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
@@ -54,8 +69,13 @@ def start_daphne(port: int) -> subprocess.Popen[bytes]:
             time.sleep(0.1)
         if server.poll() is not None:
             raise SystemExit(f"daphne exited with {server.returncode} before listening")
-    server.kill()
-    raise SystemExit("daphne did not listen within 120 s")
+    stop(server)
+    raise SystemExit(f"daphne did not listen on 127.0.0.1:{port} within 120 s")
+
+
+def other_mode(current: str) -> str:
+    """A model mode the session is not in: changing to its own mode sends nothing."""
+    return "fast" if current != "fast" else "deep"
 
 
 def change_and_mark(session_id: int, value: str, marks: dict[str, float]) -> None:
@@ -65,31 +85,69 @@ def change_and_mark(session_id: int, value: str, marks: dict[str, float]) -> Non
     with transaction.atomic():
         transaction.on_commit(lambda: marks.__setitem__(value, time.perf_counter()))
         session = AgentSession.objects.get(pk=session_id)
-        session_change_mode(
+        transition = session_change_mode(
             session=session,
             changes={"model_mode": value},
             reason="benchmark",
             actor=Actor.system("bench"),
         )
+    if transition is None:
+        raise RuntimeError(
+            f"changing session {session_id}'s model mode to {value!r} changed nothing "
+            f"(it was {session.model_mode!r}, or the session was busy): no message would come"
+        )
 
 
-async def measure(port: int, cookie: str, session_id: int, changes: int) -> list[float]:
-    latencies: list[float] = []
-    url = f"ws://127.0.0.1:{port}/ws/sessions/{session_id}/"
+async def receive_until(ws: aiohttp.ClientWebSocketResponse, needle: str, what: str) -> str:
+    """The first text message holding ``needle``, within ``MESSAGE_S`` in all: the
+    server's pings and other messages in between do not restart the clock."""
+    try:
+        async with asyncio.timeout(MESSAGE_S):
+            while True:
+                message = await ws.receive()
+                if message.type == aiohttp.WSMsgType.TEXT:
+                    if needle in message.data:
+                        return str(message.data)
+                elif message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED):
+                    raise NoMessage(f"the socket closed ({ws.close_code}) before {what}")
+                elif message.type == aiohttp.WSMsgType.ERROR:
+                    raise NoMessage(f"the socket failed ({message.data!r}) before {what}")
+    except TimeoutError:
+        late = f"{what} did not come within {MESSAGE_S} s (a text message with {needle!r})"
+        raise NoMessage(late) from None
+
+
+async def connect(client: aiohttp.ClientSession, url: str, port: int, cookie: str) -> Any:
     # The page's own origin, port included: anything else is refused (sf_web/origins.py).
     headers = {"Origin": f"http://127.0.0.1:{port}", "Cookie": cookie}
-    async with aiohttp.ClientSession() as client, client.ws_connect(url, headers=headers) as ws:
-        await ws.receive_str(timeout=60)  # the initial render
-        for index in range(changes):
-            value = "deep" if index % 2 == 0 else "fast"
-            marks: dict[str, float] = {}
-            await asyncio.to_thread(change_and_mark, session_id, value, marks)
-            while True:
-                html = await ws.receive_str(timeout=60)
-                if f'data-model-mode="{value}"' in html:
-                    received = time.perf_counter()
-                    break
-            latencies.append((received - marks[value]) * 1000)
+    try:
+        async with asyncio.timeout(HANDSHAKE_S):
+            return await client.ws_connect(url, headers=headers)
+    except TimeoutError:
+        message = f"no answer to the websocket handshake at {url} within {HANDSHAKE_S} s"
+        raise NoMessage(message) from None
+    except aiohttp.WSServerHandshakeError as error:
+        raise NoMessage(
+            f"the websocket at {url} was refused at the handshake ({error.status}): the "
+            "user's role in the project, its session cookie or the Origin header"
+        ) from error
+
+
+async def measure(port: int, cookie: str, session_id: int, mode: str, changes: int) -> list[float]:
+    """``mode``: the session's mode before the first change."""
+    latencies: list[float] = []
+    url = f"ws://127.0.0.1:{port}/ws/sessions/{session_id}/"
+    async with aiohttp.ClientSession() as client:
+        ws = await connect(client, url, port, cookie)
+        async with ws:
+            await receive_until(ws, f'data-model-mode="{mode}"', "the initial render")
+            for index in range(changes):
+                mode = other_mode(mode)
+                marks: dict[str, float] = {}
+                await asyncio.to_thread(change_and_mark, session_id, mode, marks)
+                what = f"the badge of change {index + 1} (to {mode})"
+                await receive_until(ws, f'data-model-mode="{mode}"', what)
+                latencies.append((time.perf_counter() - marks[mode]) * 1000)
     return latencies
 
 
@@ -109,10 +167,10 @@ def main() -> None:
         port = free_port()
         server = start_daphne(port)
         try:
-            latencies = asyncio.run(measure(port, cookie, session.pk, args.changes))
+            measured = measure(port, cookie, session.pk, session.model_mode, args.changes)
+            latencies = asyncio.run(measured)
         finally:
-            server.terminate()
-            server.wait(timeout=20)
+            stop(server)
             project.delete()
             user.delete()
     median, p95 = statistics.median(latencies), percentile(latencies, 0.95)

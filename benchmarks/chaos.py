@@ -93,8 +93,14 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--deadline", type=float, default=600.0, help="seconds after faults")
     parser.add_argument("--disk-mb", type=int, default=64, help="the worktree tmpfs's size")
     parser.add_argument("--keep", action="store_true", help="keep the files and the database")
+    parser.add_argument(
+        "--copy-database",
+        action="store_true",
+        help="start from a copy of DATABASE_URL's database (migrated, no other session on "
+        "it) rather than migrating an empty one; --smoke does, on the test's own copy",
+    )
     smoke = {"units": 2, "workers": 1, "session_size": 2, "projects": 1, "doomed": 0.0}
-    smoke |= {"fault_every": 3.0, "warmup": 0.0, "deadline": 60.0}
+    smoke |= {"fault_every": 3.0, "warmup": 0.0, "deadline": 60.0, "copy_database": True}
     return parse_with_smoke(parser, smoke=smoke)
 
 
@@ -108,7 +114,7 @@ def prepare(stack: contextlib.ExitStack, args: argparse.Namespace) -> Infra:
     if not args.keep:
         stack.callback(shutil.rmtree, tmp, ignore_errors=True)
     database = BenchDatabase(base_url)
-    database.create()
+    database.create(copy=args.copy_database)
     if not args.keep:
         stack.callback(database.drop)
     redis = RedisServer(tmp / "redis")

@@ -42,12 +42,13 @@ from _harness_proxy import CountingProxy
 from _harness_runs import LAUNCHERS, install_peer, run_capped, sf_env
 from _harness_sf import classify, evidence, stream_result
 from _harness_tasks import Task, final_state, grade, last_change_s, make_repo, pick, smoke
+from _processes import start
 
 
 def serve(model: str, threads: int, port: int) -> tuple[subprocess.Popen[str], str]:
     """scripts/local_model.py's server on 127.0.0.1: ``ready URL`` once it answers."""
     script = [sys.executable, str(ROOT / "scripts" / "local_model.py"), "serve"]
-    server = subprocess.Popen(
+    server = start(
         [*script, "--model", model, "--port", str(port), "--threads", str(threads)],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from _common import ROOT, django_team_mode, parse_args, report
+from _processes import start
 
 django_team_mode()
 
@@ -94,7 +95,7 @@ REPLAYED = Case(
 
 def serve(model: str, threads: str) -> tuple[subprocess.Popen[str], str]:
     script = [sys.executable, str(ROOT / "scripts" / "local_model.py"), "serve"]
-    server = subprocess.Popen(
+    server = start(
         [*script, "--model", model, "--port", "8097", "--threads", threads],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

@@ -119,7 +119,7 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=3.0, help="seconds per model answer")
     parser.add_argument("--counts", default="1,2,4", help="worker process counts")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per run")
-    args = parse_args(parser, smoke={"tasks": 2, "delay": 0.2, "counts": "1,2", "timeout": 600})
+    args = parse_args(parser, smoke={"tasks": 2, "delay": 0.2, "counts": "2", "timeout": 600})
     counts = [int(c) for c in args.counts.split(",")]
     load = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="sf-scale-") as tmp:

@@ -203,8 +203,12 @@ def run_unit(
     )
     loop.timings, loop.cpu = [], []
     with contextlib.suppress(RecordingEnded):
-        loop.run([{"role": "user", "content": "recorded unit"}])
+        ended = loop.run([{"role": "user", "content": "recorded unit"}])
+        ENDINGS.append(f"{ended.outcome}: {ended.detail}"[:300])
     return loop.timings, loop.cpu
+
+
+ENDINGS: list[str] = []  # how each replayed unit ended, for the error when none made a call
 
 
 def summary(values: list[float]) -> dict[str, float]:
@@ -238,6 +242,8 @@ def main() -> None:
             live.flush(timeout=30)
         finally:
             project.delete()
+    if not timings:
+        raise SystemExit(f"no tool call was made; the units ended so: {ENDINGS}")
     overall = summary([t for _, t, _ in timings])
     by_kind = {
         name: summary([t for n, t, _ in timings if n == name])
