@@ -25,11 +25,12 @@ from tasks_app.models import Task, TaskRuntime, Unit
 from tasks_app.selectors import (
     changes_requested_before,
     current_unit,
+    stop_shown,
     unit_end_reason,
     unit_merge,
     unit_spend,
 )
-from tasks_app.surfaces.followup_views import followups_context
+from tasks_app.surfaces.followup_views import followups_context, followups_live
 from tasks_app.trace_html import trace_html
 from tasks_app.waiting import waiting_context
 
@@ -50,7 +51,9 @@ def unit_context(unit: Unit) -> dict[str, object]:
         "spend": unit_spend(unit),
         "reason": unit_end_reason(unit, latest),
         "merge": unit_merge(unit),  # its verification on the merged tree, if any
+        "stop_asked": stop_shown(unit.task),  # a stop still to come (not one honoured)
         **model_wait(unit),
+        **followups_live(unit.task, unit),
     }
 
 
@@ -98,7 +101,7 @@ def unit_detail(request: AuthedRequest, unit_id: int) -> HttpResponse:
         "can_review": can_review,
     }
     context |= review_context(unit)  # the model's review, beside the diff
-    context |= followups_context(unit.task, may_steer=may_steer)
+    context |= followups_context(unit.task, unit, may_steer=may_steer)
     return render(request, "tasks_app/unit_detail.html", context)
 
 

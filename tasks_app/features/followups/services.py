@@ -46,6 +46,60 @@ class FollowUpSent:
     delivery: str  # what happens to it, in words
 
 
+@dataclass(frozen=True)
+class FollowUpOffer:
+    """What the unit page's follow-up box offers now, the same for every viewer: it is
+    re-rendered live as the unit and its task move, so a page left open never offers to
+    send to an agent that has stopped. ``to_unit``: the form names the running unit."""
+
+    kind: str  # running, verifying, retry, changes, resume, next, final
+    button: str  # the send button's words; "" when nothing can be sent
+    hint: str  # what a message does now, in words
+    to_unit: bool = False
+
+
+NEXT_BRIEF = "the next attempt starts with it in its brief"
+
+
+def followup_offer(task: Task, unit: Unit | None) -> FollowUpOffer:
+    """What a message sent from ``unit``'s page does now (``_to_task`` decides the
+    same; ``unit``: the attempt the page shows, None on a page of the task alone)."""
+    status = task.status
+    if status in FINAL:
+        return FollowUpOffer(
+            "final",
+            "",
+            f"task {task.key} is {status}, which is final: no attempt follows "
+            "it; state a new intent for more work",
+        )
+    if unit is not None and unit.status == UnitStatus.RUNNING and status in RUNNING:
+        if status == S.VERIFYING:  # its model is done: stored for the next attempt
+            hint = "its model is done (being verified): the next attempt reads it"
+            return FollowUpOffer("verifying", "Send for the next attempt", hint, to_unit=True)
+        hint = "tell the running agent something: it reads it before its next step"
+        return FollowUpOffer("running", "Send to the running agent", hint, to_unit=True)
+    if status in RUNNING:  # another attempt runs (or no page's unit): it goes to that one
+        return FollowUpOffer(
+            "running",
+            "Send to the running agent",
+            "the unit running the task reads it before its next step",
+        )
+    return _offer_after(status)
+
+
+def _offer_after(status: str) -> FollowUpOffer:
+    """No unit of the task runs: what a message starts, as the board's buttons do."""
+    if status == S.FAILED:
+        return FollowUpOffer("retry", "Retry with this message", f"retries the task: {NEXT_BRIEF}")
+    if status == S.REVIEW:
+        hint = f"sends the task back as Request changes does (the approver role): {NEXT_BRIEF}"
+        return FollowUpOffer("changes", "Request changes with this message", hint)
+    if status == S.PAUSED:
+        hint = f"resumes the task, its work so far kept: {NEXT_BRIEF}"
+        return FollowUpOffer("resume", "Resume with this message", hint)
+    return FollowUpOffer("next", "Send for the next attempt", f"it waits: {NEXT_BRIEF}")
+
+
 def followup_clean(text: str) -> str:
     """The message as stored; bad input raises ``FollowUpInvalid`` naming the problem."""
     text = (text or "").strip()
