@@ -330,3 +330,32 @@ async def test_changes_that_share_one_render_send_it_once(
     await consumer.tasks_changed({"type": "tasks.changed"})  # no task: the whole board
     await consumer.tasks_changed({"type": "tasks.changed", "task_id": 7})
     assert sent == [*shared, "board", *shared]
+
+
+def ask_approval(session: AgentSession) -> None:
+    """A tool call waiting for a person, announced as the gate announces one."""
+    from sf_core.live import Groups, broadcast
+    from tasks_app.tests.test_headless_watch import decision
+
+    asked = decision(session)
+    broadcast(Groups.APPROVALS, "approvals.changed", decision_id=asked.pk, session_id=session.pk)
+
+
+async def test_an_approval_asked_sends_the_totals_alone(
+    session_cookie: bytes, diamond_plan: Plan, plan_session: AgentSession
+) -> None:
+    """No task moved (the unit that asks ends later, or the decision is rejected): the
+    board's "approvals" follows the approvals group, its totals alone."""
+    await database_sync_to_async(accept)(diamond_plan)
+    browser = await connected_board(plan_session, session_cookie)
+    try:
+        await database_sync_to_async(ask_approval)(plan_session)
+        # A whole board may come first (the periodic refresh): the totals alone follow.
+        for _ in range(10):
+            html = await receive_until(browser, 'data-approvals="1"', LOADED)
+            if html.lstrip().startswith('<section id="board-totals"'):
+                break
+    finally:
+        await browser.disconnect()
+    assert html.lstrip().startswith('<section id="board-totals"')
+    assert "<tr" not in html
