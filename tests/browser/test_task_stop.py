@@ -102,10 +102,10 @@ def test_cancel_cuts_the_model_answer_and_stops_only_that_task(
     expect(state.locator('button[data-action="cancel"]')).to_have_count(0)
     # The follow-up box, left open, no longer offers the running agent: a cancelled
     # task takes no message (final), and the box says so without a reload.
+    expect(page.locator("#followup-send")).to_have_count(0)
     target = page.locator("#followup-target")
     expect(target).to_have_attribute("data-offer", "final")
     expect(target.locator("[data-followup-hint]")).to_contain_text("cancelled, which is final")
-    expect(page.locator("#followup-send")).to_have_count(0)
     expect(page.locator("#followup-text")).to_be_hidden()
     doc_shot(page, "12-unit-cancelled")
     slow = in_thread(lambda: task_of(two_tasks, "slow"))
