@@ -359,3 +359,31 @@ async def test_an_approval_asked_sends_the_totals_alone(
         await browser.disconnect()
     assert html.lstrip().startswith('<section id="board-totals"')
     assert "<tr" not in html
+
+
+def send_followup(unit_id: int, user: Any) -> None:
+    from conftest import grant
+    from tasks_app.features.followups.services import followup_send
+    from tasks_app.models import Unit
+
+    unit = Unit.objects.select_related("task__plan__session__project").get(pk=unit_id)
+    grant(user, unit.task.plan.session.project, "operator")
+    followup_send(text="Mind the expired tokens.", actor=Actor.of(user), task=unit.task)
+
+
+async def test_a_followup_sent_anywhere_shows_on_the_open_unit_page(
+    session_cookie: bytes, agent_session: AgentSession, user: Any
+) -> None:
+    """Sent from the board, the CLI or another browser: the unit page left open lists it."""
+    unit_id = await database_sync_to_async(new_unit)(agent_session)
+    communicator = websocket(f"/ws/units/{unit_id}/", cookie=session_cookie)
+    connected, _ = await communicator.connect(timeout=LOADED)
+    try:
+        assert connected
+        assert "No follow-ups yet." in await communicator.receive_from(timeout=LOADED)
+        await database_sync_to_async(send_followup)(unit_id, user)
+        html = await receive_until(communicator, "Mind the expired tokens.", LOADED)
+    finally:
+        await communicator.disconnect()
+    assert 'id="followups-list"' in html
+    assert "waiting for the next attempt" in html

@@ -24,9 +24,10 @@ from django.db import transaction
 from agents_app.access import Action, require_actor
 from sf_core.actors import Actor
 from sf_core.errors import InvalidTransition, SfError
+from sf_core.live import broadcast
 from tasks_app.engine.recovery import task_resume, task_retry
 from tasks_app.engine.review import task_request_changes
-from tasks_app.lifecycle import FINAL
+from tasks_app.lifecycle import FINAL, task_groups
 from tasks_app.models import MAX_FOLLOWUP_CHARS, FollowUp, Task, TaskStatus, Unit, UnitStatus
 
 S = TaskStatus
@@ -186,6 +187,11 @@ def _to_task(task: Task, text: str, actor: Actor) -> FollowUpSent:
 
 
 def _store(task: Task, unit: Unit | None, text: str, actor: Actor) -> FollowUp:
-    return FollowUp.objects.create(
+    """Stored, and announced: every page of the task lists it (the unit pages' live
+    follow-ups), not only the one that sent it."""
+    followup = FollowUp.objects.create(
         task=task, unit=unit, author=actor.user, author_label=str(actor), text=text
     )
+    for group in task_groups(task):
+        broadcast(group, "tasks.changed", task_id=task.pk)
+    return followup
