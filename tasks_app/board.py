@@ -126,11 +126,10 @@ class BoardRow:
 def stop_shown(task: Task) -> str:
     """A stop asked of the unit running ``task``, while still to come (the row outlives
     the task's move: a paused task said "stopping after this step")."""
-    runtime = getattr(task, "runtime", None)
+    running = task.status in (TaskStatus.IN_PROGRESS, TaskStatus.VERIFYING)
+    runtime = getattr(task, "runtime", None) if running else None  # read only if it counts
     asked = runtime.stop_kind if runtime is not None else ""
-    if asked == StopKind.CANCEL and task.status in (TaskStatus.IN_PROGRESS, TaskStatus.VERIFYING):
-        return asked
-    return asked if asked and task.status == TaskStatus.IN_PROGRESS else ""
+    return asked if asked == StopKind.CANCEL or task.status == TaskStatus.IN_PROGRESS else ""
 
 
 @dataclass

@@ -51,7 +51,8 @@ def unit_context(unit: Unit) -> dict[str, object]:
         "spend": unit_spend(unit),
         "reason": unit_end_reason(unit, latest),
         "merge": unit_merge(unit),  # its verification on the merged tree, if any
-        "stop_asked": stop_shown(unit.task),  # a stop still to come (not one honoured)
+        # A stop still to come (not one honoured): only a running unit's has a runtime row.
+        "stop_asked": stop_shown(unit.task) if unit.status == "running" else "",
         **model_wait(unit),
         **followups_live(unit.task, unit),
     }
