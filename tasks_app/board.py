@@ -25,7 +25,8 @@ from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet, Sub
 from django.utils import timezone
 from django.utils.functional import cached_property
 
-from agents_app.models import ModeTransition, Project, TransitionStatus
+from agents_app.models import Project
+from tasks_app.board_counts import pending_approvals, pending_mode_changes, workers_online
 from tasks_app.lifecycle import ACTION_LABELS, recovery_actions
 from tasks_app.merge_conflicts import (
     WAITING_TO_MERGE,
@@ -41,13 +42,13 @@ from tasks_app.models import (
     MergeRequest,
     PlanStatus,
     ScheduleStatus,
+    StopKind,
     Task,
     TaskDependency,
     TaskSchedule,
     TaskStatus,
     Unit,
     UnitStatus,
-    Worker,
 )
 from tasks_app.scheduler import Edge, blockers_of, claims_overlap, edges_by
 from tasks_app.waiting import queue_positions
@@ -88,10 +89,14 @@ class BoardRow:
         return recovery_actions(self.task.status)
 
     @property
+    def stop_asked(self) -> str:
+        """The stop asked of the running unit that is still to be honoured (``stop_shown``)."""
+        return stop_shown(self.task)
+
+    @property
     def buttons(self) -> list[tuple[str, str]]:
         """The recovery buttons as (action, words): Stop is "Stop after this step"."""
-        runtime = getattr(self.task, "runtime", None)  # a running unit's, with any stop asked
-        asked = runtime.stop_kind if runtime is not None else ""
+        asked = self.stop_asked
         shown = [
             action
             for action in self.actions
@@ -119,6 +124,15 @@ class BoardRow:
         return schedule.status if schedule is not None else "-"
 
 
+def stop_shown(task: Task) -> str:
+    """A stop asked of the unit running ``task``, while still to come (the row outlives
+    the task's move: a paused task said "stopping after this step")."""
+    running = task.status in (TaskStatus.IN_PROGRESS, TaskStatus.VERIFYING)
+    runtime = getattr(task, "runtime", None) if running else None  # read only if it counts
+    asked = runtime.stop_kind if runtime is not None else ""
+    return asked if asked == StopKind.CANCEL or task.status == TaskStatus.IN_PROGRESS else ""
+
+
 @dataclass
 class Board:
     rows: list[BoardRow]  # the page's rows (every row when no page was asked for)
@@ -126,7 +140,8 @@ class Board:
     total_cost: Decimal
     total_budget: Decimal | None
     workers_online: int
-    pending_approvals: int
+    pending_approvals: int  # tool calls waiting for a person: what the approvals page lists
+    pending_mode_changes: int  # steering waiting for a person's approval (session page)
     scheduled: int
     stuck: int
     warnings: list[str]
@@ -145,6 +160,7 @@ class Board:
                 "cost_budget": None if self.total_budget is None else str(self.total_budget),
                 "workers_online": self.workers_online,
                 "pending_approvals": self.pending_approvals,
+                "pending_mode_changes": self.pending_mode_changes,
                 "scheduled_dispatches": self.scheduled,
                 "stuck_units": self.stuck,
             },
@@ -234,8 +250,9 @@ def task_board(
         counts=counts,
         total_cost=totals["cost"] if totals["cost"] is not None else Decimal("0"),
         total_budget=totals["budget"],
-        workers_online=_workers_online(now),
-        pending_approvals=_pending_approvals(session_id, projects),
+        workers_online=workers_online(now),
+        pending_approvals=pending_approvals(session_id, projects),
+        pending_mode_changes=pending_mode_changes(session_id, projects),
         scheduled=totals["scheduled"],
         stuck=_stuck(scope, statuses, now) if counts.keys() & ACTIVE_STATUSES else 0,
         warnings=[
@@ -479,17 +496,3 @@ def _ordered_among(tasks: frozenset[int]) -> frozenset[tuple[int, int]]:
     for task_id, on in edges.values_list("task_id", "depends_on_id"):
         depends_on.setdefault(task_id, []).append(on)
     return frozenset(ordered_pairs(depends_on, among=tasks))
-
-
-def _workers_online(now: datetime) -> int:
-    cutoff = now - settings.SF_WORKER_STALE_AFTER
-    return Worker.objects.filter(stopped_at__isnull=True, last_heartbeat_at__gte=cutoff).count()
-
-
-def _pending_approvals(session_id: int | None, projects: QuerySet[Project] | None) -> int:
-    pending = ModeTransition.objects.filter(status=TransitionStatus.PENDING, requires_approval=True)
-    if session_id is not None:
-        pending = pending.filter(session_id=session_id)
-    if projects is not None:
-        pending = pending.filter(session__project__in=projects)
-    return pending.count()

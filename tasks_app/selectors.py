@@ -23,6 +23,7 @@ from tasks_app.board import (
     board_tasks,
     next_action,
     row_json,
+    stop_shown,
     task_board,
 )
 from tasks_app.merge_conflicts import WAITING_TO_MERGE
@@ -50,6 +51,7 @@ __all__ = [
     "board_tasks",
     "next_action",
     "row_json",
+    "stop_shown",
     "task_board",
 ]
 

@@ -108,7 +108,12 @@ def _settle(
         decision.refresh_from_db()
         if approve and scope != ReviewScope.ONCE and reviewer is not None:
             _grant_rule(decision, reviewer, scope, match)
-        broadcast(Groups.APPROVALS, "approvals.changed", decision_id=decision.pk)
+        broadcast(
+            Groups.APPROVALS,
+            "approvals.changed",
+            decision_id=decision.pk,
+            session_id=decision.session_id,
+        )
         # The engine that waits on decisions is built on this app: it listens.
         send_on_commit(
             decision_reviewed, sender=RiskDecision, decision_id=decision.pk, approved=approve

@@ -195,7 +195,12 @@ class SessionGate:
             return record
         with relaxed_commit():
             self._store(session, record)
-            broadcast(Groups.APPROVALS, "approvals.changed", decision_id=record.pk)
+            broadcast(
+                Groups.APPROVALS,
+                "approvals.changed",
+                decision_id=record.pk,
+                session_id=session.pk,
+            )
             notice_raise(
                 Notice(
                     kind=NoticeKind.APPROVAL_NEEDED,

@@ -10,8 +10,9 @@ from typing import Any
 
 from agents_app.models import RiskDecision
 from sf_core.actors import Actor
+from sf_core.live import broadcast
 from tasks_app.engine.dispatch import dispatch_on_commit
-from tasks_app.lifecycle import task_transition
+from tasks_app.lifecycle import task_groups, task_transition
 from tasks_app.models import HoldReason, TaskStatus, Unit
 from tasks_app.services import schedule_ready
 
@@ -40,6 +41,8 @@ def task_after_review(*, decision_id: int, approved: bool) -> None:
         task.status_reason = f"decision {decision_id} rejected{note}"
         task.hold_reason = HoldReason.DECISION_REJECTED
         task.save(update_fields=["status_reason", "hold_reason"])
+        for group in task_groups(task):  # the board's next action says it was rejected
+            broadcast(group, "tasks.changed", task_id=task.pk)
 
 
 def on_decision_reviewed(sender: object, *, decision_id: int, approved: bool, **_: Any) -> None:

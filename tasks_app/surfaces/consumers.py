@@ -57,11 +57,12 @@ class TaskBoardConsumer(LivePartialConsumer):
             (query.get("session") or [None])[0], query.get("status", [])
         )
         self.page = (query.get("page") or ["1"])[0]
+        # The approvals group too: the totals count the calls waiting for a person.
         if self.session_id is None:
-            return [Groups.ALL_TASKS]
+            return [Groups.ALL_TASKS, Groups.APPROVALS]
         _require_session_view(self.scope["user"], self.session_id)
         # The session group too: the board's badge follows the session's axes.
-        return [Groups.tasks(self.session_id), Groups.session(self.session_id)]
+        return [Groups.tasks(self.session_id), Groups.session(self.session_id), Groups.APPROVALS]
 
     def render_key(self) -> Hashable:
         """One session's board is the same for everyone who may view the session (checked
@@ -99,6 +100,15 @@ class TaskBoardConsumer(LivePartialConsumer):
             for row in sorted(board.rows, key=lambda row: only.index(row.task.pk))
         )
         return (totals, *rows)
+
+    def render_totals(self) -> str:
+        """The totals and warnings alone (no row changed): an approval asked or decided."""
+        projects = projects_visible(self.scope["user"]) if self.session_id is None else None
+        board = task_board(
+            session_id=self.session_id, statuses=self.statuses, projects=projects, only=()
+        )
+        context = {"board": board, "session": AgentSession(pk=self.session_id)}
+        return render_to_string("tasks_app/board.html#totals", context)
 
     def render_badge(self) -> str:
         assert self.session_id is not None  # only a session's board has a badge
@@ -139,6 +149,21 @@ class TaskBoardConsumer(LivePartialConsumer):
         self.last_change = None  # a change's render sent after the board is news again
         await super().push(event)
 
+    async def approvals_changed(self, event: dict[str, Any]) -> None:
+        """A tool call's approval asked for or decided: the totals alone (their
+        "approvals"), if the decision is of this board's session (any, on the board of
+        all sessions). The task's own move, if any, comes as ``tasks.changed``."""
+        session_id = event.get("session_id")
+        if self.session_id is not None and session_id not in (None, self.session_id):
+            return
+        if self.last_html is None:
+            await self.push()
+            return
+        since = SHARED_RENDERS.since(event)
+        key = self.render_key()
+        html = await SHARED_RENDERS.render(("tasks-board-totals", key), since, self.render_totals)
+        await self.send(text_data=html)
+
     async def session_changed(self, event: dict[str, Any]) -> None:
         """The session's axes or pause: the badge alone (a session's board only)."""
         if self.session_id is None or self.last_html is None:
@@ -161,13 +186,23 @@ def rows_shown(board_html: str) -> frozenset[int]:
     return frozenset(int(found) for found in ROW_ID.findall(board_html))
 
 
-UNIT_LIVE_PARTS = ("unit-state", "trace", "unit-verification", "unit-merge", "model-review")
+UNIT_LIVE_PARTS = (
+    "tasks_app/unit_detail.html#unit-state",
+    "tasks_app/unit_detail.html#trace",
+    "tasks_app/unit_detail.html#unit-verification",
+    "tasks_app/unit_detail.html#unit-merge",
+    "tasks_app/unit_detail.html#model-review",
+    # What a follow-up sent now does: never "to the running agent" once the unit ended.
+    "tasks_app/_followups.html#followups-list",
+    "tasks_app/_followups.html#followup-target",
+)
 
 
 class UnitConsumer(LivePartialConsumer):
     """A unit's page: its state (tokens so far, the reason it ended), trace, verification
-    output, merge-queue box and model review card, streamed as events are recorded, the
-    task moves and the review starts and ends (``review.changed``).
+    output, merge-queue box, model review card and follow-ups (the messages, what one
+    sent now does), streamed as events are recorded, the task moves and the review
+    starts and ends (``review.changed``).
     The diff is page-only (its comment buttons depend on who looks)."""
 
     def resolve_groups(self) -> list[str]:
@@ -187,10 +222,7 @@ class UnitConsumer(LivePartialConsumer):
         related = ("task__plan__session", "model_review")
         unit = Unit.objects.select_related(*related).get(pk=self.unit_id)
         context = unit_context(unit)
-        return "".join(
-            render_to_string(f"tasks_app/unit_detail.html#{part}", context)
-            for part in UNIT_LIVE_PARTS
-        )
+        return "".join(render_to_string(part, context) for part in UNIT_LIVE_PARTS)
 
     async def trace_appended(self, event: dict[str, Any]) -> None:
         await self.push()

@@ -16,18 +16,27 @@ from agents_app.access import Action, may, projects_visible, require
 from sf_core.actors import Actor
 from sf_core.errors import SfError
 from sf_core.http import AuthedRequest
-from tasks_app.features.followups.services import FollowUpInvalid, followup_send
-from tasks_app.lifecycle import FINAL
+from tasks_app.features.followups.services import (
+    FollowUpInvalid,
+    followup_offer,
+    followup_send,
+)
 from tasks_app.models import MAX_FOLLOWUP_CHARS, FollowUp, Task, Unit
 from tasks_app.surfaces import views
 
 
-def followups_context(task: Task, *, may_steer: bool) -> dict[str, object]:
+def followups_live(task: Task, unit: Unit | None) -> dict[str, object]:
+    """The follow-up section's live parts (the same for every viewer): the messages and
+    what one sent now does (``followup_offer``)."""
+    return {"followups": task_followups(task), "offer": followup_offer(task, unit)}
+
+
+def followups_context(task: Task, unit: Unit | None, *, may_steer: bool) -> dict[str, object]:
     """What the unit page's follow-up section shows of ``task`` (``may_steer``: the
-    person's role lets them send one; read with the page's other role checks)."""
-    return {
-        "followups": task_followups(task),
-        "can_follow_up": task.status not in FINAL and may_steer,
+    person's role lets them send one; read with the page's other role checks). The
+    form is there whatever the task's status: its live part says when none can go."""
+    return followups_live(task, unit) | {
+        "can_follow_up": may_steer,
         "followup_max": MAX_FOLLOWUP_CHARS,
     }
 
@@ -59,7 +68,7 @@ def task_followup_view(request: AuthedRequest, task_id: int) -> HttpResponse:
     task.refresh_from_db()
     unit = _shown_unit(task, request.POST.get("unit", ""))
     may_steer = may(request.user, task.plan.session.project, Action.STEER)
-    context = followups_context(task, may_steer=may_steer) | {
+    context = followups_context(task, unit, may_steer=may_steer) | {
         "task": task,
         "unit": unit,
         "followup_error": error,

@@ -25,11 +25,12 @@ from tasks_app.models import Task, TaskRuntime, Unit
 from tasks_app.selectors import (
     changes_requested_before,
     current_unit,
+    stop_shown,
     unit_end_reason,
     unit_merge,
     unit_spend,
 )
-from tasks_app.surfaces.followup_views import followups_context
+from tasks_app.surfaces.followup_views import followups_context, followups_live
 from tasks_app.trace_html import trace_html
 from tasks_app.waiting import waiting_context
 
@@ -50,8 +51,11 @@ def unit_context(unit: Unit) -> dict[str, object]:
         "spend": unit_spend(unit),
         "reason": unit_end_reason(unit, latest),
         "merge": unit_merge(unit),  # its verification on the merged tree, if any
+        # A stop still to come (not one honoured): only a running unit's has a runtime row.
+        "stop_asked": stop_shown(unit.task) if unit.status == "running" else "",
         **model_wait(unit),
         **review_context(unit),  # the model's review, beside the diff
+        **followups_live(unit.task, unit),
     }
 
 
@@ -98,7 +102,7 @@ def unit_detail(request: AuthedRequest, unit_id: int) -> HttpResponse:
         "requested": changes_requested_before(unit, previous),
         "can_review": can_review,
     }
-    context |= followups_context(unit.task, may_steer=may_steer)
+    context |= followups_context(unit.task, unit, may_steer=may_steer)
     return render(request, "tasks_app/unit_detail.html", context)
 
 

@@ -165,3 +165,57 @@ def test_the_runtime_column_says_how_long_the_unit_runs_apart_from_the_heartbeat
     html = logged_in_client.get(f"/tasks/?session={plan_session.pk}").content.decode()
     assert "<span data-run-time>running 7\xa0minutes</span>" in html
     assert "heartbeat 3." in html  # the worker's last beat, said as such
+
+
+@pytest.mark.parametrize(
+    ("status", "asked", "shown"),
+    [
+        ("in_progress", "after_step", True),
+        ("in_progress", "cancel", True),
+        ("verifying", "cancel", True),
+        ("verifying", "after_step", False),  # its agent is done: it goes on to review
+        ("paused", "after_step", False),  # honoured: the unit ended, its row not yet gone
+        ("cancelled", "cancel", False),
+    ],
+)
+def test_a_stop_shows_on_the_board_only_while_it_is_still_to_come(
+    logged_in_client: Client, plan_session: AgentSession, status: str, asked: str, shown: bool
+) -> None:
+    plan = make_plan(plan_session, task_data("api"))
+    plan_accept(plan=plan, actor=Actor.system("t"), start=False)
+    task = Task.objects.get(plan=plan)
+    Task.objects.filter(pk=task.pk).update(status=status)
+    # The runtime row outlives the task's move until the unit's release.
+    TaskRuntime.objects.create(task=task, worker="w1", stop_kind=asked, stop_actor_label="ada")
+    html = logged_in_client.get(f"/tasks/?session={plan_session.pk}").content.decode()
+    assert ("data-stop-asked" in html) == shown
+    assert ("(asked by ada)" in html) == shown
+
+
+def test_the_approvals_total_counts_what_the_approvals_page_counts(
+    logged_in_client: Client, plan_session: AgentSession, agent_session: AgentSession
+) -> None:
+    from agents_app.models import ModeTransition
+    from tasks_app.tests.test_headless_watch import decision
+
+    plan = make_plan(plan_session, task_data("api"))
+    plan_accept(plan=plan, actor=Actor.system("t"), start=False)
+    decision(plan_session)  # a tool call waiting for a person
+    decision(plan_session, review_status="not_needed")
+    other = AgentSession.objects.create(project=plan_session.project, title="other")
+    decision(other)  # another session's: not this board's
+    axes = {
+        f"{side}_{axis}": value
+        for side in ("from", "to")
+        for axis, value in plan_session.axes.as_dict().items()
+    }
+    ModeTransition.objects.create(
+        session=plan_session, requires_approval=True, status="pending", actor_kind="system", **axes
+    )
+    board = task_board(session_id=plan_session.pk)
+    assert (board.pending_approvals, board.pending_mode_changes) == (1, 1)
+    assert task_board().pending_approvals == 2
+    html = logged_in_client.get(f"/tasks/?session={plan_session.pk}").content.decode()
+    assert 'data-approvals="1"' in html
+    approvals = logged_in_client.get("/approvals/").content.decode()
+    assert 'data-pending="2"' in approvals  # both sessions' (the page spans projects)

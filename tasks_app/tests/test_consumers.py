@@ -330,3 +330,60 @@ async def test_changes_that_share_one_render_send_it_once(
     await consumer.tasks_changed({"type": "tasks.changed"})  # no task: the whole board
     await consumer.tasks_changed({"type": "tasks.changed", "task_id": 7})
     assert sent == [*shared, "board", *shared]
+
+
+def ask_approval(session: AgentSession) -> None:
+    """A tool call waiting for a person, announced as the gate announces one."""
+    from sf_core.live import Groups, broadcast
+    from tasks_app.tests.test_headless_watch import decision
+
+    asked = decision(session)
+    broadcast(Groups.APPROVALS, "approvals.changed", decision_id=asked.pk, session_id=session.pk)
+
+
+async def test_an_approval_asked_sends_the_totals_alone(
+    session_cookie: bytes, diamond_plan: Plan, plan_session: AgentSession
+) -> None:
+    """No task moved (the unit that asks ends later, or the decision is rejected): the
+    board's "approvals" follows the approvals group, its totals alone."""
+    await database_sync_to_async(accept)(diamond_plan)
+    browser = await connected_board(plan_session, session_cookie)
+    try:
+        await database_sync_to_async(ask_approval)(plan_session)
+        # A whole board may come first (the periodic refresh): the totals alone follow.
+        for _ in range(10):
+            html = await receive_until(browser, 'data-approvals="1"', LOADED)
+            if html.lstrip().startswith('<section id="board-totals"'):
+                break
+    finally:
+        await browser.disconnect()
+    assert html.lstrip().startswith('<section id="board-totals"')
+    assert "<tr" not in html
+
+
+def send_followup(unit_id: int, user: Any) -> None:
+    from conftest import grant
+    from tasks_app.features.followups.services import followup_send
+    from tasks_app.models import Unit
+
+    unit = Unit.objects.select_related("task__plan__session__project").get(pk=unit_id)
+    grant(user, unit.task.plan.session.project, "operator")
+    followup_send(text="Mind the expired tokens.", actor=Actor.of(user), task=unit.task)
+
+
+async def test_a_followup_sent_anywhere_shows_on_the_open_unit_page(
+    session_cookie: bytes, agent_session: AgentSession, user: Any
+) -> None:
+    """Sent from the board, the CLI or another browser: the unit page left open lists it."""
+    unit_id = await database_sync_to_async(new_unit)(agent_session)
+    communicator = websocket(f"/ws/units/{unit_id}/", cookie=session_cookie)
+    connected, _ = await communicator.connect(timeout=LOADED)
+    try:
+        assert connected
+        assert "No follow-ups yet." in await communicator.receive_from(timeout=LOADED)
+        await database_sync_to_async(send_followup)(unit_id, user)
+        html = await receive_until(communicator, "Mind the expired tokens.", LOADED)
+    finally:
+        await communicator.disconnect()
+    assert 'id="followups-list"' in html
+    assert "waiting for the next attempt" in html

@@ -88,3 +88,27 @@ def test_a_post_from_the_board_answers_with_the_board(
         f"/tasks/{task.pk}/followups", {"text": WORDS, "from": "board"}, headers=HTMX
     ).content.decode()
     assert "task a is done, which is final" in answer
+
+
+@pytest.mark.parametrize(
+    ("task_status", "words"),
+    [
+        ("cancelled", "task a is cancelled, which is final"),
+        ("failed", "Retry with this message"),
+        ("paused", "Resume with this message"),
+        ("retrying", "Send for the next attempt"),
+    ],
+)
+def test_an_ended_units_page_offers_what_applies_to_its_task(
+    logged_in_client: Client, user: User, unit: Unit, task_status: str, words: str
+) -> None:
+    """Loaded after the unit ended: never "to the running agent" (the form names no
+    unit); what a message does to the task now, or that none can go."""
+    grant(user, unit.task.plan.session.project, "operator")
+    Unit.objects.filter(pk=unit.pk).update(status="cancelled")
+    Task.objects.filter(pk=unit.task_id).update(status=task_status)
+    page = logged_in_client.get(f"/units/{unit.pk}/").content.decode()
+    assert "Send to the running agent" not in page
+    assert 'name="unit"' not in page
+    assert words in page
+    assert ('id="followup-send"' in page) == (task_status != "cancelled")

@@ -18,8 +18,8 @@ from conftest import grant
 from sf_core.actors import Actor
 from sf_core.errors import InvalidTransition, NotAllowed
 from tasks_app.engine.replaying import demo_repo_create
-from tasks_app.features.followups.services import FollowUpInvalid, followup_send
-from tasks_app.models import MAX_FOLLOWUP_CHARS, FollowUp, Unit
+from tasks_app.features.followups.services import FollowUpInvalid, followup_offer, followup_send
+from tasks_app.models import MAX_FOLLOWUP_CHARS, FollowUp, Task, Unit
 from tasks_app.tests.test_bad_input import run_sf
 from tasks_app.tests.test_engine import repo, run_next, start, task_spec, writes  # noqa: F401
 
@@ -200,3 +200,27 @@ def test_the_cli_sends_a_followup_as_the_acting_person(
     code, _, err = run_sf("followup", "--session", str(session.pk), "nope", WORDS)
     assert (code, err.strip()) == (2, f"error: no task 'nope' in session {session.pk}")
     assert FollowUp.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("task_status", "unit_status", "kind", "to_unit"),
+    [
+        ("in_progress", "running", "running", True),
+        ("verifying", "running", "verifying", True),
+        ("in_progress", "failed", "running", False),  # a later attempt runs
+        ("failed", "failed", "retry", False),
+        ("review", "succeeded", "changes", False),
+        ("paused", "cancelled", "resume", False),
+        ("blocked", "blocked", "next", False),
+        ("cancelled", "cancelled", "final", False),
+        ("done", "succeeded", "final", False),
+    ],
+)
+def test_the_offer_follows_the_task_and_the_unit_shown(
+    task_status: str, unit_status: str, kind: str, to_unit: bool
+) -> None:
+    """What the unit page's box offers (``followup_offer``), as ``_to_task`` decides."""
+    offer = followup_offer(Task(key="a", status=task_status), Unit(status=unit_status))
+    assert (offer.kind, offer.to_unit) == (kind, to_unit)
+    assert ("running agent" in offer.button) == (kind == "running")
+    assert bool(offer.button) == (kind != "final")

@@ -17,6 +17,7 @@ import pytest
 from django.contrib.auth.models import User
 from playwright.sync_api import Browser, expect
 
+from agents_app.gate.approvals import decision_review
 from agents_app.models import AgentSession, RiskDecision, TraceKind
 from agents_app.runtime.trace import TraceRecorder
 from agents_app.tests.runtime_helpers import ScriptedModel
@@ -98,3 +99,40 @@ def test_calls_sf_refused_show_on_the_unit_page_at_their_step(
     page = logged_in_page(browser, web, user, f"/units/{unit.pk}/")
     step = page.locator('#unit-trace li[data-kind="model_step"]').last
     expect(step.locator('[data-block="note"]')).to_contain_text(refused)
+
+
+@pytest.fixture
+def asking(tmp_path: Path, user: User) -> AgentSession:
+    """A session whose one task will ask to push; ``user`` approves."""
+    session, _ = start(demo_repo_create(tmp_path / "greet"), task_spec(), profile="normal")
+    grant(user, session.project, "approver")
+    return session
+
+
+def test_the_boards_approvals_follow_an_ask_and_its_rejection_live(
+    asking: AgentSession, user: User, web: WebProcess, browser: Browser
+) -> None:
+    """The board's totals count the calls waiting for a person, as the approvals page
+    does: the page left open says "approvals 1" when the unit asks and "approvals 0"
+    once the call is rejected, and the task's row says it was rejected."""
+    page = logged_in_page(browser, web, user, f"/tasks/?session={asking.pk}")
+    totals = page.locator("#board-totals")
+    expect(totals).to_contain_text("approvals 0")
+
+    report = in_thread(lambda: run_next(asking, ScriptedModel(PUSH)))
+    assert report.task_status == "blocked", report
+    expect(totals).to_contain_text("approvals 1", timeout=WAIT_MS)
+    approvals = totals.locator('[data-total="approvals"]')
+    expect(approvals).to_have_attribute("data-approvals", "1")
+    row = page.locator("tr[data-task]")
+    expect(row).to_have_attribute("data-status", "blocked")
+
+    decision = in_thread(lambda: RiskDecision.objects.get(review_status="pending"))
+    reviewer = in_thread(lambda: User.objects.get(pk=user.pk))
+    in_thread(
+        lambda: decision_review(
+            decision=decision, reviewer=reviewer, approve=False, scope="once", note="not yet"
+        )
+    )
+    expect(totals).to_contain_text("approvals 0", timeout=WAIT_MS)
+    expect(row).to_contain_text(f"decision {decision.pk} rejected: not yet")

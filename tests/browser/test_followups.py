@@ -98,6 +98,13 @@ def test_a_followup_from_the_unit_page_reaches_the_running_model(
 
     running_unit["thread"].join(timeout=WAIT + 60)
     assert running_unit["report"].task_status == "done"
+    # The page, left open, follows: the message was read, and a done task takes none
+    # (the box no longer offers the running agent, nor any other).
+    expect(page.locator("#unit-followups li[data-followup]")).to_contain_text(
+        "read by unit 1", timeout=30_000
+    )
+    expect(page.locator("#followup-send")).to_have_count(0)
+    expect(page.locator("#followup-target")).to_have_attribute("data-offer", "final")
     calls = running_unit["model"].calls
     assert not any(WORDS in str(m.get("content")) for m in calls[0]["messages"])
     assert any(

@@ -125,6 +125,7 @@ def watch_a_unit_fail(
     # Running, one model step done: the header counts it (the unit's row does not yet).
     expect(state.locator("[data-unit-tokens]")).to_have_text("50 in / 10 out tokens")
     expect(page.locator("#unit-verification")).to_be_hidden()
+    expect(page.locator("#followup-send")).to_have_text("Send to the running agent")
 
     model.release.set()  # the unit ends: its verify command fails
 
@@ -135,6 +136,8 @@ def watch_a_unit_fail(
     expect(verification).to_contain_text("grep -q hello hello.txt")
     expect(state.locator("[data-unit-tokens]")).to_have_text("100 in / 20 out tokens")
     expect(state.locator("[data-unit-reason]")).to_have_text("verification failed (retry 1 of 3)")
+    # The follow-up box follows the unit's end: the next attempt reads a message now.
+    expect(page.locator("#followup-send")).to_have_text("Send for the next attempt")
     doc_shot(page, "11-unit-failed")
 
     # The next attempt starts and waits for review: this page keeps attempt 1's reason

@@ -24,9 +24,10 @@ from django.db import transaction
 from agents_app.access import Action, require_actor
 from sf_core.actors import Actor
 from sf_core.errors import InvalidTransition, SfError
+from sf_core.live import broadcast
 from tasks_app.engine.recovery import task_resume, task_retry
 from tasks_app.engine.review import task_request_changes
-from tasks_app.lifecycle import FINAL
+from tasks_app.lifecycle import FINAL, task_groups
 from tasks_app.models import MAX_FOLLOWUP_CHARS, FollowUp, Task, TaskStatus, Unit, UnitStatus
 
 S = TaskStatus
@@ -44,6 +45,60 @@ class FollowUpSent:
     followup: FollowUp
     task: Task
     delivery: str  # what happens to it, in words
+
+
+@dataclass(frozen=True)
+class FollowUpOffer:
+    """What the unit page's follow-up box offers now, the same for every viewer: it is
+    re-rendered live as the unit and its task move, so a page left open never offers to
+    send to an agent that has stopped. ``to_unit``: the form names the running unit."""
+
+    kind: str  # running, verifying, retry, changes, resume, next, final
+    button: str  # the send button's words; "" when nothing can be sent
+    hint: str  # what a message does now, in words
+    to_unit: bool = False
+
+
+NEXT_BRIEF = "the next attempt starts with it in its brief"
+
+
+def followup_offer(task: Task, unit: Unit | None) -> FollowUpOffer:
+    """What a message sent from ``unit``'s page does now (``_to_task`` decides the
+    same; ``unit``: the attempt the page shows, None on a page of the task alone)."""
+    status = task.status
+    if status in FINAL:
+        return FollowUpOffer(
+            "final",
+            "",
+            f"task {task.key} is {status}, which is final: no attempt follows "
+            "it; state a new intent for more work",
+        )
+    if unit is not None and unit.status == UnitStatus.RUNNING and status in RUNNING:
+        if status == S.VERIFYING:  # its model is done: stored for the next attempt
+            hint = "its model is done (being verified): the next attempt reads it"
+            return FollowUpOffer("verifying", "Send for the next attempt", hint, to_unit=True)
+        hint = "tell the running agent something: it reads it before its next step"
+        return FollowUpOffer("running", "Send to the running agent", hint, to_unit=True)
+    if status in RUNNING:  # another attempt runs (or no page's unit): it goes to that one
+        return FollowUpOffer(
+            "running",
+            "Send to the running agent",
+            "the unit running the task reads it before its next step",
+        )
+    return _offer_after(status)
+
+
+def _offer_after(status: str) -> FollowUpOffer:
+    """No unit of the task runs: what a message starts, as the board's buttons do."""
+    if status == S.FAILED:
+        return FollowUpOffer("retry", "Retry with this message", f"retries the task: {NEXT_BRIEF}")
+    if status == S.REVIEW:
+        hint = f"sends the task back as Request changes does (the approver role): {NEXT_BRIEF}"
+        return FollowUpOffer("changes", "Request changes with this message", hint)
+    if status == S.PAUSED:
+        hint = f"resumes the task, its work so far kept: {NEXT_BRIEF}"
+        return FollowUpOffer("resume", "Resume with this message", hint)
+    return FollowUpOffer("next", "Send for the next attempt", f"it waits: {NEXT_BRIEF}")
 
 
 def followup_clean(text: str) -> str:
@@ -132,6 +187,11 @@ def _to_task(task: Task, text: str, actor: Actor) -> FollowUpSent:
 
 
 def _store(task: Task, unit: Unit | None, text: str, actor: Actor) -> FollowUp:
-    return FollowUp.objects.create(
+    """Stored, and announced: every page of the task lists it (the unit pages' live
+    follow-ups), not only the one that sent it."""
+    followup = FollowUp.objects.create(
         task=task, unit=unit, author=actor.user, author_label=str(actor), text=text
     )
+    for group in task_groups(task):
+        broadcast(group, "tasks.changed", task_id=task.pk)
+    return followup
