@@ -191,6 +191,12 @@ def move_a(plan: Plan) -> None:
 
 
 async def connected_board(session: AgentSession, cookie: bytes) -> Any:
+    from sf_core.live import flush
+
+    # What the test did before (an acceptance's broadcasts, one without a task: a whole
+    # board) sent before the browser joins: under load the sender thread had them
+    # arrive among the messages a test then sends, taken for the answer to one.
+    await database_sync_to_async(flush)()
     communicator = websocket(f"/ws/tasks/?session={session.pk}", cookie=cookie)
     connected, _ = await communicator.connect(timeout=LOADED)
     assert connected
