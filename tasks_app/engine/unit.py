@@ -38,6 +38,7 @@ from agents_app.services import DispatchPoint, session_apply_due, session_set_pa
 from agents_app.services.budget import budget_pause, budget_remaining
 from sf_core.actors import Actor
 from sf_core.errors import SfError
+from sf_core.live import broadcast
 from skills_app.loader import SkillLoader
 from tasks_app.engine.attempts import Agent, round_run
 from tasks_app.engine.environment import worktree_prepare
@@ -64,7 +65,7 @@ from tasks_app.engine.stopping import StopWatch
 from tasks_app.engine.system_faults import SYSTEM_FAULTS, unit_system_fault
 from tasks_app.engine.values import UnitOptions, UnitReport
 from tasks_app.engine.worktrees import worktree_ensure
-from tasks_app.lifecycle import task_transition
+from tasks_app.lifecycle import task_groups, task_transition
 from tasks_app.models import (
     HoldReason,
     ScheduleStatus,
@@ -475,5 +476,9 @@ def _settle_and_release(task: Task, unit: Unit) -> None:
         with transaction.atomic():  # one commit, not two
             TaskRuntime.objects.filter(task=task).delete()
             AgentSession.objects.filter(pk=task.plan.session_id).update(activity=Activity.IDLE)
+            # The board's row showed the runtime (worker, heartbeat): it goes now, and
+            # an open board must not keep it until some other change comes.
+            for group in task_groups(task):
+                broadcast(group, "tasks.changed", task_id=task.pk)
     except DatabaseError:
         logger.warning("unit %s of %s: not released (database)", unit.attempt, task.key)

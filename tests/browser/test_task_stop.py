@@ -180,9 +180,12 @@ def test_stop_after_this_step_pauses_the_task_with_its_work_and_resume_goes_on(
         # The stop was honoured: the paused row no longer says it is coming.
         expect(row.locator("[data-stop-asked]")).to_have_count(0)
         expect(row.locator('button[data-action="resume"]')).to_be_visible()
+        expect(row.locator("[data-heartbeat-age]")).to_be_visible()  # its runtime, held
     finally:
         released.set()
     running.join(60)
+    # The runtime released: the open board drops its worker and heartbeat at once.
+    expect(row.locator("[data-heartbeat-age]")).to_have_count(0, timeout=WAIT_MS)
     doc_shot(page, "13-board-paused")
     assert len(model.calls) == 2  # never asked for a third step
     slow = in_thread(lambda: task_of(two_tasks, "slow"))
