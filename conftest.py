@@ -135,6 +135,28 @@ def _no_provider_left_rate_limited() -> Iterator[None]:
 
 
 @pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: None, django_db_blocker: Any) -> Iterator[None]:
+    """pytest-django's test database, and a copy of it made now, while no other process
+    of the run is connected to it (``tests.processes.pristine_name``: the benchmark
+    smoke run copies it for each script; about a second)."""
+    import psycopg
+    from django.db import connection
+
+    from tests.processes import maintenance_dsn, pristine_name
+
+    with django_db_blocker.unblock():
+        name = connection.settings_dict["NAME"]
+        connection.close()  # PostgreSQL copies only a database nobody is connected to
+        copy = pristine_name(name)
+        with psycopg.connect(maintenance_dsn(), autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{copy}" WITH (FORCE)')
+            admin.execute(f'CREATE DATABASE "{copy}" TEMPLATE "{name}"')
+    yield
+    with django_db_blocker.unblock(), psycopg.connect(maintenance_dsn(), autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{copy}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
 def password_hash() -> str:
     """Hashing a password costs ~0.3 s by design; hash the test password once."""
     from django.contrib.auth.hashers import make_password

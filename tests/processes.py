@@ -31,6 +31,26 @@ def child_database_url(application_name: str) -> str:
     return f"postgres://{auth}@{host}/{db['NAME']}?application_name={application_name}"
 
 
+def maintenance_dsn() -> str:
+    """The server of the test database, its ``postgres`` database: to make and drop
+    databases."""
+    db = connection.settings_dict
+    params = {
+        "dbname": "postgres",
+        "user": db["USER"] or None,
+        "password": db["PASSWORD"] or None,
+        "host": db["HOST"] or "127.0.0.1",
+        "port": db["PORT"] or 5432,
+    }
+    return " ".join(f"{key}={value}" for key, value in params.items() if value is not None)
+
+
+def pristine_name(test_database: str) -> str:
+    """The copy of the test database made as it was set up, before any process of the
+    run connected to it: scripts that need a database of their own copy this one."""
+    return f"{test_database}_pristine"
+
+
 def backends_of(application_name: str) -> int:
     """How many PostgreSQL sessions a child process still holds.
 

@@ -37,7 +37,7 @@ import psycopg
 import pytest
 from django.db import connection
 
-from tests.processes import ROOT, child_database_url, wait_for
+from tests.processes import ROOT, child_database_url, maintenance_dsn, pristine_name, wait_for
 
 BENCHMARKS = ROOT / "benchmarks"
 SCRIPTS = sorted(p.name for p in BENCHMARKS.glob("*.py") if not p.name.startswith("_"))
@@ -115,9 +115,12 @@ def own_databases(scripts: list[str]) -> Iterator[None]:
     file copy: a second or so each), dropped after. Scripts that share one database see
     each other's work: a worker's sweep of one ended the units another replayed
     (tool_overhead.py timed no call beside dispatch.py and fanout.py)."""
-    template = connection.settings_dict["NAME"]
-    connection.close()  # the template may have no other session while it is copied
-    copies = [f"{template}_{database_suffix(script)}" for script in scripts]
+    # Not the test database itself: by now other processes of the run hold sessions on
+    # it (the browser tests' web server keeps a pool), and PostgreSQL copies only a
+    # database nobody is connected to. Its copy made when it was set up (conftest.py).
+    name = connection.settings_dict["NAME"]
+    template = pristine_name(name)
+    copies = [f"{name}_{database_suffix(script)}" for script in scripts]
     with psycopg.connect(maintenance_dsn(), autocommit=True) as admin:
         for copy in copies:
             admin.execute(f'DROP DATABASE IF EXISTS "{copy}" WITH (FORCE)')
@@ -127,18 +130,6 @@ def own_databases(scripts: list[str]) -> Iterator[None]:
         finally:
             for copy in copies:
                 admin.execute(f'DROP DATABASE IF EXISTS "{copy}" WITH (FORCE)')
-
-
-def maintenance_dsn() -> str:
-    db = connection.settings_dict
-    params = {
-        "dbname": "postgres",
-        "user": db["USER"] or None,
-        "password": db["PASSWORD"] or None,
-        "host": db["HOST"] or "127.0.0.1",
-        "port": db["PORT"] or 5432,
-    }
-    return " ".join(f"{key}={value}" for key, value in params.items() if value is not None)
 
 
 def run_tagged(name: str, command: list[str], env: dict[str, str], timeout: float) -> Outcome:
