@@ -18,6 +18,7 @@ import json
 import re
 import subprocess
 import time
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -54,20 +55,28 @@ TRACES = sorted(FIXTURES.glob("*.jsonl"))
 RUNS = [trace for trace in TRACES if "repo_files" in replay_load(trace).header]
 # Of those, the runs of a best-of-N task (their header says what each round kept).
 ROUNDS = [trace for trace in RUNS if "rounds" in replay_load(trace).header]
+# Runs whose own test replays them (and checks what the generic test does, and more).
+OWN_TEST = {"instructions", "followup"}
 
 
 class Requests:
     """Every request the engine sends to the (replayed) model: its model and messages."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+    def __init__(
+        self, monkeypatch: pytest.MonkeyPatch, during: dict[int, Callable[[], None]] | None = None
+    ) -> None:
+        """``during``: what a person does while the model answers request N (from 0)."""
         self.models: list[str] = []
         self.texts: list[str] = []  # as sent: the loop goes on appending to its list
         litellm = llm.litellm_module()
         real = litellm.completion
+        acts = during or {}
 
         def watching(**kwargs: Any) -> Any:
             self.models.append(kwargs["model"])
             self.texts.append("\n".join(str(m.get("content") or "") for m in kwargs["messages"]))
+            if len(self.texts) - 1 in acts:
+                acts[len(self.texts) - 1]()
             return real(**kwargs)
 
         monkeypatch.setattr(litellm, "completion", watching)
@@ -77,7 +86,12 @@ class Requests:
         return self.texts[number]
 
 
-def replayed(trace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+def replayed(
+    trace: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    during: dict[int, Callable[[], None]] | None = None,
+) -> Any:
     header = replay_load(trace).header
     # The unit's step bound the recording ran under: a unit that the bound ended then
     # ends so again (the timeouts are not applied: a replay takes seconds).
@@ -85,7 +99,7 @@ def replayed(trace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> An
     repo = repo_make(header["repo_files"], tmp_path / "repo")
     if header.get("policy"):  # the project's, as recorded (a round's variants)
         project_create(name="recorded", repo_path=str(repo.resolve()), policy=header["policy"])
-    requests = Requests(monkeypatch)
+    requests = Requests(monkeypatch, during)
     run = replay_run(trace, project_path=repo)
     return header, repo, run, requests
 
@@ -128,7 +142,11 @@ def test_every_recording_says_who_made_it() -> None:
         assert "not written by hand" in header["note"], trace.name
 
 
-@pytest.mark.parametrize("trace", [t for t in RUNS if t not in ROUNDS], ids=lambda path: path.stem)
+@pytest.mark.parametrize(
+    "trace",
+    [t for t in RUNS if t not in ROUNDS and t.stem not in OWN_TEST],
+    ids=lambda path: path.stem,
+)
 def test_a_recording_replays_to_the_outcome_it_had(
     trace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -20,11 +20,13 @@ from agents_app.runtime.replay import TRACE_FORMAT
 from agents_app.runtime.tools import TOOLS
 
 RESUMED = "resumed"  # the note of a unit that went on from an approved call (tasks_app)
+FOLLOWUP = "followup"  # the note of a person's follow-up the unit took (tasks_app)
 
 
 def trace_export(*, unit_id: int, header: dict[str, Any]) -> list[dict[str, Any]]:
     """A unit's trace as replayable records (model steps, executed tool calls, and the
-    repository's instructions its prompt held)."""
+    repository's instructions its prompt held; people's follow-ups the unit took, where
+    it took them, so that a replay can send them at the same point)."""
     records: list[dict[str, Any]] = [{"type": "header", "format": TRACE_FORMAT, **header}]
     for event in TraceEvent.objects.filter(unit_id=unit_id).order_by("seq"):
         if event.kind == TraceKind.MODEL_STEP:
@@ -43,6 +45,8 @@ def trace_export(*, unit_id: int, header: dict[str, Any]) -> list[dict[str, Any]
             records.append({"type": "instructions", **event.payload})
         elif event.kind == TraceKind.NOTE and event.name == RESUMED:
             records.append({"type": "resumed", **event.payload})
+        elif event.kind == TraceKind.NOTE and event.name == FOLLOWUP:
+            records.append({"type": "followup", **event.payload})
         elif event.kind == TraceKind.TOOL_CALL:
             records.append(
                 {

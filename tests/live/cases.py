@@ -19,6 +19,9 @@ class LiveCase:
     limits: dict[str, str]  # the unit bounds of the run (environment)
     why: str  # what the recording is for, and how its prompt differs from the product's
     policy: dict[str, Any] = field(default_factory=dict)  # the project's, when not the default
+    # A person's follow-up (docs/follow-ups.md), sent to the running unit while its model
+    # answers its first request (the recording script sends it as the web does).
+    followup: str = ""
 
 
 SKILL = """---
@@ -104,6 +107,55 @@ tasks:
     best_of: 2
 """
 
+# Repository instructions (issue 32 item 1): the house rule is written only in AGENTS.md,
+# which SF puts in the unit's prompt; the task says there are instructions, not what they say.
+HOUSE_RULES = """# House rules
+
+Every Python file in this repository has this exact line as its first line:
+
+# SPDX-License-Identifier: MIT
+"""
+INSTRUCTIONS_PLAN = """summary: Say goodbye, by the house rules
+intent: We need a farewell function.
+tasks:
+  - key: farewell
+    title: Create farewell.py with farewell(name)
+    description: >-
+      Create the file farewell.py with one function, farewell(name), that returns
+      "Goodbye, " followed by the name and "!". Follow the repository's instructions
+      for a new file. First call write_file to create it, then call finish with a
+      one-line summary.
+    acceptance_criteria:
+      - farewell('Ada') returns 'Goodbye, Ada!'
+      - farewell.py follows the repository's instructions
+    verify:
+      - python3 -m unittest -q test_farewell test_house_rules
+    intent_claim:
+      - farewell.py
+    risk_level: low
+    max_retries: 0
+"""
+# A unit's verify runs unattended: python3 -c is inline code, which the trusted profile
+# asks a person about (plan lint refuses it), so the verify runs the test file.
+FAREWELL_TEST = (
+    "import unittest\n\nfrom farewell import farewell\n\n\n"
+    "class FarewellTest(unittest.TestCase):\n"
+    "    def test_farewell(self):\n"
+    "        self.assertEqual(farewell('Ada'), 'Goodbye, Ada!')\n"
+)
+# The verify's check of the rule reads it from AGENTS.md: the unit's prompt shows the
+# verify commands, and a command naming the line would tell the model the rule itself.
+HOUSE_RULES_TEST = (
+    "import unittest\nfrom pathlib import Path\n\n\n"
+    "class HouseRulesTest(unittest.TestCase):\n"
+    "    def test_first_line(self):\n"
+    "        rule = Path('AGENTS.md').read_text().splitlines()[-1]\n"
+    "        first = Path('farewell.py').read_text().splitlines()[0]\n"
+    "        self.assertEqual(first, rule)\n"
+)
+# Follow-ups (issue 32 item 3): a person adds to the task while the unit runs.
+FOLLOWUP = "Also add a second function, wave(name), to farewell.py that returns 'Bye, ' followed by the name."
+
 CASES = {
     "skill": LiveCase(
         name="skill",
@@ -184,5 +236,36 @@ CASES = {
         limits={**BOUNDS, "SF_UNIT_MAX_STEPS": "6", **RECORDING},
         why="best-of-N: two attempts at once at different temperatures, ranked, one kept",
         policy={"best_of": {"variants": [{"temperature": 0.7}, {"temperature": 1.0}]}},
+    ),
+    "instructions": LiveCase(
+        name="instructions",
+        files={
+            "README.md": "# notes\n",
+            "AGENTS.md": HOUSE_RULES,
+            "test_farewell.py": FAREWELL_TEST,
+            "test_house_rules.py": HOUSE_RULES_TEST,
+        },
+        plan=INSTRUCTIONS_PLAN,
+        intent="",
+        limits={**BOUNDS, "SF_UNIT_MAX_STEPS": "6", **RECORDING},
+        why=(
+            "repository instructions: a rule written only in AGENTS.md reaches the unit's "
+            "prompt, and the verify checks the model followed it"
+        ),
+    ),
+    "followup": LiveCase(
+        name="followup",
+        files={"README.md": "# notes\n", "test_farewell.py": FAREWELL_TEST},
+        plan=BEST_OF_PLAN.replace("    best_of: 2\n", "").replace(
+            """python3 -c "from farewell import farewell; assert farewell('Ada') == 'Goodbye, Ada!'\"""",
+            "python3 -m unittest -q test_farewell",
+        ),
+        intent="",
+        limits={**BOUNDS, "SF_UNIT_MAX_STEPS": "6", **RECORDING},
+        why=(
+            "follow-ups: a person's message, sent while the model answers its first "
+            "request, reaches the running unit's next model step as the person's"
+        ),
+        followup=FOLLOWUP,
     ),
 }
